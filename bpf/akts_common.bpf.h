@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Maps and helpers shared by the dispatcher and every policy.
+ *
+ * Each policy is its own BPF object. It declares these maps exactly as the
+ * dispatcher does, and the loader points them at the dispatcher's maps
+ * (bpf_map__reuse_fd) before the policy loads, so one set of counters, task
+ * storage, classes and virtual clock serves the whole library. Keep every
+ * helper __always_inline: with tail calls in the program, each BPF-to-BPF
+ * frame is limited to 256 bytes of stack.
+ */
+#ifndef AKTS_COMMON_BPF_H
+#define AKTS_COMMON_BPF_H
+
+#include <scx/common.bpf.h>
+#include "akts.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct akts_selector);
+} akts_selector SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct akts_cpu_stats);
+} akts_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct akts_task_ctx);
+} akts_tasks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, u32);	/* tgid */
+	__type(value, u32);	/* enum akts_class */
+} akts_classes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct akts_shared);
+} akts_shared SEC(".maps");
+
+static __always_inline struct akts_cpu_stats *akts_cpu_stats(void)
+{
+	u32 zero = 0;
+
+	return bpf_map_lookup_elem(&akts_stats, &zero);
+}
+
+static __always_inline struct akts_task_ctx *akts_task_ctx(struct task_struct *p)
+{
+	return bpf_task_storage_get(&akts_tasks, p, 0, 0);
+}
+
+static __always_inline u32 akts_task_class(struct task_struct *p)
+{
+	struct akts_task_ctx *tctx = akts_task_ctx(p);
+
+	return tctx && tctx->cls == AKTS_CLASS_LC ? AKTS_CLASS_LC : AKTS_CLASS_BE;
+}
+
+static __always_inline u32 akts_lookup_class(struct task_struct *p)
+{
+	u32 tgid = p->tgid;
+	u32 *cls = bpf_map_lookup_elem(&akts_classes, &tgid);
+
+	return cls && *cls == AKTS_CLASS_LC ? AKTS_CLASS_LC : AKTS_CLASS_BE;
+}
+
+static __always_inline struct akts_shared *akts_shared_state(void)
+{
+	u32 zero = 0;
+
+	return bpf_map_lookup_elem(&akts_shared, &zero);
+}
+
+/*
+ * Wakes an idle CPU the task may run on, so work queued on a shared DSQ is not
+ * left waiting while a CPU sleeps.
+ */
+static __always_inline void akts_kick_idle_cpu(struct task_struct *p)
+{
+	s32 cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+
+	if (cpu >= 0)
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+}
+
+/* Moves the first task found in the given order of shared DSQs; true if one moved. */
+static __always_inline bool akts_drain(u64 a, u64 b, u64 c, u64 d)
+{
+	return scx_bpf_dsq_move_to_local(a, 0) || scx_bpf_dsq_move_to_local(b, 0) ||
+	       scx_bpf_dsq_move_to_local(c, 0) || scx_bpf_dsq_move_to_local(d, 0);
+}
+
+/*
+ * Inserts into a vtime DSQ, charging a task that slept at most one slice of
+ * budget, so idling never buys unbounded priority.
+ */
+static __always_inline void akts_insert_vtime(struct task_struct *p, u64 dsq, u64 slice,
+					      u64 enq_flags)
+{
+	struct akts_shared *sh = akts_shared_state();
+	u64 vtime = p->scx.dsq_vtime;
+
+	if (sh && time_before(vtime, sh->vtime_now - slice))
+		vtime = sh->vtime_now - slice;
+	scx_bpf_dsq_insert_vtime(p, dsq, slice, vtime, enq_flags);
+}
+
+/* Advances the shared virtual clock as tasks start running (racy by design, as in scx_simple). */
+static __always_inline void akts_advance_vtime(struct task_struct *p)
+{
+	struct akts_shared *sh = akts_shared_state();
+
+	if (sh && time_before(sh->vtime_now, p->scx.dsq_vtime))
+		sh->vtime_now = p->scx.dsq_vtime;
+}
+
+/* Charges the time just run, scaled by the inverse of the task's weight (nice). */
+static __always_inline void akts_charge_vtime(struct task_struct *p)
+{
+	struct akts_task_ctx *tctx = akts_task_ctx(p);
+	u64 now, ran;
+
+	if (!tctx || !tctx->running_at)
+		return;
+	now = bpf_ktime_get_ns();
+	ran = now > tctx->running_at ? now - tctx->running_at : 0;
+	scx_bpf_task_set_dsq_vtime(p, p->scx.dsq_vtime + scale_by_task_weight_inverse(p, ran));
+}
+
+#endif /* AKTS_COMMON_BPF_H */

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What every policy object includes: the shared maps, its slot number (set by
+ * the loader before load) and the per-slot invocation counter.
+ *
+ * A policy implements the seven dispatched callbacks as ordinary sched_ext
+ * struct_ops programs and names them in a "holder" struct_ops map
+ * (AKTS_POLICY_HOLDER). The holder is never registered: it only exists because
+ * libbpf will not load a struct_ops program that no map references, and it
+ * binds each program to its sched_ext_ops member, which is what lets the
+ * program into that member's prog array.
+ */
+#ifndef AKTS_POLICY_BPF_H
+#define AKTS_POLICY_BPF_H
+
+#include "akts_common.bpf.h"
+
+/* The slot this copy of the policy occupies; set by the loader. */
+const volatile u32 akts_slot = 0;
+
+/*
+ * Counted inside the policy, never in the dispatcher: a counter after the tail
+ * call only runs when the call failed, so the two outcomes are exclusive and a
+ * dispatch that silently fell through cannot be mistaken for one that worked.
+ */
+static __always_inline void akts_count_call(enum akts_callback cb)
+{
+	struct akts_cpu_stats *st = akts_cpu_stats();
+
+	if (st)
+		st->calls[cb][akts_slot & (AKTS_MAX_SLOTS - 1)]++;
+}
+
+#define AKTS_POLICY_HOLDER(pol, prefix)                               \
+	SEC(".struct_ops.link")                                        \
+	struct sched_ext_ops pol##_holder = {                         \
+		.select_cpu = (void *)prefix##_select_cpu,             \
+		.enqueue = (void *)prefix##_enqueue,                   \
+		.dispatch = (void *)prefix##_dispatch,                 \
+		.runnable = (void *)prefix##_runnable,                 \
+		.running = (void *)prefix##_running,                   \
+		.stopping = (void *)prefix##_stopping,                 \
+		.quiescent = (void *)prefix##_quiescent,               \
+		.name = "akts_" #pol,                                 \
+	}
+
+#endif /* AKTS_POLICY_BPF_H */

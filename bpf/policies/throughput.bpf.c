@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * throughput - let batch work make progress.
+ *
+ * What it does: one FIFO for every task, whatever its class, and long slices
+ * (slice_ns, 20 ms by default) so CPU-bound work runs uninterrupted. A waking
+ * task goes back to its previous CPU when that CPU is idle (warm caches), else
+ * to any idle CPU the kernel finds, else to the FIFO.
+ *
+ * Limits: no class priority and no fairness beyond arrival order: a waking LC
+ * task waits behind every queued BE task and may wait a whole long slice for a
+ * CPU. Nice weights are not applied (FIFO has no virtual time).
+ *
+ * When to pick it: between bursts, when batch throughput matters and nothing
+ * latency-critical is waiting.
+ */
+#include "../akts_policy.bpf.h"
+
+char _license[] SEC("license") = "GPL";
+
+const volatile u64 slice_ns = 20000000; /* 20 ms */
+
+s32 BPF_STRUCT_OPS(throughput_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+{
+	bool is_idle = false;
+	s32 cpu;
+
+	akts_count_call(AKTS_CB_SELECT_CPU);
+	if (bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr) && scx_bpf_test_and_clear_cpu_idle(prev_cpu)) {
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
+		return prev_cpu;
+	}
+	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
+	if (is_idle)
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
+	return cpu;
+}
+
+void BPF_STRUCT_OPS(throughput_enqueue, struct task_struct *p, u64 enq_flags)
+{
+	akts_count_call(AKTS_CB_ENQUEUE);
+	scx_bpf_dsq_insert(p, AKTS_DSQ_BE_FIFO, slice_ns, enq_flags);
+	akts_kick_idle_cpu(p);
+}
+
+void BPF_STRUCT_OPS(throughput_dispatch, s32 cpu, struct task_struct *prev)
+{
+	akts_count_call(AKTS_CB_DISPATCH);
+	/* Arrival order first; then whatever a vtime policy left queued. */
+	akts_drain(AKTS_DSQ_BE_FIFO, AKTS_DSQ_LC_FIFO, AKTS_DSQ_LC_VTIME, AKTS_DSQ_BE_VTIME);
+}
+
+void BPF_STRUCT_OPS(throughput_runnable, struct task_struct *p, u64 enq_flags)
+{
+	akts_count_call(AKTS_CB_RUNNABLE);
+}
+
+void BPF_STRUCT_OPS(throughput_running, struct task_struct *p)
+{
+	akts_count_call(AKTS_CB_RUNNING);
+}
+
+void BPF_STRUCT_OPS(throughput_stopping, struct task_struct *p, bool runnable)
+{
+	akts_count_call(AKTS_CB_STOPPING);
+}
+
+void BPF_STRUCT_OPS(throughput_quiescent, struct task_struct *p, u64 deq_flags)
+{
+	akts_count_call(AKTS_CB_QUIESCENT);
+}
+
+AKTS_POLICY_HOLDER(throughput, throughput);

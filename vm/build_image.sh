@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Builds the guest's root filesystem (Debian sid, minbase, with the workloads)
+# and a tiny busybox initrd that loads virtio_blk and switches to it:
+#   $AKTS_CACHE/image/rootfs.ext4   booted read-only-ish (QEMU snapshot=on)
+#   $AKTS_CACHE/image/initrd.cpio.gz
+# The image is rebuilt only when the package list or this script changes.
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+
+# Workloads the tests, benchmarks and demos run in the guest; all from Debian.
+GUEST_PACKAGES=(
+	stress-ng rt-tests sysbench procps util-linux coreutils kmod iproute2
+	llama.cpp-tools python3-gguf curl ca-certificates
+)
+
+OUT="$AKTS_CACHE/image"
+KDIR="$AKTS_CACHE/kernel"
+key=$( (
+	echo "${GUEST_PACKAGES[*]}"
+	cat "$0" "$AKTS_ROOT/vm/initrd_init.sh"
+	cat "$KDIR/release"
+) | sha256sum | cut -c1-16)
+[[ -f "$OUT/stamp-$key" && -f "$OUT/rootfs.ext4" && -f "$OUT/initrd.cpio.gz" ]] && exit 0
+[[ $(id -u) -eq 0 ]] || akts_die "building the guest image needs root (debootstrap)"
+[[ -f "$KDIR/modules/virtio_blk.ko" ]] || akts_die "kernel modules missing: run vm/fetch_kernel.sh first"
+
+rm -rf "$OUT.tmp" && mkdir -p "$OUT.tmp"
+root="$OUT.tmp/root"
+mirror=$(akts_debian_mirror)
+akts_log "debootstrap sid (minbase) with: ${GUEST_PACKAGES[*]} (about a minute and a half)"
+include=$(
+	IFS=,
+	echo "${GUEST_PACKAGES[*]}"
+)
+debootstrap --variant=minbase --include="$include" sid "$root" "$mirror" >"$OUT.tmp/debootstrap.log" 2>&1 ||
+	{ tail -n 30 "$OUT.tmp/debootstrap.log"; akts_die "debootstrap failed (log: $OUT.tmp/debootstrap.log)"; }
+rm -f "$root"/var/cache/apt/archives/*.deb
+echo akts-guest >"$root/etc/hostname"
+mkdir -p "$root/akts" "$root/boot"
+# scx_central and friends look for the running kernel's config here.
+cp "$KDIR/config" "$root/boot/config-$(cat "$KDIR/release")"
+
+akts_log "making the ext4 image"
+size_mb=$(($(du -sm "$root" | cut -f1) + 512))
+mkfs.ext4 -q -F -L akts-root -d "$root" "$OUT.tmp/rootfs.ext4" "${size_mb}M"
+
+akts_log "making the initrd"
+ird="$OUT.tmp/initrd"
+mkdir -p "$ird"/{bin,dev,proc,sys,newroot,lib/modules}
+cp /bin/busybox "$ird/bin/busybox"
+for applet in sh mount umount insmod switch_root mkdir sleep cat echo; do
+	ln -s busybox "$ird/bin/$applet"
+done
+cp "$KDIR"/modules/*.ko "$ird/lib/modules/"
+install -m 0755 "$AKTS_ROOT/vm/initrd_init.sh" "$ird/init"
+(cd "$ird" && find . | cpio -o -H newc --quiet | gzip -1) >"$OUT.tmp/initrd.cpio.gz"
+
+rm -rf "$root" "$ird"
+touch "$OUT.tmp/stamp-$key"
+rm -rf "$OUT" && mv "$OUT.tmp" "$OUT"
+akts_log "guest image ready in $OUT"

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds a matched libbpf + bpftool from the pinned kernel's own source tree
+# (the pair its tools/sched_ext builds with) into $AKTS_CACHE/toolchain:
+#   toolchain/include/bpf/*.h, toolchain/lib/libbpf.a, toolchain/bin/bpftool
+# and the kernel's peer schedulers (scx_simple, ...) into toolchain/scx/.
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+
+SRC="$AKTS_CACHE/kernel/src"
+OUT="$AKTS_CACHE/toolchain"
+[[ -d "$SRC/tools/lib/bpf" ]] || akts_die "kernel source missing: run vm/fetch_kernel.sh first"
+stamp="$OUT/stamp-$(cat "$AKTS_CACHE/kernel/release")"
+[[ -f "$stamp" ]] && exit 0
+
+jobs=$(nproc)
+rm -rf "$OUT" && mkdir -p "$OUT/obj/libbpf" "$OUT/obj/bpftool" "$OUT/obj/scx" "$OUT/bin" "$OUT/scx"
+
+akts_log "building libbpf from the kernel source"
+make -s -C "$SRC/tools/lib/bpf" -j"$jobs" BUILD_STATIC_ONLY=1 OBJDIR="$OUT/obj/libbpf" \
+	DESTDIR="$OUT" prefix= LIBDIR=/lib INCLUDEDIR=/include install >"$OUT/libbpf.log" 2>&1 ||
+	{ tail -n 30 "$OUT/libbpf.log"; akts_die "libbpf build failed (log: $OUT/libbpf.log)"; }
+
+akts_log "building bpftool from the kernel source"
+make -s -C "$SRC/tools/bpf/bpftool" -j"$jobs" OUTPUT="$OUT/obj/bpftool/" CLANG=clang-19 \
+	LLVM_STRIP=llvm-strip-19 feature-llvm=0 >"$OUT/bpftool.log" 2>&1 ||
+	{ tail -n 30 "$OUT/bpftool.log"; akts_die "bpftool build failed (log: $OUT/bpftool.log)"; }
+cp "$OUT/obj/bpftool/bpftool" "$OUT/bin/bpftool"
+
+# The kernel's own example schedulers are the peers akts is measured against.
+akts_log "building the kernel's tools/sched_ext peer schedulers"
+if make -s -C "$SRC/tools/sched_ext" -j"$jobs" CLANG=clang-19 LLVM_STRIP=llvm-strip-19 \
+	VMLINUX_BTF="$AKTS_CACHE/kernel/vmlinux" O="$OUT/obj/scx" scx_simple scx_central >"$OUT/scx.log" 2>&1; then
+	find "$OUT/obj/scx" -maxdepth 2 -type f -name 'scx_*' -perm -u+x -exec cp {} "$OUT/scx/" \;
+else
+	akts_warn "peer schedulers did not build (log: $OUT/scx.log); benchmarks against them will be skipped"
+fi
+touch "$stamp"
+akts_log "toolchain ready in $OUT"

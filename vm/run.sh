@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Boots the sched_ext guest (QEMU TCG) and runs one command in it.
+#
+#   vm/run.sh [--timeout SECONDS] [--expect-log REGEX]... [--out DIR] [--file PATH]... -- CMD [ARGS...]
+#
+# The project's built binaries are on the guest's PATH (/akts/bin). CMD's output
+# streams here; its exit status is this script's. The run fails (exit 125) if
+# the guest's kernel log shows an Oops, BUG, WARNING, panic or a sched_ext
+# error that no --expect-log REGEX declares. --out DIR receives what CMD wrote
+# under /akts/out in the guest (plus the guest's dmesg). --file PATH copies an
+# extra file into the guest's /akts/bin.
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+
+timeout_s=1800
+out_dir=""
+expects=()
+files=()
+while (($#)); do
+	case "$1" in
+	--timeout) timeout_s="$2"; shift 2 ;;
+	--expect-log) expects+=("$2"); shift 2 ;;
+	--out) out_dir="$2"; shift 2 ;;
+	--file) files+=("$2"); shift 2 ;;
+	--) shift; break ;;
+	-h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) break ;;
+	esac
+done
+(($#)) || akts_die "usage: vm/run.sh [options] -- CMD [ARGS...]"
+
+KDIR="$AKTS_CACHE/kernel"
+IMG="$AKTS_CACHE/image"
+for f in "$KDIR/vmlinux" "$IMG/rootfs.ext4" "$IMG/initrd.cpio.gz" "$AKTS_BUILD/akts"; do
+	[[ -f "$f" ]] || akts_die "$f is missing: run ./akts setup"
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/akts-vm.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+payload="$work/payload"
+mkdir -p "$payload/bin" "$payload/out"
+cp "$AKTS_BUILD/akts" "$payload/bin/"
+for f in "$AKTS_BUILD"/bpf/*.bpf.o; do [[ -f "$f" ]] && mkdir -p "$payload/bpf" && cp "$f" "$payload/bpf/"; done
+[[ -d "$AKTS_CACHE/toolchain/scx" ]] && cp "$AKTS_CACHE"/toolchain/scx/* "$payload/bin/" 2>/dev/null || true
+for f in "${files[@]}"; do cp -r "$f" "$payload/bin/"; done
+install -m 0755 "$AKTS_ROOT/vm/guest_init.sh" "$payload/guest_init.sh"
+{
+	echo "cd /tmp"
+	printf 'exec'
+	printf ' %q' "$@"
+	echo
+} >"$payload/cmd"
+mkfs.ext4 -q -F -L akts-payload -d "$payload" "$work/payload.ext4" 512M >/dev/null
+
+console="$work/console.log"
+set +e
+timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 \
+	-accel tcg -cpu max -smp "${AKTS_VM_CPUS:-2}" -m "${AKTS_VM_MEM:-2048}" \
+	-display none -monitor none -no-reboot -net none \
+	-kernel "$KDIR/vmlinux" -initrd "$IMG/initrd.cpio.gz" \
+	-drive file="$IMG/rootfs.ext4",if=virtio,format=raw,snapshot=on \
+	-drive file="$work/payload.ext4",if=virtio,format=raw \
+	-append "console=ttyS0 quiet panic=-1 oops=panic rw mitigations=off" \
+	-serial file:"$console" -chardev stdio,id=cmdout,signal=off -serial chardev:cmdout </dev/null
+qemu_rc=$?
+set -e
+
+debugfs -R "rdump /out $work" "$work/payload.ext4" >/dev/null 2>&1 || true
+rc=$(cat "$work/out/rc" 2>/dev/null || echo "")
+kernel_log="$work/kernel.log"
+cat "$console" "$work/out/dmesg" 2>/dev/null >"$kernel_log" || true
+if [[ -n "$out_dir" ]]; then
+	mkdir -p "$out_dir"
+	cp -r "$work/out/." "$out_dir/" 2>/dev/null || true
+	cp "$console" "$out_dir/console.log"
+fi
+
+# Kernel trouble fails the run unless the test declared it expected.
+bad=$(grep -aE 'Oops|BUG:|WARNING:|Kernel panic|general protection|sched_ext: .*(error|stall)|sched_ext: BPF scheduler .* disabled \((runtime error|.*stall)' "$kernel_log" || true)
+for re in "${expects[@]}"; do
+	bad=$(grep -avE "$re" <<<"$bad" || true)
+done
+if [[ -n "$bad" ]]; then
+	akts_warn "unexpected kernel messages in the guest:"
+	echo "$bad" | head -n 20 >&2
+	[[ -n "$out_dir" ]] || cp "$kernel_log" "${TMPDIR:-/tmp}/akts-last-kernel.log"
+	exit 125
+fi
+if [[ -z "$rc" ]]; then
+	if ((qemu_rc == 124)); then
+		akts_warn "the guest timed out after ${timeout_s}s"
+	else
+		akts_warn "the guest ended without reporting an exit status (qemu exit $qemu_rc); last console lines:"
+		tail -n 20 "$console" >&2
+	fi
+	exit 125
+fi
+exit "$rc"

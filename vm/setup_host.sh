@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian 12 machine lacks to build akts and run the guest.
+# Idempotent: packages already present are skipped, so a warm run takes a second.
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+
+PACKAGES=(
+	build-essential cmake ninja-build pkg-config file
+	clang-19 llvm-19 libelf-dev zlib1g-dev libzstd-dev libssl-dev libcap-dev
+	nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libgtest-dev googletest
+	debootstrap busybox-static cpio zstd xz-utils e2fsprogs python3 python3-matplotlib
+)
+# bookworm's qemu 7.2 hit an "Oops: int3" while a scheduler was enabled; the
+# backported 10.x ran scheduler enable/disable cycles clean.
+BACKPORTS=(qemu-system-x86)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+qemu_ok=0
+if command -v qemu-system-x86_64 >/dev/null; then
+	major=$(qemu-system-x86_64 --version | sed -nE 's/.*version ([0-9]+)\..*/\1/p')
+	((major >= 9)) && qemu_ok=1
+fi
+
+if ((${#missing[@]} == 0 && qemu_ok)); then
+	exit 0
+fi
+
+[[ $(id -u) -eq 0 ]] || akts_die "installing packages needs root (missing: ${missing[*]} ${BACKPORTS[*]})"
+export DEBIAN_FRONTEND=noninteractive
+if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+	mirror=$(akts_debian_mirror)
+	akts_log "adding bookworm-backports ($mirror) to apt's sources"
+	echo "deb $mirror bookworm-backports main" >/etc/apt/sources.list.d/akts-bookworm-backports.list
+fi
+akts_log "installing host packages: ${missing[*]} ${BACKPORTS[*]}"
+apt-get -q update >/dev/null
+apt-get -q install -y --no-install-recommends "${missing[@]}" >/dev/null
+apt-get -q install -y --no-install-recommends -t bookworm-backports "${BACKPORTS[@]}" >/dev/null
