@@ -230,6 +230,35 @@ void BPF_STRUCT_OPS(akts_exit, struct scx_exit_info *ei)
 	UEI_RECORD(uei, ei);
 }
 
+/*
+ * How many tasks wait in akts's shared DSQs and the CPUs' local DSQs, for the
+ * user side (run with BPF_PROG_TEST_RUN; the answer lands in queued_total).
+ * Not associated with the scheduler's map, so the kernel resolves it to the
+ * root scheduler: akts itself while it is attached.
+ */
+u64 queued_total;
+
+SEC("syscall")
+int akts_count_queued(void *ctx)
+{
+	u32 i, cpu, nr_cpus = scx_bpf_nr_cpu_ids();
+	u64 total = 0;
+	s32 n;
+
+	for (i = 0; i < AKTS_NR_DSQS; i++) {
+		n = scx_bpf_dsq_nr_queued(AKTS_DSQ_FIRST + i);
+		if (n > 0)
+			total += n;
+	}
+	for (cpu = 0; cpu < 256 && cpu < nr_cpus; cpu++) {
+		n = scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | cpu);
+		if (n > 0)
+			total += n;
+	}
+	queued_total = total;
+	return 0;
+}
+
 SCX_OPS_DEFINE(akts_ops,
 	       .select_cpu = (void *)akts_select_cpu,
 	       .enqueue = (void *)akts_enqueue,

@@ -30,7 +30,7 @@ cp "$OUT/obj/bpftool/bpftool" "$OUT/bin/bpftool"
 akts_log "building the kernel's tools/sched_ext peer schedulers"
 if make -s -C "$SRC/tools/sched_ext" -j"$jobs" CLANG=clang-19 LLVM_STRIP=llvm-strip-19 \
 	VMLINUX_BTF="$AKTS_CACHE/kernel/vmlinux" O="$OUT/obj/scx" scx_simple scx_central >"$OUT/scx.log" 2>&1; then
-	find "$OUT/obj/scx" -maxdepth 2 -type f -name 'scx_*' -perm -u+x -exec cp {} "$OUT/scx/" \;
+	find "$OUT/obj/scx" -path "*/bin/*" -type f -name 'scx_*' -perm -u+x -exec cp {} "$OUT/scx/" \;
 else
 	akts_warn "peer schedulers did not build (log: $OUT/scx.log); benchmarks against them will be skipped"
 fi

@@ -5,7 +5,7 @@ AKTS_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # Everything downloaded or built outside the source tree lives here, so a
 # fresh clone reuses it and `git clean` never throws it away.
 AKTS_CACHE="${AKTS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/akts}"
-AKTS_BUILD="${AKTS_BUILD:-$AKTS_CACHE/build}"
+AKTS_BUILD="${AKTS_BUILD:-$AKTS_ROOT/build}"
 
 # The sched_ext kernel the project is pinned to. Backports move on: when the
 # registry has dropped this version, fetch_kernel.sh falls back (loudly) to the

@@ -1,0 +1,365 @@
+#include "exec/execution_plane.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdarg>
+#include <cstring>
+#include <mutex>
+
+#include "common/log.h"
+#include "exec/btf_rodata.h"
+#include "exec/policy_library.h"
+#include "exec/sched_ext_sysfs.h"
+#include "exec/skeletons.h"
+
+namespace akts {
+namespace {
+
+// libbpf output is captured while a load runs, so a verifier rejection can be
+// reported with its key lines instead of only an errno.
+std::mutex g_capture_mu;
+std::vector<std::string>* g_capture = nullptr;
+
+int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list args) {
+  char buf[1024];
+  int n = vsnprintf(buf, sizeof(buf), fmt, args);
+  std::string line(buf, n > 0 ? std::min<size_t>(n, sizeof(buf) - 1) : 0);
+  while (!line.empty() && line.back() == '\n') line.pop_back();
+  {
+    std::lock_guard lock(g_capture_mu);
+    if (g_capture) {
+      // The verifier log arrives as one big chunk; keep it line by line.
+      size_t start = 0;
+      while (start <= line.size()) {
+        size_t nl = line.find('\n', start);
+        g_capture->push_back(line.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
+        if (nl == std::string::npos) break;
+        start = nl + 1;
+      }
+    }
+  }
+  if (level == LIBBPF_DEBUG)
+    spdlog::debug("libbpf: {}", line);
+  else if (level == LIBBPF_INFO)
+    spdlog::debug("libbpf: {}", line);
+  else
+    spdlog::debug("libbpf warning: {}", line);  // surfaced through the returned Error instead
+  return n;
+}
+
+class LibbpfCapture {
+ public:
+  LibbpfCapture() {
+    std::lock_guard lock(g_capture_mu);
+    g_capture = &lines_;
+  }
+  ~LibbpfCapture() {
+    std::lock_guard lock(g_capture_mu);
+    g_capture = nullptr;
+  }
+  // The lines that explain a failed load: the verifier's last words and libbpf's errors.
+  std::vector<std::string> key_lines() const {
+    std::vector<std::string> out;
+    for (const auto& l : lines_) {
+      if (l.empty()) continue;
+      if (l.find("libbpf: prog '") != std::string::npos || l.find("failed") != std::string::npos ||
+          l.find("invalid") != std::string::npos || l.find("R") == 0 || l.find("processed") == 0 ||
+          l.find("-- END PROG LOAD LOG --") != std::string::npos || l.find("error") != std::string::npos)
+        out.push_back(l);
+    }
+    if (out.size() > 20) out.erase(out.begin(), out.end() - 20);
+    return out;
+  }
+  bool mentions_verifier() const {
+    for (const auto& l : lines_)
+      if (l.find("BEGIN PROG LOAD LOG") != std::string::npos || l.find("processed ") == 0) return true;
+    return false;
+  }
+
+ private:
+  std::vector<std::string> lines_;
+};
+
+Error load_error(const std::string& what, int ret, const LibbpfCapture& cap) {
+  Error e = sys_error(what, ret);
+  e.kind = cap.mentions_verifier() ? ErrorKind::kVerifier : ErrorKind::kLoad;
+  e.details = cap.key_lines();
+  return e;
+}
+
+// Suffix of a policy program's name for each callback: "<policy>_<callback>".
+std::string_view callback_suffix(uint32_t cb) { return callback_name(cb); }
+
+bpf_map* dispatcher_prog_array(akts_dispatcher_bpf* s, uint32_t cb) {
+  switch (cb) {
+    case AKTS_CB_SELECT_CPU: return s->maps.akts_select_cpu_progs;
+    case AKTS_CB_ENQUEUE: return s->maps.akts_enqueue_progs;
+    case AKTS_CB_DISPATCH: return s->maps.akts_dispatch_progs;
+    case AKTS_CB_RUNNABLE: return s->maps.akts_runnable_progs;
+    case AKTS_CB_RUNNING: return s->maps.akts_running_progs;
+    case AKTS_CB_STOPPING: return s->maps.akts_stopping_progs;
+    case AKTS_CB_QUIESCENT: return s->maps.akts_quiescent_progs;
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+void route_libbpf_logging() {
+  static std::once_flag once;
+  std::call_once(once, [] { libbpf_set_print(libbpf_print); });
+}
+
+Result<std::unique_ptr<ExecutionPlane>> ExecutionPlane::load(const PlaneOptions& opts) {
+  route_libbpf_logging();
+  if (opts.policies.size() > AKTS_MAX_SLOTS)
+    return errorf(ErrorKind::kInvalidArgument, "{} policies given; the library has {} slots", opts.policies.size(),
+                  AKTS_MAX_SLOTS);
+  for (const auto& name : opts.policies)
+    if (!find_policy(name)) return errorf(ErrorKind::kInvalidArgument, "no policy named '{}'", name);
+
+  std::unique_ptr<ExecutionPlane> plane(new ExecutionPlane());
+  if (auto st = plane->load_dispatcher(opts); !st) return st.error();
+  for (uint32_t slot = 0; slot < opts.policies.size(); ++slot)
+    if (auto st = plane->load_policy(opts.policies[slot], slot); !st) return st.error();
+  plane->selector_->override = AKTS_OVERRIDE_OFF;
+  plane->select(opts.initial_slot);
+  return plane;
+}
+
+Status ExecutionPlane::load_dispatcher(const PlaneOptions& opts) {
+  skel_ = akts_dispatcher_bpf__open();
+  if (!skel_) return sys_error("cannot open the dispatcher's BPF object", errno);
+  auto* ops = skel_->struct_ops.akts_ops;
+  if (opts.switch_all) {
+    auto partial = kernel_enum_value("SCX_OPS_SWITCH_PARTIAL");
+    if (!partial) return partial.error();
+    ops->flags &= ~static_cast<uint64_t>(*partial);
+  }
+  ops->hotplug_seq = read_hotplug_seq();
+  if (auto st = init_scx_enums(skel_->obj); !st) return st;
+
+  // Room for the kernel's debug dump when it ejects the scheduler.
+  constexpr uint32_t kDumpLen = UEI_DUMP_DFL_LEN;
+  skel_->rodata->uei_dump_len = kDumpLen;
+  if (int err = bpf_map__set_value_size(skel_->maps.data_uei_dump, kDumpLen); err)
+    return sys_error("cannot size the exit dump buffer", err);
+  size_t sz = 0;
+  skel_->data_uei_dump = static_cast<decltype(skel_->data_uei_dump)>(
+      bpf_map__initial_value(skel_->maps.data_uei_dump, &sz));
+
+  LibbpfCapture cap;
+  if (int err = akts_dispatcher_bpf__load(skel_); err) return load_error("cannot load the dispatcher", err, cap);
+
+  selector_ = static_cast<akts_selector*>(mmap(nullptr, static_cast<size_t>(sysconf(_SC_PAGESIZE)),
+                                               PROT_READ | PROT_WRITE, MAP_SHARED,
+                                               bpf_map__fd(skel_->maps.akts_selector), 0));
+  if (selector_ == MAP_FAILED) {
+    selector_ = nullptr;
+    return sys_error("cannot mmap the selector map", errno);
+  }
+  return {};
+}
+
+Status ExecutionPlane::load_policy(const std::string& name, uint32_t slot) {
+  const PolicySpec* spec = find_policy(name);
+  auto opened = spec->open();
+  if (!opened) return opened.error();
+  std::unique_ptr<PolicyObject> pol = std::move(opened).value();
+  bpf_object* obj = pol->obj();
+
+  if (auto st = set_rodata_value<uint32_t>(obj, "akts_slot", slot); !st) return st;
+  if (auto st = init_scx_enums(obj); !st) return st;
+
+  // Point the policy's copies of the shared maps at the dispatcher's.
+  bpf_map* map;
+  bpf_object__for_each_map(map, obj) {
+    if (bpf_map__type(map) == BPF_MAP_TYPE_STRUCT_OPS) {
+      bpf_map__set_autoattach(map, false);  // a holder: never registered
+      continue;
+    }
+    bpf_map* shared = bpf_object__find_map_by_name(skel_->obj, bpf_map__name(map));
+    if (!shared) continue;
+    if (int err = bpf_map__reuse_fd(map, bpf_map__fd(shared)); err)
+      return sys_error(fmt::format("policy {}: cannot share map {}", name, bpf_map__name(map)), err);
+  }
+
+  LibbpfCapture cap;
+  if (int err = pol->load(); err) return load_error(fmt::format("policy {} failed to load", name), err, cap);
+
+  LoadedPolicy lp;
+  lp.name = name;
+  lp.slot = slot;
+  lp.prog_fds.fill(-1);
+  bpf_program* prog;
+  bpf_object__for_each_program(prog, obj) {
+    std::string_view pname = bpf_program__name(prog);
+    for (uint32_t cb = 0; cb < AKTS_NR_CALLBACKS; ++cb) {
+      auto suffix = callback_suffix(cb);
+      if (pname.size() > suffix.size() && pname.ends_with(suffix) && pname[pname.size() - suffix.size() - 1] == '_')
+        lp.prog_fds[cb] = bpf_program__fd(prog);
+    }
+  }
+
+  // Fill this policy's slot in every callback's array; undo it all if one step fails.
+  for (uint32_t cb = 0; cb < AKTS_NR_CALLBACKS; ++cb) {
+    if (lp.prog_fds[cb] < 0) {
+      spdlog::warn("policy {} has no {} program: slot {} falls through there", name, callback_name(cb), slot);
+      continue;
+    }
+    int afd = bpf_map__fd(dispatcher_prog_array(skel_, cb));
+    if (int err = bpf_map_update_elem(afd, &slot, &lp.prog_fds[cb], BPF_ANY); err) {
+      int saved = errno;
+      for (uint32_t undo = 0; undo < cb; ++undo)
+        bpf_map_delete_elem(bpf_map__fd(dispatcher_prog_array(skel_, undo)), &slot);
+      return sys_error(fmt::format("policy {}: the kernel refused its {} program in slot {}", name,
+                                   callback_name(cb), slot),
+                       saved);
+    }
+    bpf_prog_info info{};
+    uint32_t len = sizeof(info);
+    if (bpf_prog_get_info_by_fd(lp.prog_fds[cb], &info, &len) == 0) lp.prog_ids[cb] = info.id;
+  }
+  spdlog::debug("policy {} loaded into slot {}", name, slot);
+  policies_.push_back(std::move(lp));
+  objects_.push_back(std::move(pol));
+  return {};
+}
+
+ExecutionPlane::~ExecutionPlane() {
+  if (link_) {
+    auto st = detach();
+    if (!st) spdlog::warn("detach on exit: {}", st.error().to_string());
+  }
+  if (selector_) munmap(selector_, static_cast<size_t>(sysconf(_SC_PAGESIZE)));
+  objects_.clear();
+  if (skel_) akts_dispatcher_bpf__destroy(skel_);
+}
+
+Status ExecutionPlane::attach(std::chrono::milliseconds timeout) {
+  if (link_) return {};
+  if (was_attached_)
+    return make_error(ErrorKind::kInvalidArgument,
+                      "this execution plane was attached before; load a new one to attach again");
+  auto state = read_sched_ext_state();
+  if (!state.supported)
+    return make_error(ErrorKind::kUnsupported,
+                      "this kernel has no sched_ext (no /sys/kernel/sched_ext): run akts in the guest (./akts vm)");
+  if (state.state != "disabled")
+    return errorf(ErrorKind::kBusy, "another sched_ext scheduler is active ('{}', state {}); stop it first",
+                  state.ops, state.state);
+  was_attached_ = true;
+  link_ = bpf_map__attach_struct_ops(skel_->maps.akts_ops);
+  if (!link_) {
+    int err = errno;
+    auto ei = exit_info();
+    Error e = sys_error("the kernel refused to register the dispatcher", err);
+    e.kind = ErrorKind::kKernel;
+    if (!ei.reason.empty()) e.details.push_back(ei.reason + ": " + ei.message);
+    return e;
+  }
+  if (auto st = wait_sched_ext_state("enabled", timeout); !st) {
+    auto ei = exit_info();
+    Error e = st.error();
+    if (ei.kind) e.details.push_back(fmt::format("exit {}: {} {}", ei.kind_name, ei.reason, ei.message));
+    bpf_link__destroy(link_);
+    link_ = nullptr;
+    return e;
+  }
+  return {};
+}
+
+Status ExecutionPlane::detach(std::chrono::milliseconds timeout) {
+  if (!link_) return {};
+  bpf_link__destroy(link_);
+  link_ = nullptr;
+  return wait_sched_ext_state("disabled", timeout);
+}
+
+void ExecutionPlane::select(uint32_t slot) {
+  std::atomic_ref<uint32_t>(selector_->selected).store(slot, std::memory_order_release);
+}
+
+Status ExecutionPlane::select_with_update(uint32_t slot) {
+  uint32_t zero = 0;
+  akts_selector v{slot, override_word()};
+  // Only `selected` is ours to write; re-reading override narrows, but cannot
+  // close, the window in which BPF could set it concurrently: callers that
+  // race a circuit breaker use select().
+  if (int err = bpf_map_update_elem(bpf_map__fd(skel_->maps.akts_selector), &zero, &v, BPF_ANY); err)
+    return sys_error("bpf_map_update_elem on the selector", errno);
+  return {};
+}
+
+void ExecutionPlane::set_override(uint32_t word) {
+  std::atomic_ref<uint32_t>(selector_->override).store(word, std::memory_order_release);
+}
+
+uint32_t ExecutionPlane::selected() const {
+  return std::atomic_ref<uint32_t>(selector_->selected).load(std::memory_order_acquire);
+}
+
+uint32_t ExecutionPlane::override_word() const {
+  return std::atomic_ref<uint32_t>(selector_->override).load(std::memory_order_acquire);
+}
+
+uint32_t ExecutionPlane::effective_slot() const {
+  uint32_t ovr = override_word();
+  return (ovr & AKTS_OVERRIDE_ACTIVE) ? (ovr & AKTS_OVERRIDE_SLOT_MASK) : selected();
+}
+
+volatile uint32_t* ExecutionPlane::selected_word() const { return &selector_->selected; }
+
+Result<Stats> ExecutionPlane::read_stats() const {
+  int ncpus = libbpf_num_possible_cpus();
+  if (ncpus <= 0) return sys_error("cannot count possible CPUs", ncpus);
+  std::vector<akts_cpu_stats> per_cpu(static_cast<size_t>(ncpus));
+  uint32_t zero = 0;
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.akts_stats), &zero, per_cpu.data()) != 0)
+    return sys_error("cannot read akts_stats", errno);
+  return Stats::sum(per_cpu);
+}
+
+Result<uint64_t> ExecutionPlane::count_queued() const {
+  LIBBPF_OPTS(bpf_test_run_opts, opts);
+  if (int err = bpf_prog_test_run_opts(bpf_program__fd(skel_->progs.akts_count_queued), &opts); err)
+    return sys_error("cannot run akts_count_queued", errno);
+  return static_cast<uint64_t>(std::atomic_ref<u64>(skel_->bss->queued_total).load(std::memory_order_acquire));
+}
+
+ExitInfo ExecutionPlane::exit_info() const {
+  ExitInfo ei;
+  const auto& uei = skel_->data->uei;
+  ei.kind = std::atomic_ref<int>(const_cast<int&>(uei.kind)).load(std::memory_order_acquire);
+  if (!ei.kind) return ei;
+  ei.kind_name = kernel_enum_name("SCX_EXIT_", ei.kind);
+  ei.exit_code = uei.exit_code;
+  ei.reason = std::string(uei.reason, strnlen(uei.reason, sizeof(uei.reason)));
+  ei.message = std::string(uei.msg, strnlen(uei.msg, sizeof(uei.msg)));
+  if (skel_->data_uei_dump)
+    ei.dump = std::string(skel_->data_uei_dump->uei_dump, strnlen(skel_->data_uei_dump->uei_dump, UEI_DUMP_DFL_LEN));
+  return ei;
+}
+
+int ExecutionPlane::prog_array_fd(uint32_t cb) const {
+  bpf_map* m = dispatcher_prog_array(skel_, cb);
+  return m ? bpf_map__fd(m) : -1;
+}
+
+int ExecutionPlane::classes_map_fd() const { return bpf_map__fd(skel_->maps.akts_classes); }
+int ExecutionPlane::selector_map_fd() const { return bpf_map__fd(skel_->maps.akts_selector); }
+
+Result<uint32_t> ExecutionPlane::slot_prog_id(uint32_t cb, uint32_t slot) const {
+  uint32_t id = 0;
+  if (bpf_map_lookup_elem(prog_array_fd(cb), &slot, &id) != 0) {
+    if (errno == ENOENT) return 0u;
+    return sys_error(fmt::format("cannot read slot {} of the {} array", slot, callback_name(cb)), errno);
+  }
+  return id;
+}
+
+}  // namespace akts

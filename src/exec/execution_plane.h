@@ -1,0 +1,111 @@
+// The execution plane: the dispatcher and the policy library in the kernel.
+//
+//   auto plane = ExecutionPlane::load(opts);   // open, verify every program, fill the prog arrays
+//   plane->attach();                           // register the dispatcher, wait until enabled
+//   plane->select(1);                          // one 32-bit store through the mmap'd selector
+//   plane->read_stats();
+//   plane->detach();                           // unregister, wait until the kernel says disabled
+//
+// All verification happens in load(): after it, nothing a caller passes to
+// select() or set_override() can make unverified code run; an index that names
+// no policy makes the dispatcher run its built-in default.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "akts.h"
+#include "common/result.h"
+#include "telemetry/stats.h"
+
+struct akts_dispatcher_bpf;
+struct bpf_link;
+
+namespace akts {
+
+class PolicyObject;
+
+struct PlaneOptions {
+  // Policies by name, one per slot from slot 0; a name may repeat.
+  std::vector<std::string> policies = {"latency", "throughput"};
+  bool switch_all = false;    // manage every task, not only SCHED_EXT ones (partial mode)
+  uint32_t initial_slot = 0;  // what `selected` holds when the scheduler attaches
+};
+
+struct LoadedPolicy {
+  std::string name;
+  uint32_t slot = 0;
+  // Program id per callback in its prog array; 0 where the policy lacks one.
+  std::array<uint32_t, AKTS_NR_CALLBACKS> prog_ids{};
+  std::array<int, AKTS_NR_CALLBACKS> prog_fds{};
+};
+
+struct ExitInfo {
+  int64_t kind = 0;  // enum scx_exit_kind; 0 = has not exited
+  std::string kind_name;
+  int64_t exit_code = 0;
+  std::string reason;
+  std::string message;
+  std::string dump;
+};
+
+class ExecutionPlane {
+ public:
+  static Result<std::unique_ptr<ExecutionPlane>> load(const PlaneOptions& opts);
+  ~ExecutionPlane();
+  ExecutionPlane(const ExecutionPlane&) = delete;
+  ExecutionPlane& operator=(const ExecutionPlane&) = delete;
+
+  // Registers the dispatcher. Once only: the kernel accepts a struct_ops map a
+  // single time, so attaching again after detach() needs a freshly loaded plane.
+  Status attach(std::chrono::milliseconds timeout = std::chrono::seconds(20));
+  Status detach(std::chrono::milliseconds timeout = std::chrono::seconds(20));
+  bool attached() const { return link_ != nullptr; }
+
+  // The switch path: one release store into the mmap'd selector. Any value is
+  // accepted by design: an index that names no policy is inert.
+  void select(uint32_t slot);
+  // The same through the bpf(2) syscall, for comparison and for callers without the mapping.
+  Status select_with_update(uint32_t slot);
+  // Writes the override word (AKTS_OVERRIDE_ACTIVE | slot, or AKTS_OVERRIDE_OFF).
+  void set_override(uint32_t word);
+  uint32_t selected() const;
+  uint32_t override_word() const;
+  uint32_t effective_slot() const;
+  // Raw pointer to the selector's `selected` word, for benchmarks of the store itself.
+  volatile uint32_t* selected_word() const;
+
+  Result<Stats> read_stats() const;
+  // Tasks waiting right now in akts's shared DSQs and every CPU's local DSQ.
+  Result<uint64_t> count_queued() const;
+  ExitInfo exit_info() const;
+
+  const std::vector<LoadedPolicy>& policies() const { return policies_; }
+  int prog_array_fd(uint32_t cb) const;
+  int classes_map_fd() const;
+  int selector_map_fd() const;
+  // Id of the program in slot `slot` of callback `cb`'s array, 0 when empty.
+  Result<uint32_t> slot_prog_id(uint32_t cb, uint32_t slot) const;
+
+ private:
+  ExecutionPlane() = default;
+  Status load_dispatcher(const PlaneOptions& opts);
+  Status load_policy(const std::string& name, uint32_t slot);
+
+  akts_dispatcher_bpf* skel_ = nullptr;
+  bpf_link* link_ = nullptr;
+  akts_selector* selector_ = nullptr;  // mmap'd entry 0 of akts_selector
+  bool was_attached_ = false;          // a struct_ops map registers once only
+  std::vector<std::unique_ptr<PolicyObject>> objects_;
+  std::vector<LoadedPolicy> policies_;
+};
+
+// Routes libbpf's printer into the logger (idempotent).
+void route_libbpf_logging();
+
+}  // namespace akts

@@ -1,0 +1,42 @@
+#include "exec/policy_library.h"
+
+#include <cerrno>
+
+#include "exec/skeletons.h"
+
+namespace akts {
+namespace {
+
+// Opens skeleton <name>_bpf behind the type-erased PolicyObject.
+#define AKTS_OPEN_POLICY(skel_name)                                                                   \
+  []() -> Result<std::unique_ptr<PolicyObject>> {                                                     \
+    skel_name* s = skel_name##__open();                                                               \
+    if (!s) return sys_error("cannot open BPF object " #skel_name, errno);                           \
+    return std::make_unique<PolicyObject>(                                                            \
+        s, s->obj, [](void* p) { return skel_name##__load(static_cast<skel_name*>(p)); },             \
+        [](void* p) { skel_name##__destroy(static_cast<skel_name*>(p)); });                           \
+  }
+
+}  // namespace
+
+const std::vector<PolicySpec>& builtin_policies() {
+  static const std::vector<PolicySpec> kPolicies = {
+      {"latency",
+       "idle-CPU pick, 1 ms slices, LC queue drained before BE, weighted vtime within each class",
+       "request bursts: protects latency-critical tail latency (e.g. time-to-first-token)",
+       AKTS_OPEN_POLICY(akts_latency_bpf)},
+      {"throughput",
+       "one FIFO for all classes, 20 ms slices, previous-CPU affinity for warm caches",
+       "between bursts: maximises batch progress when nothing latency-critical waits",
+       AKTS_OPEN_POLICY(akts_throughput_bpf)},
+  };
+  return kPolicies;
+}
+
+const PolicySpec* find_policy(std::string_view name) {
+  for (const auto& p : builtin_policies())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+}  // namespace akts

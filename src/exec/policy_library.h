@@ -1,0 +1,49 @@
+// The policies akts ships: one BPF object each (bpf/policies/<name>.bpf.c),
+// opened through its skeleton. A policy can be loaded into several slots; each
+// copy is its own object with its own slot number and knobs.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+struct bpf_object;
+
+namespace akts {
+
+// An opened (not yet loaded) policy object; destroys its skeleton on exit.
+class PolicyObject {
+ public:
+  using LoadFn = int (*)(void*);
+  using DestroyFn = void (*)(void*);
+  PolicyObject(void* skel, bpf_object* obj, LoadFn load, DestroyFn destroy)
+      : skel_(skel), obj_(obj), load_(load), destroy_(destroy) {}
+  ~PolicyObject() { destroy_(skel_); }
+  PolicyObject(const PolicyObject&) = delete;
+  PolicyObject& operator=(const PolicyObject&) = delete;
+
+  bpf_object* obj() const { return obj_; }
+  int load() { return load_(skel_); }
+
+ private:
+  void* skel_;
+  bpf_object* obj_;
+  LoadFn load_;
+  DestroyFn destroy_;
+};
+
+struct PolicySpec {
+  std::string_view name;
+  std::string_view summary;    // what it does, one line
+  std::string_view pick_when;  // when a controller should select it
+  Result<std::unique_ptr<PolicyObject>> (*open)();
+};
+
+// Every policy compiled into this binary, in a stable order.
+const std::vector<PolicySpec>& builtin_policies();
+const PolicySpec* find_policy(std::string_view name);
+
+}  // namespace akts

@@ -1,0 +1,22 @@
+// The bpftool skeletons of the dispatcher and the policies, made includable
+// from C++: their structs use the kernel's short typedefs.
+#pragma once
+
+#include <linux/types.h>
+
+using u8 = __u8;
+using u16 = __u16;
+using u32 = __u32;
+using u64 = __u64;
+using s32 = __s32;
+using s64 = __s64;
+
+#include "akts.h"
+
+extern "C" {
+#include <scx/user_exit_info_common.h>
+}
+
+#include "akts_dispatcher.skel.h"
+#include "akts_latency.skel.h"
+#include "akts_throughput.skel.h"

@@ -1,0 +1,492 @@
+#include "selftest/selftest.h"
+
+#include <bpf/bpf.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <functional>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "common/log.h"
+#include "exec/execution_plane.h"
+#include "exec/sched_ext_sysfs.h"
+#include "selftest/workers.h"
+#include "telemetry/kernel_log.h"
+
+namespace akts {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kWorkerTimeout = std::chrono::seconds(300);
+// A dead worker's last context switch can trail its reaping by a little: let
+// it land before counters are read or the selector moves.
+constexpr auto kSettle = std::chrono::milliseconds(50);
+
+struct Check {
+  const char* name;
+  const char* title;
+};
+
+constexpr Check kGate1{"gate1_load_verify", "the dispatcher, with its tail calls, loads and verifies"};
+constexpr Check kGate2{"gate2_prog_arrays",
+                       "every policy program fills its callback's prog array; another callback's array refuses it"};
+constexpr Check kGate3{"gate3_runtime_dispatch",
+                       "every dispatcher call reaches the selected policy, for each policy, zero fall-through"};
+constexpr Check kInvalid{"invalid_index_inert",
+                         "an empty slot, the first out-of-range index and 0xffffffff fall through, 100%"};
+constexpr Check kStorm{"switch_storm", "switching at 1 kHz among valid and invalid slots under 2:1 oversubscription"};
+constexpr Check kOverride{"override", "the override word wins over the selected slot; cleared, selection rules again"};
+
+CheckResult start(const Check& c) { return CheckResult{c.name, c.title, "fail", "", nlohmann::json::object()}; }
+
+void fail(CheckResult& r, const std::string& why) {
+  r.status = "fail";
+  if (!r.detail.empty()) r.detail += "; ";
+  r.detail += why;
+}
+
+PlaneOptions default_plane() { return PlaneOptions{}; }
+
+// Counts of one measured phase, judged against "everything went to `slot`".
+struct Phase {
+  Stats delta;
+  WorkerOutcome workers;
+};
+
+Result<Phase> run_phase(ExecutionPlane& plane, const WorkerSpec& spec) {
+  std::this_thread::sleep_for(kSettle);
+  auto before = plane.read_stats();
+  if (!before) return before.error();
+  auto group = WorkerGroup::spawn(spec);
+  if (!group) return group.error();
+  Phase p;
+  p.workers = group->wait(kWorkerTimeout);
+  std::this_thread::sleep_for(kSettle);
+  auto after = plane.read_stats();
+  if (!after) return after.error();
+  p.delta = *after - *before;
+  return p;
+}
+
+nlohmann::json per_callback(const Stats& d, uint32_t slot) {
+  nlohmann::json j = nlohmann::json::object();
+  for (uint32_t cb = 0; cb < kNumCallbacks; ++cb) {
+    uint64_t other = 0;
+    for (uint32_t k = 0; k < kMaxSlots; ++k)
+      if (k != slot) other += d.calls[cb][k];
+    j[std::string(callback_name(cb))] = {{"entries", d.entries[cb]},
+                                         {"reached_slot", slot < kMaxSlots ? d.calls[cb][slot] : 0},
+                                         {"reached_other_slots", other},
+                                         {"fallthrough", d.fallthrough[cb]}};
+  }
+  return j;
+}
+
+// Empty string when every invocation of every callback reached `slot`.
+std::string judge_all_reached(const Stats& d, uint32_t slot) {
+  for (uint32_t cb = 0; cb < kNumCallbacks; ++cb) {
+    uint64_t all_slots = 0;
+    for (uint32_t k = 0; k < kMaxSlots; ++k) all_slots += d.calls[cb][k];
+    if (d.entries[cb] == 0) return fmt::format("{} was never invoked", callback_name(cb));
+    if (d.fallthrough[cb] != 0) return fmt::format("{}: {} fall-throughs", callback_name(cb), d.fallthrough[cb]);
+    if (d.calls[cb][slot] != d.entries[cb] || all_slots != d.entries[cb])
+      return fmt::format("{}: {} entries but {} reached slot {} ({} in all slots)", callback_name(cb),
+                         d.entries[cb], d.calls[cb][slot], slot, all_slots);
+  }
+  return "";
+}
+
+std::string judge_workers(const WorkerOutcome& w, int expected) {
+  if (w.completed == expected && w.problems.empty()) return "";
+  std::string s = fmt::format("{} of {} workers completed", w.completed, expected);
+  for (const auto& p : w.problems) s += "; " + p;
+  return s;
+}
+
+// Loads a fresh plane, attaches it, runs `body`, checks the scheduler is still
+// enabled, detaches, and checks that it ended by our unregister and left the
+// kernel log clean. The body reports its own verdict into `r`.
+void attached_cycle(CheckResult& r, KernelLogWatch* kmsg, const PlaneOptions& po,
+                    const std::function<void(ExecutionPlane&)>& body) {
+  auto plane = ExecutionPlane::load(po);
+  if (!plane) return fail(r, "load: " + plane.error().to_string());
+  if (auto st = (*plane)->attach(); !st) return fail(r, "attach: " + st.error().to_string());
+  r.status = "pass";
+  body(**plane);
+
+  auto state = read_sched_ext_state();
+  auto ei = (*plane)->exit_info();
+  r.counts["scheduler_enabled_before_detach"] = state.state == "enabled" && state.ops == "akts" && ei.kind == 0;
+  if (state.state != "enabled" || ei.kind != 0)
+    fail(r, fmt::format("the scheduler did not stay enabled (state {}, exit {} {} {})", state.state, ei.kind_name,
+                        ei.reason, ei.message));
+  auto st = (*plane)->detach();
+  ei = (*plane)->exit_info();
+  r.counts["detach"] = {{"clean", st.ok() && ei.kind_name == "SCX_EXIT_UNREG"}, {"exit_kind", ei.kind_name},
+                        {"reason", ei.reason}};
+  if (!st) fail(r, "detach: " + st.error().to_string());
+  if (ei.kind_name != "SCX_EXIT_UNREG") fail(r, fmt::format("exit kind {} ({} {})", ei.kind_name, ei.reason, ei.message));
+  if (kmsg) {
+    std::vector<std::string> trouble;
+    for (auto& l : kmsg->read_new())
+      if (is_kernel_trouble(l)) trouble.push_back(l);
+    r.counts["kernel_log_trouble_lines"] = trouble.size();
+    if (!trouble.empty()) fail(r, "kernel log: " + trouble.front());
+  }
+}
+
+CheckResult check_gate1(std::unique_ptr<ExecutionPlane>* out) {
+  CheckResult r = start(kGate1);
+  auto t0 = Clock::now();
+  auto plane = ExecutionPlane::load(default_plane());
+  double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (!plane) {
+    fail(r, plane.error().to_string());
+    r.counts["error_kind"] = error_kind_name(plane.error().kind);
+    return r;
+  }
+  r.status = "pass";
+  uint32_t progs = 0;
+  for (const auto& p : (*plane)->policies())
+    for (auto id : p.prog_ids) progs += id != 0;
+  r.counts["load_seconds"] = secs;
+  r.counts["policies"] = (*plane)->policies().size();
+  r.counts["policy_programs_in_arrays"] = progs;
+  r.detail = fmt::format("dispatcher and {} policies verified in {:.2f} s", (*plane)->policies().size(), secs);
+  *out = std::move(plane).value();
+  return r;
+}
+
+CheckResult check_gate2(ExecutionPlane& plane) {
+  CheckResult r = start(kGate2);
+  r.status = "pass";
+  uint32_t filled = 0;
+  for (const auto& p : plane.policies()) {
+    for (uint32_t cb = 0; cb < kNumCallbacks; ++cb) {
+      auto id = plane.slot_prog_id(cb, p.slot);
+      if (!id) {
+        fail(r, id.error().to_string());
+        continue;
+      }
+      if (*id == 0 || *id != p.prog_ids[cb])
+        fail(r, fmt::format("{} slot {} holds program {} instead of {}'s {}", callback_name(cb), p.slot, *id,
+                            p.name, p.prog_ids[cb]));
+      else
+        ++filled;
+    }
+  }
+  r.counts["slots_filled"] = filled;
+  // Negative control: a program of one sched_ext_ops member in another member's array.
+  const auto& pol = plane.policies().front();
+  uint32_t probe_slot = AKTS_MAX_SLOTS - 1;
+  int enqueue_fd = pol.prog_fds[AKTS_CB_ENQUEUE];
+  int ret = bpf_map_update_elem(plane.prog_array_fd(AKTS_CB_SELECT_CPU), &probe_slot, &enqueue_fd, BPF_ANY);
+  int err = errno;
+  if (ret == 0) {
+    bpf_map_delete_elem(plane.prog_array_fd(AKTS_CB_SELECT_CPU), &probe_slot);
+    fail(r, "the select_cpu array accepted an enqueue program");
+    r.counts["cross_callback_insert"] = "accepted";
+  } else {
+    r.counts["cross_callback_insert"] = "refused";
+    r.counts["cross_callback_errno"] = strerrorname_np(err) ? strerrorname_np(err) : std::to_string(err);
+  }
+  auto still_empty = plane.slot_prog_id(AKTS_CB_SELECT_CPU, probe_slot);
+  if (!still_empty || *still_empty != 0) fail(r, "the probe slot is not empty after the refused insert");
+  if (r.status == "pass")
+    r.detail = fmt::format("{} programs in place; an enqueue program in the select_cpu array: {}", filled,
+                           r.counts["cross_callback_errno"].get<std::string>());
+  return r;
+}
+
+WorkerSpec phase_workers(const SelftestOptions& o) {
+  WorkerSpec w;
+  w.count = o.workers;
+  w.iterations = o.iterations;
+  return w;
+}
+
+CheckResult check_gate3(const SelftestOptions& o, KernelLogWatch* kmsg) {
+  CheckResult r = start(kGate3);
+  attached_cycle(r, kmsg, default_plane(), [&](ExecutionPlane& plane) {
+    for (const auto& p : plane.policies()) {
+      plane.select(p.slot);
+      auto phase = run_phase(plane, phase_workers(o));
+      if (!phase) return fail(r, phase.error().to_string());
+      r.counts[p.name] = {{"slot", p.slot},
+                          {"workers", phase->workers.completed},
+                          {"invocations", phase->delta.total_entries()},
+                          {"reached", phase->delta.total_calls(p.slot)},
+                          {"fallthrough", phase->delta.total_fallthrough()},
+                          {"per_callback", per_callback(phase->delta, p.slot)}};
+      if (auto w = judge_workers(phase->workers, o.workers); !w.empty()) fail(r, p.name + ": " + w);
+      if (auto why = judge_all_reached(phase->delta, p.slot); !why.empty()) fail(r, p.name + ": " + why);
+    }
+    if (r.status == "pass") {
+      std::string s;
+      for (const auto& p : plane.policies())
+        s += fmt::format("{}{}: {}/{}", s.empty() ? "" : ", ", p.name, r.counts[p.name]["reached"].get<uint64_t>(),
+                         r.counts[p.name]["invocations"].get<uint64_t>());
+      r.detail = s + " invocations reached the policy, 0 fell through";
+    }
+  });
+  return r;
+}
+
+CheckResult check_invalid(const SelftestOptions& o, KernelLogWatch* kmsg) {
+  CheckResult r = start(kInvalid);
+  attached_cycle(r, kmsg, default_plane(), [&](ExecutionPlane& plane) {
+    const uint32_t empty_slot = static_cast<uint32_t>(plane.policies().size());
+    const std::vector<std::pair<std::string, uint32_t>> values = {
+        {"empty_slot", empty_slot}, {"first_out_of_range", AKTS_MAX_SLOTS}, {"all_ones", AKTS_SLOT_NONE}};
+    const uint64_t per_value = (o.invalid_min_invocations + values.size() - 1) / values.size();
+    uint64_t total = 0, total_ft = 0;
+    for (const auto& [label, value] : values) {
+      if (value < AKTS_MAX_SLOTS) {
+        auto id = plane.slot_prog_id(AKTS_CB_SELECT_CPU, value);
+        if (!id || *id != 0) return fail(r, fmt::format("slot {} is not empty", value));
+      }
+      plane.select(value);
+      Stats sum;
+      int rounds = 0, completed = 0, started = 0;
+      auto deadline = Clock::now() + std::chrono::minutes(5);
+      while (sum.total_entries() < per_value && Clock::now() < deadline) {
+        auto phase = run_phase(plane, phase_workers(o));
+        if (!phase) return fail(r, phase.error().to_string());
+        if (auto w = judge_workers(phase->workers, o.workers); !w.empty()) fail(r, label + ": " + w);
+        completed += phase->workers.completed;
+        started += phase->workers.started;
+        for (uint32_t cb = 0; cb < kNumCallbacks; ++cb) {
+          sum.entries[cb] += phase->delta.entries[cb];
+          sum.fallthrough[cb] += phase->delta.fallthrough[cb];
+          for (uint32_t k = 0; k < kMaxSlots; ++k) sum.calls[cb][k] += phase->delta.calls[cb][k];
+        }
+        ++rounds;
+      }
+      r.counts[label] = {{"value", value},
+                         {"rounds", rounds},
+                         {"workers_completed", completed},
+                         {"workers_started", started},
+                         {"invocations", sum.total_entries()},
+                         {"fallthrough", sum.total_fallthrough()},
+                         {"reached_any_policy", sum.total_calls_all_slots()}};
+      total += sum.total_entries();
+      total_ft += sum.total_fallthrough();
+      if (sum.total_fallthrough() != sum.total_entries() || sum.total_calls_all_slots() != 0)
+        fail(r, fmt::format("{} ({:#x}): {} of {} fell through, {} reached a policy", label, value,
+                            sum.total_fallthrough(), sum.total_entries(), sum.total_calls_all_slots()));
+    }
+    r.counts["invocations"] = total;
+    r.counts["fallthrough"] = total_ft;
+    if (total < o.invalid_min_invocations)
+      fail(r, fmt::format("only {} invocations, {} wanted", total, o.invalid_min_invocations));
+    if (r.status == "pass") r.detail = fmt::format("{}/{} invocations fell through (100%)", total_ft, total);
+  });
+  return r;
+}
+
+CheckResult check_storm(const SelftestOptions& o, KernelLogWatch* kmsg) {
+  CheckResult r = start(kStorm);
+  attached_cycle(r, kmsg, default_plane(), [&](ExecutionPlane& plane) {
+    const int ncpu = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+    const uint32_t n_policies = static_cast<uint32_t>(plane.policies().size());
+    // Valid slots, an empty slot, out-of-range values and all-ones, interleaved.
+    const std::vector<uint32_t> cycle = {0, 1, n_policies, 0, AKTS_MAX_SLOTS, 1, AKTS_SLOT_NONE,
+                                         1, 0, AKTS_MAX_SLOTS - 1, 0xdeadbeef, 1};
+    WorkerSpec w;
+    w.count = 2 * ncpu;
+    w.spin = std::chrono::microseconds(3000);
+    w.sleep = std::chrono::microseconds(200);
+    auto storm_start = Clock::now() + std::chrono::milliseconds(500);
+    w.until = storm_start + o.storm_duration + std::chrono::milliseconds(500);
+    auto before = plane.read_stats();
+    if (!before) return fail(r, before.error().to_string());
+    auto group = WorkerGroup::spawn(w);
+    if (!group) return fail(r, group.error().to_string());
+    std::this_thread::sleep_until(storm_start);
+
+    const auto period = std::chrono::nanoseconds(1'000'000'000 / o.storm_hz);
+    uint64_t switches = 0, with_queued = 0, queued_sum = 0, ejected_at = 0;
+    timespec next{};
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    auto t0 = Clock::now(), end = t0 + o.storm_duration;
+    size_t i = 0;
+    while (Clock::now() < end) {
+      plane.select(cycle[i++ % cycle.size()]);
+      ++switches;
+      auto q = plane.count_queued();
+      if (q && *q > 0) {
+        ++with_queued;
+        queued_sum += *q;
+      }
+      if (!ejected_at && plane.exit_info().kind != 0) ejected_at = switches;
+      next.tv_nsec += period.count();
+      while (next.tv_nsec >= 1'000'000'000) {
+        next.tv_nsec -= 1'000'000'000;
+        ++next.tv_sec;
+      }
+      clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nullptr);
+    }
+    double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    plane.select(0);
+    auto outcome = group->wait(kWorkerTimeout);
+    std::this_thread::sleep_for(kSettle);
+    auto after = plane.read_stats();
+    if (!after) return fail(r, after.error().to_string());
+    Stats d = *after - *before;
+    r.counts["seconds"] = secs;
+    r.counts["switches"] = switches;
+    r.counts["switch_rate_hz"] = static_cast<double>(switches) / secs;
+    r.counts["switches_with_tasks_queued"] = with_queued;
+    r.counts["mean_tasks_queued_at_switch"] = switches ? static_cast<double>(queued_sum) / switches : 0.0;
+    r.counts["workers"] = {{"started", outcome.started}, {"completed", outcome.completed}, {"cpus", ncpu}};
+    r.counts["invocations"] = d.total_entries();
+    r.counts["reached_a_policy"] = d.total_calls_all_slots();
+    r.counts["fallthrough"] = d.total_fallthrough();
+    if (auto why = judge_workers(outcome, w.count); !why.empty()) fail(r, why);
+    if (ejected_at) fail(r, fmt::format("the kernel ejected the scheduler at switch {}", ejected_at));
+    if (secs + 0.5 < std::chrono::duration<double>(o.storm_duration).count())
+      fail(r, fmt::format("the storm lasted {:.1f} s", secs));
+    if (with_queued != switches)
+      fail(r, fmt::format("tasks were queued at only {} of {} switches", with_queued, switches));
+    if (d.total_entries() != d.total_calls_all_slots() + d.total_fallthrough())
+      fail(r, "invocations do not add up to reached + fallen through");
+    if (r.status == "pass")
+      r.detail = fmt::format("{} switches in {:.1f} s ({:.0f} Hz), tasks queued at every one; {} of {} workers done",
+                             switches, secs, static_cast<double>(switches) / secs, outcome.completed, w.count);
+  });
+  return r;
+}
+
+CheckResult check_override(const SelftestOptions& o, KernelLogWatch* kmsg) {
+  CheckResult r = start(kOverride);
+  attached_cycle(r, kmsg, default_plane(), [&](ExecutionPlane& plane) {
+    if (plane.policies().size() < 2) return fail(r, "needs two policies");
+    struct Step {
+      const char* label;
+      uint32_t selected, override_word, expect_slot;  // expect_slot AKTS_SLOT_NONE: all fall through
+    };
+    const Step steps[] = {
+        {"override_to_slot_1", 0, AKTS_OVERRIDE_ACTIVE | 1, 1},
+        {"override_to_default", 0, AKTS_OVERRIDE_ACTIVE | AKTS_OVERRIDE_SLOT_MASK, AKTS_SLOT_NONE},
+        {"override_cleared", 0, AKTS_OVERRIDE_OFF, 0},
+    };
+    for (const auto& s : steps) {
+      plane.select(s.selected);
+      plane.set_override(s.override_word);
+      auto phase = run_phase(plane, phase_workers(o));
+      if (!phase) return fail(r, phase.error().to_string());
+      const Stats& d = phase->delta;
+      r.counts[s.label] = {{"selected", s.selected},
+                           {"override", s.override_word},
+                           {"invocations", d.total_entries()},
+                           {"reached_slot_0", d.total_calls(0)},
+                           {"reached_slot_1", d.total_calls(1)},
+                           {"fallthrough", d.total_fallthrough()}};
+      if (auto w = judge_workers(phase->workers, o.workers); !w.empty()) fail(r, std::string(s.label) + ": " + w);
+      if (s.expect_slot == AKTS_SLOT_NONE) {
+        if (d.total_entries() == 0 || d.total_fallthrough() != d.total_entries())
+          fail(r, fmt::format("{}: {} of {} fell through", s.label, d.total_fallthrough(), d.total_entries()));
+      } else if (auto why = judge_all_reached(d, s.expect_slot); !why.empty()) {
+        fail(r, std::string(s.label) + ": " + why);
+      }
+    }
+    plane.set_override(AKTS_OVERRIDE_OFF);
+    if (r.status == "pass")
+      r.detail = "override to slot 1 ran slot 1 with slot 0 selected; forced default fell through; cleared ran slot 0";
+  });
+  return r;
+}
+
+bool wanted(const SelftestOptions& o, const char* name) {
+  if (o.only.empty()) return true;
+  for (const auto& n : o.only)
+    if (n == name) return true;
+  return false;
+}
+
+CheckResult skipped(const Check& c, const std::string& why) { return CheckResult{c.name, c.title, "skip", why, {}}; }
+
+}  // namespace
+
+const std::vector<std::string>& selftest_check_names() {
+  static const std::vector<std::string> kNames = {kGate1.name, kGate2.name, kGate3.name,
+                                                  kInvalid.name, kStorm.name, kOverride.name};
+  return kNames;
+}
+
+bool SelftestReport::passed() const {
+  bool any = false;
+  for (const auto& c : checks) {
+    if (c.status == "fail") return false;
+    any = any || c.status == "pass";
+  }
+  return any;
+}
+
+nlohmann::json SelftestReport::to_json() const {
+  nlohmann::json j;
+  j["passed"] = passed();
+  auto st = read_sched_ext_state();
+  j["kernel"]["sched_ext"] = st.supported;
+  j["checks"] = nlohmann::json::array();
+  int pass = 0, failed = 0, skip = 0;
+  for (const auto& c : checks) {
+    j["checks"].push_back(
+        {{"name", c.name}, {"title", c.title}, {"status", c.status}, {"detail", c.detail}, {"counts", c.counts}});
+    (c.status == "pass" ? pass : c.status == "fail" ? failed : skip)++;
+  }
+  j["summary"] = {{"passed", pass}, {"failed", failed}, {"skipped", skip}};
+  return j;
+}
+
+std::string SelftestReport::to_text() const {
+  std::string s;
+  int pass = 0, failed = 0, skip = 0;
+  for (const auto& c : checks) {
+    const char* mark = c.status == "pass" ? "PASS" : c.status == "fail" ? "FAIL" : "SKIP";
+    s += fmt::format("{:<4}  {:<24} {}\n", mark, c.name, c.title);
+    if (!c.detail.empty()) s += fmt::format("      {:<24} {}\n", "", c.detail);
+    (c.status == "pass" ? pass : c.status == "fail" ? failed : skip)++;
+  }
+  s += fmt::format("{} passed, {} failed, {} skipped\n", pass, failed, skip);
+  return s;
+}
+
+SelftestReport run_selftest(const SelftestOptions& o) {
+  SelftestReport rep;
+  std::optional<KernelLogWatch> kmsg;
+  if (auto w = KernelLogWatch::start()) kmsg.emplace(std::move(w).value());
+  KernelLogWatch* log = kmsg ? &*kmsg : nullptr;
+
+  auto st = read_sched_ext_state();
+  std::unique_ptr<ExecutionPlane> plane;
+  if (!st.supported) {
+    for (const Check* c : {&kGate1, &kGate2})
+      if (wanted(o, c->name)) rep.checks.push_back(skipped(*c, "this kernel has no sched_ext"));
+  } else if (wanted(o, kGate1.name) || wanted(o, kGate2.name)) {
+    auto r = check_gate1(&plane);
+    if (wanted(o, kGate1.name)) rep.checks.push_back(r);
+    if (wanted(o, kGate2.name))
+      rep.checks.push_back(plane ? check_gate2(*plane) : skipped(kGate2, "gate 1 failed"));
+    plane.reset();
+  }
+  const std::string no_scx = !st.supported ? "this kernel has no sched_ext"
+                             : st.state != "disabled"
+                                 ? fmt::format("another sched_ext scheduler ('{}') is active", st.ops)
+                                 : "";
+  auto runtime = [&](const Check& c, auto fn) {
+    if (!wanted(o, c.name)) return;
+    spdlog::info("running {}", c.name);
+    rep.checks.push_back(no_scx.empty() ? fn() : skipped(c, no_scx));
+  };
+  runtime(kGate3, [&] { return check_gate3(o, log); });
+  runtime(kInvalid, [&] { return check_invalid(o, log); });
+  runtime(kStorm, [&] { return check_storm(o, log); });
+  runtime(kOverride, [&] { return check_override(o, log); });
+  return rep;
+}
+
+}  // namespace akts

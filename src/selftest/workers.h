@@ -1,0 +1,49 @@
+// Worker processes for the self-test: each puts itself in SCHED_EXT (so the
+// dispatcher manages it in partial mode) and alternates CPU work and sleep,
+// which drives every dispatched callback (wakeups, queueing, preemption).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace akts {
+
+inline constexpr int kSchedExt = 7;  // SCHED_EXT
+
+struct WorkerSpec {
+  int count = 8;
+  int iterations = 200;                         // spin + sleep rounds (ignored when `until` is set)
+  std::chrono::microseconds spin{200};          // CPU work per round
+  std::chrono::microseconds sleep{100};         // sleep per round (0: pure CPU hog)
+  std::chrono::steady_clock::time_point until{};  // run until this time instead of `iterations`
+};
+
+struct WorkerOutcome {
+  int started = 0;
+  int completed = 0;  // exited 0 by themselves
+  std::vector<std::string> problems;
+  double seconds = 0;
+};
+
+class WorkerGroup {
+ public:
+  static Result<WorkerGroup> spawn(const WorkerSpec& spec);
+  WorkerGroup(WorkerGroup&&) = default;
+  ~WorkerGroup();
+
+  // Waits for every worker; kills those still running at the timeout.
+  WorkerOutcome wait(std::chrono::milliseconds timeout);
+  const std::vector<pid_t>& pids() const { return pids_; }
+
+ private:
+  WorkerGroup() = default;
+  std::vector<pid_t> pids_;
+  std::chrono::steady_clock::time_point started_;
+};
+
+}  // namespace akts

@@ -1,0 +1,58 @@
+#include "telemetry/kernel_log.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace akts {
+
+bool is_kernel_trouble(std::string_view line) {
+  static constexpr std::string_view kAlways[] = {"Oops", "BUG:", "WARNING:", "Kernel panic",
+                                                 "general protection fault", "watchdog: BUG"};
+  for (auto p : kAlways)
+    if (line.find(p) != std::string_view::npos) return true;
+  if (line.find("sched_ext") != std::string_view::npos) {
+    // A clean unregister logs "disabled (unregistered from user space)"; an
+    // ejection says "runtime error", "stall" or names a BPF-side exit.
+    for (auto p : {"runtime error", "stall", "error", "(scx_bpf_error)"})
+      if (line.find(p) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+Result<KernelLogWatch> KernelLogWatch::start() {
+  int fd = ::open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return sys_error("cannot open /dev/kmsg", errno);
+  if (::lseek(fd, 0, SEEK_END) < 0) {
+    int e = errno;
+    ::close(fd);
+    return sys_error("cannot seek /dev/kmsg", e);
+  }
+  return KernelLogWatch(fd);
+}
+
+KernelLogWatch::~KernelLogWatch() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::vector<std::string> KernelLogWatch::read_new() {
+  std::vector<std::string> lines;
+  char buf[8192];
+  while (fd_ >= 0) {
+    ssize_t n = ::read(fd_, buf, sizeof(buf) - 1);
+    if (n < 0) {
+      if (errno == EPIPE) continue;  // records were overwritten; go on with the next
+      break;                         // EAGAIN: nothing more
+    }
+    std::string_view rec(buf, static_cast<size_t>(n));
+    // "prio,seq,usec,flags;message\n continuation lines"
+    auto semi = rec.find(';');
+    auto msg = semi == std::string_view::npos ? rec : rec.substr(semi + 1);
+    auto nl = msg.find('\n');
+    lines.emplace_back(msg.substr(0, nl));
+  }
+  return lines;
+}
+
+}  // namespace akts

@@ -1,0 +1,59 @@
+#include "telemetry/stats.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace akts {
+namespace {
+
+TEST(Stats, SumsCpusAndDiffs) {
+  std::vector<akts_cpu_stats> cpus(3);
+  for (size_t i = 0; i < cpus.size(); ++i) {
+    cpus[i] = {};
+    cpus[i].entries[AKTS_CB_ENQUEUE] = 10 * (i + 1);
+    cpus[i].calls[AKTS_CB_ENQUEUE][1] = 10 * (i + 1) - 1;
+    cpus[i].fallthrough[AKTS_CB_ENQUEUE] = 1;
+    cpus[i].wait_hist[AKTS_CLASS_LC][10] = 2;
+  }
+  Stats s = Stats::sum(cpus);
+  EXPECT_EQ(s.entries[AKTS_CB_ENQUEUE], 60u);
+  EXPECT_EQ(s.calls[AKTS_CB_ENQUEUE][1], 57u);
+  EXPECT_EQ(s.total_fallthrough(), 3u);
+  EXPECT_EQ(s.total_calls(1), 57u);
+  EXPECT_EQ(s.total_calls(0), 0u);
+  EXPECT_EQ(s.total_calls(99), 0u);
+  EXPECT_EQ(s.waits(AKTS_CLASS_LC), 6u);
+
+  Stats later = s;
+  later.entries[AKTS_CB_ENQUEUE] += 5;
+  later.calls[AKTS_CB_ENQUEUE][1] += 5;
+  Stats d = later - s;
+  EXPECT_EQ(d.total_entries(), 5u);
+  EXPECT_EQ(d.total_calls(1), 5u);
+  EXPECT_EQ(d.total_fallthrough(), 0u);
+}
+
+TEST(Stats, PercentilesFromLog2Buckets) {
+  Stats s;
+  EXPECT_FALSE(s.wait_percentile_ns(AKTS_CLASS_BE, 0.5).has_value());
+  s.wait_hist[AKTS_CLASS_BE][10] = 98;  // [1024, 2048) ns
+  s.wait_hist[AKTS_CLASS_BE][20] = 2;   // [1 Mi, 2 Mi) ns
+  double p50 = *s.wait_percentile_ns(AKTS_CLASS_BE, 0.50);
+  double p99 = *s.wait_percentile_ns(AKTS_CLASS_BE, 0.99);
+  EXPECT_GE(p50, 1024);
+  EXPECT_LT(p50, 2048);
+  EXPECT_GE(p99, 1 << 20);
+  EXPECT_LT(p99, 1 << 21);
+  EXPECT_FALSE(s.wait_percentile_ns(AKTS_CLASS_BE, 1.5).has_value());
+}
+
+TEST(Stats, JsonNamesEveryCallback) {
+  Stats s;
+  auto j = s.to_json();
+  for (uint32_t cb = 0; cb < kNumCallbacks; ++cb) EXPECT_TRUE(j["callbacks"].contains(std::string(callback_name(cb))));
+  EXPECT_TRUE(j["wait"]["lc"]["p50_ns"].is_null());
+}
+
+}  // namespace
+}  // namespace akts
