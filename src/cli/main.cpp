@@ -79,10 +79,23 @@ int main(int argc, char** argv) {
   auto* library = app.add_subcommand("library", "List the policies compiled into this binary, in slot order.");
   library->add_flag("--json", lib_json, "print as JSON");
 
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const auto* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      known = known || sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::cerr << fmt::format("akts: unknown command '{}' (commands: {}; see akts --help)\n", argv[1], names);
+      return kExitUsage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    int code = app.exit(e);  // prints help, the version, or the error
+    return code == 0 ? kExitOk : kExitUsage;
   }
   akts::init_logging(verbose);
 

@@ -1,0 +1,46 @@
+#!/bin/bash
+# Guest test runner: runs every registered test serially on the real sched_ext
+# kernel and prints TAP. Each test is a function `t_<name>` that prints its own
+# TAP lines through `ok` / `not_ok` (one test may judge several checks). The
+# TAP also goes to /akts/out/tap for the host. Exit status: 0 only if nothing
+# failed.
+set -uo pipefail
+
+HERE="$(cd "$(dirname "$0")" && pwd)"
+OUT=/akts/out
+mkdir -p "$OUT"
+: >"$OUT/tap"
+n=0
+failures=0
+
+emit() { echo "$*" | tee -a "$OUT/tap"; }
+ok() {
+	n=$((n + 1))
+	emit "ok $n - $*"
+}
+not_ok() {
+	n=$((n + 1))
+	failures=$((failures + 1))
+	emit "not ok $n - $*"
+}
+diag() { emit "# $*"; }
+
+for t in "$HERE"/t_*.sh; do
+	# shellcheck source=/dev/null
+	source "$t"
+done
+
+TESTS=(
+	selftest            # the execution plane's checks (gates, invalid index, storm, override)
+	cli_errors          # bad arguments get a clear error and a non-zero exit
+	busy_refusal        # akts refuses to attach while another scheduler is active
+)
+
+diag "kernel $(uname -r), sched_ext state $(cat /sys/kernel/sched_ext/state), $(nproc) CPUs"
+for t in "${TESTS[@]}"; do
+	diag "--- $t"
+	"t_$t"
+done
+emit "1..$n"
+echo "$((n - failures)) passed, $failures failed"
+((failures == 0))
