@@ -97,6 +97,52 @@ static __always_inline void akts_kick_idle_cpu(struct task_struct *p)
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 }
 
+/* True if any shared DSQ holds a task. */
+static __always_inline bool akts_any_queued(void)
+{
+	return scx_bpf_dsq_nr_queued(AKTS_DSQ_LC_FIFO) > 0 || scx_bpf_dsq_nr_queued(AKTS_DSQ_BE_FIFO) > 0 ||
+	       scx_bpf_dsq_nr_queued(AKTS_DSQ_LC_VTIME) > 0 || scx_bpf_dsq_nr_queued(AKTS_DSQ_BE_VTIME) > 0;
+}
+
+/*
+ * ops.dispatch runs while the task whose slice just ended (prev) is still on
+ * the CPU, before it is queued again. Consuming a DSQ then always picks one of
+ * the *others*, so two tasks on a CPU strictly alternate whatever their
+ * priority. A policy that orders by virtual time calls this to learn whether
+ * prev should simply go on: true when it is still runnable and nothing queued
+ * is ahead of it.
+ */
+static __always_inline bool akts_prev_goes_on(struct task_struct *prev, bool vtime_order)
+{
+	struct akts_task_ctx *tctx;
+	struct task_struct *head;
+	u64 dsq, vt;
+
+	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
+		return false;
+	if (!vtime_order)
+		return !akts_any_queued();
+	/* Whatever another policy left in the FIFOs goes first; LC before BE. */
+	if (scx_bpf_dsq_nr_queued(AKTS_DSQ_LC_FIFO) > 0 || scx_bpf_dsq_nr_queued(AKTS_DSQ_BE_FIFO) > 0)
+		return false;
+	if (akts_task_class(prev) == AKTS_CLASS_LC) {
+		dsq = AKTS_DSQ_LC_VTIME;
+	} else {
+		if (scx_bpf_dsq_nr_queued(AKTS_DSQ_LC_VTIME) > 0)
+			return false;
+		dsq = AKTS_DSQ_BE_VTIME;
+	}
+	head = __COMPAT_scx_bpf_dsq_peek(dsq);
+	if (!head)
+		return true;
+	/* prev's run so far is not charged yet (ops.stopping comes later). */
+	vt = prev->scx.dsq_vtime;
+	tctx = akts_task_ctx(prev);
+	if (tctx && tctx->running_at)
+		vt += scale_by_task_weight_inverse(prev, bpf_ktime_get_ns() - tctx->running_at);
+	return !time_before(head->scx.dsq_vtime, vt);
+}
+
 /* Moves the first task found in the given order of shared DSQs; true if one moved. */
 static __always_inline bool akts_drain(u64 a, u64 b, u64 c, u64 d)
 {

@@ -49,6 +49,10 @@ void BPF_STRUCT_OPS(latency_enqueue, struct task_struct *p, u64 enq_flags)
 void BPF_STRUCT_OPS(latency_dispatch, s32 cpu, struct task_struct *prev)
 {
 	akts_count_call(AKTS_CB_DISPATCH);
+	if (akts_prev_goes_on(prev, true)) {
+		prev->scx.slice = slice_ns;
+		return;
+	}
 	/* LC before BE; the FIFO queues hold what other policies left behind. */
 	akts_drain(AKTS_DSQ_LC_VTIME, AKTS_DSQ_LC_FIFO, AKTS_DSQ_BE_VTIME, AKTS_DSQ_BE_FIFO);
 }

@@ -46,6 +46,11 @@ void BPF_STRUCT_OPS(throughput_enqueue, struct task_struct *p, u64 enq_flags)
 void BPF_STRUCT_OPS(throughput_dispatch, s32 cpu, struct task_struct *prev)
 {
 	akts_count_call(AKTS_CB_DISPATCH);
+	/* Nothing waiting: the running task keeps its CPU and its cache. */
+	if (akts_prev_goes_on(prev, false)) {
+		prev->scx.slice = slice_ns;
+		return;
+	}
 	/* Arrival order first; then whatever a vtime policy left queued. */
 	akts_drain(AKTS_DSQ_BE_FIFO, AKTS_DSQ_LC_FIFO, AKTS_DSQ_LC_VTIME, AKTS_DSQ_BE_VTIME);
 }

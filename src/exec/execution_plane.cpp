@@ -314,6 +314,47 @@ uint32_t ExecutionPlane::effective_slot() const {
 
 volatile uint32_t* ExecutionPlane::selected_word() const { return &selector_->selected; }
 
+Status ExecutionPlane::set_class(uint32_t tgid, uint32_t cls) {
+  if (cls >= AKTS_NR_CLASSES) return errorf(ErrorKind::kInvalidArgument, "class {} does not exist", cls);
+  if (tgid == 0) return make_error(ErrorKind::kInvalidArgument, "pid 0 cannot be classified");
+  if (bpf_map_update_elem(classes_map_fd(), &tgid, &cls, BPF_ANY) != 0)
+    return sys_error(fmt::format("cannot classify pid {}", tgid), errno);
+  return {};
+}
+
+Status ExecutionPlane::clear_class(uint32_t tgid) {
+  if (bpf_map_delete_elem(classes_map_fd(), &tgid) != 0 && errno != ENOENT)
+    return sys_error(fmt::format("cannot unclassify pid {}", tgid), errno);
+  return {};
+}
+
+namespace {
+std::vector<bpf_map*> pinned_maps(akts_dispatcher_bpf* s) {
+  std::vector<bpf_map*> maps = {s->maps.akts_selector, s->maps.akts_stats, s->maps.akts_classes,
+                                s->maps.akts_shared};
+  for (uint32_t cb = 0; cb < AKTS_NR_CALLBACKS; ++cb) maps.push_back(dispatcher_prog_array(s, cb));
+  return maps;
+}
+}  // namespace
+
+Status ExecutionPlane::pin(const std::string& dir) {
+  for (bpf_map* m : pinned_maps(skel_)) {
+    std::string path = dir + "/" + bpf_map__name(m);
+    if (int err = bpf_map__pin(m, path.c_str()); err) {
+      unpin();
+      return sys_error("cannot pin " + path, err);
+    }
+  }
+  pin_dir_ = dir;
+  return {};
+}
+
+void ExecutionPlane::unpin() {
+  for (bpf_map* m : pinned_maps(skel_))
+    if (bpf_map__is_pinned(m)) bpf_map__unpin(m, nullptr);
+  pin_dir_.clear();
+}
+
 Result<Stats> ExecutionPlane::read_stats() const {
   int ncpus = libbpf_num_possible_cpus();
   if (ncpus <= 0) return sys_error("cannot count possible CPUs", ncpus);

@@ -80,6 +80,15 @@ class ExecutionPlane {
   // Raw pointer to the selector's `selected` word, for benchmarks of the store itself.
   volatile uint32_t* selected_word() const;
 
+  // Class of a process (tgid; its threads share it): AKTS_CLASS_LC or AKTS_CLASS_BE.
+  Status set_class(uint32_t tgid, uint32_t cls);
+  Status clear_class(uint32_t tgid);
+
+  // Pins the maps a restarted daemon needs (selector, counters, classes, shared
+  // state, the prog arrays) under `dir` in bpffs; unpin() removes them.
+  Status pin(const std::string& dir);
+  void unpin();
+
   Result<Stats> read_stats() const;
   // Tasks waiting right now in akts's shared DSQs and every CPU's local DSQ.
   Result<uint64_t> count_queued() const;
@@ -101,6 +110,7 @@ class ExecutionPlane {
   bpf_link* link_ = nullptr;
   akts_selector* selector_ = nullptr;  // mmap'd entry 0 of akts_selector
   bool was_attached_ = false;          // a struct_ops map registers once only
+  std::string pin_dir_;
   std::vector<std::unique_ptr<PolicyObject>> objects_;
   std::vector<LoadedPolicy> policies_;
 };

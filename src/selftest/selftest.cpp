@@ -1,6 +1,7 @@
 #include "selftest/selftest.h"
 
 #include <bpf/bpf.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +39,9 @@ constexpr Check kGate3{"gate3_runtime_dispatch",
 constexpr Check kInvalid{"invalid_index_inert",
                          "an empty slot, the first out-of-range index and 0xffffffff fall through, 100%"};
 constexpr Check kStorm{"switch_storm", "switching at 1 kHz among valid and invalid slots under 2:1 oversubscription"};
+constexpr Check kClasses{"classes", "waits of LC-classified processes land in the LC histogram, the rest in BE"};
+constexpr Check kNice{"nice_weights", "the vtime policy shares a CPU by nice weight; FIFO does not"};
+constexpr Check kPinned{"pinned_maps", "pinned maps outlive the loader's fds: a switch through the pinned selector works"};
 constexpr Check kOverride{"override", "the override word wins over the selected slot; cleared, selection rules again"};
 
 CheckResult start(const Check& c) { return CheckResult{c.name, c.title, "fail", "", nlohmann::json::object()}; }
@@ -419,6 +423,138 @@ CheckResult check_override(const SelftestOptions& o, KernelLogWatch* kmsg) {
   return r;
 }
 
+CheckResult check_classes(const SelftestOptions& o, KernelLogWatch* kmsg) {
+  CheckResult r = start(kClasses);
+  attached_cycle(r, kmsg, default_plane(), [&](ExecutionPlane& plane) {
+    plane.select(0);
+    for (uint32_t cls : {AKTS_CLASS_LC, AKTS_CLASS_BE}) {
+      auto label = std::string(class_name(cls)) + "_workers";
+      WorkerSpec spec = phase_workers(o);
+      spec.count = 4;
+      spec.held = true;
+      std::this_thread::sleep_for(kSettle);
+      auto before = plane.read_stats();
+      if (!before) return fail(r, before.error().to_string());
+      auto group = WorkerGroup::spawn(spec);
+      if (!group) return fail(r, group.error().to_string());
+      if (cls == AKTS_CLASS_LC)
+        for (pid_t p : group->pids())
+          if (auto st = plane.set_class(static_cast<uint32_t>(p), AKTS_CLASS_LC); !st)
+            return fail(r, st.error().to_string());
+      auto outcome = group->wait(kWorkerTimeout);  // releases them
+      std::this_thread::sleep_for(kSettle);
+      auto after = plane.read_stats();
+      if (!after) return fail(r, after.error().to_string());
+      Stats d = *after - *before;
+      uint64_t own = d.waits(cls), other = d.waits(cls == AKTS_CLASS_LC ? AKTS_CLASS_BE : AKTS_CLASS_LC);
+      auto p50 = d.wait_percentile_ns(cls, 0.5), p99 = d.wait_percentile_ns(cls, 0.99);
+      r.counts[label] = {{"waits_in_own_class", own},
+                         {"waits_in_other_class", other},
+                         {"p50_wait_ns", p50 ? *p50 : 0},
+                         {"p99_wait_ns", p99 ? *p99 : 0}};
+      if (auto w = judge_workers(outcome, spec.count); !w.empty()) fail(r, label + ": " + w);
+      if (own == 0 || other != 0)
+        fail(r, fmt::format("{}: {} waits recorded as {}, {} as the other class", label, own, class_name(cls), other));
+      if (cls == AKTS_CLASS_LC)
+        for (pid_t p : group->pids()) (void)plane.clear_class(static_cast<uint32_t>(p));
+    }
+    if (r.status == "pass")
+      r.detail = fmt::format("LC workers: {} waits, all LC; unclassified workers: {} waits, all BE",
+                             r.counts["lc_workers"]["waits_in_own_class"].get<uint64_t>(),
+                             r.counts["be_workers"]["waits_in_own_class"].get<uint64_t>());
+  });
+  return r;
+}
+
+// CPU time a task has had, from /proc/<pid>/schedstat (ns).
+uint64_t cpu_time_ns(pid_t pid) {
+  FILE* f = fopen(fmt::format("/proc/{}/schedstat", pid).c_str(), "r");
+  if (!f) return 0;
+  unsigned long long ns = 0;
+  if (fscanf(f, "%llu", &ns) != 1) ns = 0;
+  fclose(f);
+  return ns;
+}
+
+CheckResult check_nice(const SelftestOptions& o, KernelLogWatch* kmsg) {
+  CheckResult r = start(kNice);
+  attached_cycle(r, kmsg, default_plane(), [&](ExecutionPlane& plane) {
+    const auto run_for = std::chrono::milliseconds(std::max<int64_t>(1500, o.storm_duration.count() / 8));
+    for (const auto& pol : plane.policies()) {
+      plane.select(pol.slot);
+      // Two CPU hogs pinned to CPU 0: nice 0 (weight 1024) and nice 10 (weight 110).
+      std::vector<WorkerGroup> groups;
+      for (int nice : {0, 10}) {
+        WorkerSpec w;
+        w.count = 1;
+        w.cpu = 0;
+        w.nice = nice;
+        w.spin = std::chrono::microseconds(10000);
+        w.sleep = std::chrono::microseconds(0);
+        w.held = true;
+        w.until = Clock::now() + run_for + std::chrono::milliseconds(300);
+        auto g = WorkerGroup::spawn(w);
+        if (!g) return fail(r, g.error().to_string());
+        groups.push_back(std::move(g).value());
+      }
+      for (auto& g : groups) g.release();
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      uint64_t t0[2] = {cpu_time_ns(groups[0].pids()[0]), cpu_time_ns(groups[1].pids()[0])};
+      std::this_thread::sleep_for(run_for);
+      uint64_t t1[2] = {cpu_time_ns(groups[0].pids()[0]), cpu_time_ns(groups[1].pids()[0])};
+      int completed = 0;
+      for (auto& g : groups) {
+        auto out = g.wait(kWorkerTimeout);
+        completed += out.completed;
+        if (auto w = judge_workers(out, 1); !w.empty()) fail(r, pol.name + ": " + w);
+      }
+      double ran0 = static_cast<double>(t1[0] - t0[0]), ran10 = static_cast<double>(t1[1] - t0[1]);
+      double ratio = ran10 > 0 ? ran0 / ran10 : 0;
+      r.counts[pol.name] = {{"nice0_cpu_ms", ran0 / 1e6}, {"nice10_cpu_ms", ran10 / 1e6}, {"ratio", ratio}};
+      // Weights 1024:110 give 9.3 in theory; FIFO shares evenly.
+      if (pol.name == "latency" && ratio < 3.0)
+        fail(r, fmt::format("latency: nice 0 got only {:.2f}x the CPU of nice 10", ratio));
+    }
+    if (r.status == "pass")
+      r.detail = fmt::format("CPU share nice 0 : nice 10 = {:.1f} under latency (vtime), {:.1f} under throughput (FIFO)",
+                             r.counts["latency"]["ratio"].get<double>(),
+                             r.counts.contains("throughput") ? r.counts["throughput"]["ratio"].get<double>() : 0.0);
+  });
+  return r;
+}
+
+CheckResult check_pinned(const SelftestOptions& o, KernelLogWatch* kmsg) {
+  CheckResult r = start(kPinned);
+  const std::string dir = fmt::format("/sys/fs/bpf/akts-selftest-{}", getpid());
+  attached_cycle(r, kmsg, default_plane(), [&](ExecutionPlane& plane) {
+    if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return fail(r, "cannot create " + dir);
+    if (auto st = plane.pin(dir); !st) return fail(r, st.error().to_string());
+    int fd = bpf_obj_get((dir + "/akts_selector").c_str());
+    if (fd < 0) {
+      plane.unpin();
+      return fail(r, "cannot open the pinned selector");
+    }
+    plane.select(0);
+    uint32_t zero = 0;
+    akts_selector v{1, AKTS_OVERRIDE_OFF};
+    int ret = bpf_map_update_elem(fd, &zero, &v, BPF_ANY);
+    close(fd);
+    r.counts["selected_after_pinned_write"] = plane.selected();
+    if (ret != 0 || plane.selected() != 1) fail(r, "a write through the pinned selector did not switch");
+    auto phase = run_phase(plane, phase_workers(o));
+    if (!phase) return fail(r, phase.error().to_string());
+    if (auto why = judge_all_reached(phase->delta, 1); !why.empty()) fail(r, why);
+    r.counts["invocations_in_slot_1"] = phase->delta.total_calls(1);
+    plane.unpin();
+    rmdir(dir.c_str());
+    if (r.status == "pass")
+      r.detail = fmt::format("selector, counters, classes and prog arrays pinned in bpffs; {} invocations followed "
+                             "a switch made through the pin",
+                             phase->delta.total_calls(1));
+  });
+  return r;
+}
+
 bool wanted(const SelftestOptions& o, const char* name) {
   if (o.only.empty()) return true;
   for (const auto& n : o.only)
@@ -431,8 +567,9 @@ CheckResult skipped(const Check& c, const std::string& why) { return CheckResult
 }  // namespace
 
 const std::vector<std::string>& selftest_check_names() {
-  static const std::vector<std::string> kNames = {kGate1.name, kGate2.name, kGate3.name,
-                                                  kInvalid.name, kStorm.name, kOverride.name};
+  static const std::vector<std::string> kNames = {kGate1.name,  kGate2.name,   kGate3.name,  kInvalid.name,
+                                                  kStorm.name,  kOverride.name, kClasses.name, kNice.name,
+                                                  kPinned.name};
   return kNames;
 }
 
@@ -505,6 +642,9 @@ SelftestReport run_selftest(const SelftestOptions& o) {
   runtime(kInvalid, [&] { return check_invalid(o, log); });
   runtime(kStorm, [&] { return check_storm(o, log); });
   runtime(kOverride, [&] { return check_override(o, log); });
+  runtime(kClasses, [&] { return check_classes(o, log); });
+  runtime(kNice, [&] { return check_nice(o, log); });
+  runtime(kPinned, [&] { return check_pinned(o, log); });
   return rep;
 }
 

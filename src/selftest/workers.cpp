@@ -1,6 +1,8 @@
 #include "selftest/workers.h"
 
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -20,7 +22,24 @@ uint64_t now_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-[[noreturn]] void worker_main(const WorkerSpec& spec, uint64_t until_ns) {
+[[noreturn]] void worker_main(const WorkerSpec& spec, uint64_t until_ns, int hold_fd) {
+  // Drop every inherited descriptor: a release pipe of another group left open
+  // here would keep that group's workers from ever seeing EOF.
+  for (int fd = 3; fd < 4096; ++fd)
+    if (fd != hold_fd) close(fd);
+  if (hold_fd >= 0) {
+    char c;
+    while (read(hold_fd, &c, 1) < 0 && errno == EINTR) {
+    }
+    close(hold_fd);
+  }
+  if (spec.cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(spec.cpu, &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0) _exit(3);
+  }
+  if (spec.nice != 0 && setpriority(PRIO_PROCESS, 0, spec.nice) != 0) _exit(3);
   sched_param param{};
   if (sched_setscheduler(0, kSchedExt, &param) != 0) _exit(2);
   const uint64_t spin_ns = static_cast<uint64_t>(spec.spin.count()) * 1000;
@@ -46,16 +65,34 @@ Result<WorkerGroup> WorkerGroup::spawn(const WorkerSpec& spec) {
     auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(spec.until - g.started_).count();
     until_ns = now_ns() + static_cast<uint64_t>(left > 0 ? left : 0);
   }
+  int hold[2] = {-1, -1};
+  if (spec.held && pipe2(hold, O_CLOEXEC) != 0) return sys_error("pipe", errno);
+  g.release_fd_ = hold[1];
   for (int i = 0; i < spec.count; ++i) {
     pid_t pid = fork();
-    if (pid < 0) return sys_error("fork", errno);  // the destructor reaps those already started
-    if (pid == 0) worker_main(spec, until_ns);
+    if (pid < 0) {
+      if (hold[0] >= 0) close(hold[0]);
+      return sys_error("fork", errno);  // the destructor reaps those already started
+    }
+    if (pid == 0) {
+      if (hold[1] >= 0) close(hold[1]);
+      worker_main(spec, until_ns, hold[0]);
+    }
     g.pids_.push_back(pid);
   }
+  if (hold[0] >= 0) close(hold[0]);
   return g;
 }
 
+void WorkerGroup::release() {
+  if (release_fd_ >= 0) {
+    close(release_fd_);  // EOF wakes every held worker at once
+    release_fd_ = -1;
+  }
+}
+
 WorkerOutcome WorkerGroup::wait(std::chrono::milliseconds timeout) {
+  release();
   WorkerOutcome out;
   out.started = static_cast<int>(pids_.size());
   auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -72,6 +109,8 @@ WorkerOutcome WorkerGroup::wait(std::chrono::milliseconds timeout) {
         ++out.completed;
       else if (r == *it && WIFEXITED(status) && WEXITSTATUS(status) == 2)
         out.problems.push_back(fmt::format("worker {} could not enter SCHED_EXT", *it));
+      else if (r == *it && WIFEXITED(status) && WEXITSTATUS(status) == 3)
+        out.problems.push_back(fmt::format("worker {} could not set its CPU or nice value", *it));
       else
         out.problems.push_back(fmt::format("worker {} ended abnormally (status {:#x})", *it, status));
       it = left.erase(it);
@@ -93,6 +132,7 @@ WorkerOutcome WorkerGroup::wait(std::chrono::milliseconds timeout) {
 }
 
 WorkerGroup::~WorkerGroup() {
+  release();
   for (pid_t p : pids_) {
     kill(p, SIGKILL);
     waitpid(p, nullptr, 0);

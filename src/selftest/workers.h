@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -21,6 +22,9 @@ struct WorkerSpec {
   std::chrono::microseconds spin{200};          // CPU work per round
   std::chrono::microseconds sleep{100};         // sleep per round (0: pure CPU hog)
   std::chrono::steady_clock::time_point until{};  // run until this time instead of `iterations`
+  int nice = 0;
+  int cpu = -1;       // pin to this CPU (-1: any)
+  bool held = false;  // wait for release() before entering SCHED_EXT (so the parent can classify them first)
 };
 
 struct WorkerOutcome {
@@ -33,9 +37,12 @@ struct WorkerOutcome {
 class WorkerGroup {
  public:
   static Result<WorkerGroup> spawn(const WorkerSpec& spec);
-  WorkerGroup(WorkerGroup&&) = default;
+  WorkerGroup(WorkerGroup&& o) noexcept
+      : pids_(std::move(o.pids_)), release_fd_(std::exchange(o.release_fd_, -1)), started_(o.started_) {}
   ~WorkerGroup();
 
+  // Lets held workers go (see WorkerSpec::held).
+  void release();
   // Waits for every worker; kills those still running at the timeout.
   WorkerOutcome wait(std::chrono::milliseconds timeout);
   const std::vector<pid_t>& pids() const { return pids_; }
@@ -43,6 +50,7 @@ class WorkerGroup {
  private:
   WorkerGroup() = default;
   std::vector<pid_t> pids_;
+  int release_fd_ = -1;  // write end of the pipe held workers block on
   std::chrono::steady_clock::time_point started_;
 };
 
