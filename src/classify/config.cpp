@@ -1,0 +1,154 @@
+#include "classify/config.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "akts.h"
+#include "common/parse.h"
+
+namespace akts {
+namespace {
+
+using json = nlohmann::json;
+
+Error bad(std::string_view where, std::string_view what) {
+  return errorf(ErrorKind::kInvalidArgument, "config: {}: {}", where, what);
+}
+
+Result<uint32_t> class_of(const json& v, std::string_view where) {
+  if (!v.is_string()) return bad(where, "\"class\" must be \"lc\" or \"be\"");
+  if (v == "lc") return static_cast<uint32_t>(AKTS_CLASS_LC);
+  if (v == "be") return static_cast<uint32_t>(AKTS_CLASS_BE);
+  return bad(where, fmt::format("\"class\" must be \"lc\" or \"be\", not {}", v.dump()));
+}
+
+Result<Matcher> parse_matcher(const json& m, size_t index) {
+  std::string where = fmt::format("classes[{}]", index);
+  if (!m.is_object()) return bad(where, "must be an object");
+  Matcher out;
+  int kinds = 0;
+  for (const auto& [key, v] : m.items()) {
+    if (key == "class") {
+      auto c = class_of(v, where);
+      if (!c) return c.error();
+      out.cls = *c;
+    } else if (key == "pid") {
+      ++kinds;
+      out.kind = Matcher::Kind::kPid;
+      if (!v.is_number_unsigned() || v.get<uint64_t>() == 0 || v.get<uint64_t>() > 4194304)
+        return bad(where, fmt::format("\"pid\" must be a process id (1 to 4194304), not {}", v.dump()));
+      out.pid = v.get<uint32_t>();
+    } else if (key == "cgroup") {
+      ++kinds;
+      out.kind = Matcher::Kind::kCgroup;
+      if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>()[0] != '/')
+        return bad(where, "\"cgroup\" must be an absolute cgroup path such as \"/serving\"");
+      out.value = v.get<std::string>();
+      while (out.value.size() > 1 && out.value.back() == '/') out.value.pop_back();
+    } else if (key == "comm") {
+      ++kinds;
+      out.kind = Matcher::Kind::kComm;
+      if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().size() > 15)
+        return bad(where, "\"comm\" must be a command name of 1 to 15 bytes (the kernel truncates longer ones)");
+      out.value = v.get<std::string>();
+    } else {
+      return bad(where, fmt::format("unknown key \"{}\" (expected class and one of pid, cgroup, comm)", key));
+    }
+  }
+  if (!m.contains("class")) return bad(where, "missing \"class\"");
+  if (kinds != 1) return bad(where, "needs exactly one of \"pid\", \"cgroup\", \"comm\"");
+  return out;
+}
+
+}  // namespace
+
+std::string Matcher::describe() const {
+  switch (kind) {
+    case Kind::kPid: return fmt::format("pid {}", pid);
+    case Kind::kCgroup: return "cgroup " + value;
+    case Kind::kComm: return "comm " + value;
+  }
+  return "?";
+}
+
+Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::string>& known_policies) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return make_error(ErrorKind::kInvalidArgument, "config: not valid JSON");
+  if (!j.is_object()) return make_error(ErrorKind::kInvalidArgument, "config: must be a JSON object");
+  DaemonConfig c;
+  for (const auto& [key, v] : j.items()) {
+    if (key == "socket") {
+      if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>()[0] != '/' ||
+          v.get<std::string>().size() > 107)
+        return bad(key, "must be an absolute path of at most 107 bytes");
+      c.socket_path = v;
+    } else if (key == "socket_mode") {
+      if (!v.is_string()) return bad(key, "must be an octal string such as \"0600\"");
+      const auto& s = v.get_ref<const std::string&>();
+      if (s.empty() || s.size() > 4 || s.find_first_not_of("01234567") != std::string::npos)
+        return bad(key, fmt::format("\"{}\" is not an octal mode such as \"0600\"", s));
+      c.socket_mode = static_cast<mode_t>(std::stoul(s, nullptr, 8));
+      if (c.socket_mode & 0007) return bad(key, "must not give access to others (the socket switches the scheduler)");
+    } else if (key == "policies") {
+      if (!v.is_array() || v.empty() || v.size() > AKTS_MAX_SLOTS)
+        return bad(key, fmt::format("must be a list of 1 to {} policy names", AKTS_MAX_SLOTS));
+      c.policies.clear();
+      for (const auto& p : v) {
+        if (!p.is_string()) return bad(key, "policy names are strings");
+        bool known = false;
+        for (const auto& k : known_policies) known = known || k == p.get<std::string>();
+        if (!known) return bad(key, fmt::format("no policy named {}", p.dump()));
+        c.policies.push_back(p);
+      }
+    } else if (key == "initial") {
+      if (v.is_number_unsigned())
+        c.initial = std::to_string(v.get<uint64_t>());
+      else if (v.is_string())
+        c.initial = v;
+      else
+        return bad(key, "must be a policy name or a slot number");
+    } else if (key == "switch_all") {
+      if (!v.is_boolean()) return bad(key, "must be true or false");
+      c.switch_all = v;
+    } else if (key == "scan_interval_ms") {
+      if (!v.is_number_unsigned() || v.get<uint64_t>() < 10 || v.get<uint64_t>() > 60000)
+        return bad(key, "must be a whole number of milliseconds from 10 to 60000");
+      c.scan_interval_ms = v;
+    } else if (key == "classes") {
+      if (!v.is_array()) return bad(key, "must be a list of matchers");
+      for (size_t i = 0; i < v.size(); ++i) {
+        auto m = parse_matcher(v[i], i);
+        if (!m) return m.error();
+        c.matchers.push_back(*m);
+      }
+    } else {
+      return bad(key, "unknown key");
+    }
+  }
+  // The initial selection must name a configured policy.
+  bool found = false;
+  for (size_t i = 0; i < c.policies.size(); ++i)
+    found = found || c.policies[i] == c.initial || std::to_string(i) == c.initial;
+  if (!found) return bad("initial", fmt::format("\"{}\" is not one of the configured policies or slots", c.initial));
+  return c;
+}
+
+Result<DaemonConfig> load_config(const std::string& path, const std::vector<std::string>& known_policies) {
+  std::ifstream in(path);
+  if (!in) return sys_error("cannot read config " + path, errno);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (ss.str().size() > (1 << 20)) return errorf(ErrorKind::kInvalidArgument, "config {} is larger than 1 MiB", path);
+  auto c = parse_config(ss.str(), known_policies);
+  if (!c) {
+    Error e = c.error();
+    e.message = path + ": " + e.message;
+    return e;
+  }
+  return c;
+}
+
+}  // namespace akts

@@ -1,0 +1,54 @@
+// The daemon's configuration file (JSON) and the class matchers in it.
+//
+//   {
+//     "socket": "/run/akts/akts.sock",   "socket_mode": "0600",
+//     "policies": ["latency", "throughput"],       // slot order
+//     "initial": "throughput",                     // a policy name or slot number
+//     "switch_all": false,                         // manage every task, not only matched ones
+//     "scan_interval_ms": 100,
+//     "classes": [
+//       {"class": "lc", "comm": "llama-server"},
+//       {"class": "lc", "cgroup": "/serving"},     // that cgroup and everything below it
+//       {"class": "be", "pid": 4242}
+//     ]
+//   }
+//
+// Unknown keys, wrong types and impossible values are errors that name the
+// offending key; a file that fails to parse changes nothing.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace akts {
+
+struct Matcher {
+  enum class Kind { kPid, kCgroup, kComm };
+  Kind kind = Kind::kComm;
+  uint32_t pid = 0;   // kPid
+  std::string value;  // kCgroup: an absolute path; kComm: a command name (<= 15 bytes)
+  uint32_t cls = 0;   // enum akts_class
+
+  std::string describe() const;  // "comm llama-server", "cgroup /serving", "pid 42"
+};
+
+struct DaemonConfig {
+  std::string socket_path = "/run/akts/akts.sock";
+  mode_t socket_mode = 0600;
+  std::vector<std::string> policies = {"latency", "throughput"};
+  std::string initial = "0";
+  bool switch_all = false;
+  uint32_t scan_interval_ms = 100;
+  std::vector<Matcher> matchers;
+};
+
+// `known_policies`: the names a config may use.
+Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::string>& known_policies);
+Result<DaemonConfig> load_config(const std::string& path, const std::vector<std::string>& known_policies);
+
+}  // namespace akts

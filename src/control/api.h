@@ -1,0 +1,58 @@
+// The control API (method set v1) over an abstract backend: the daemon backs it
+// with the execution plane; unit tests back it with a fake. Validation lives
+// here, so every transport (socket, CLI, MCP later) refuses the same inputs.
+//
+//   v1.version                     -> {api_version, akts_version, methods}
+//   v1.policies                    -> {slots, policies: [{slot, name, summary, pick_when}], selected, effective}
+//   v1.switch {target, force?}     -> {previous, selected, policy}
+//        target: a slot number (integer or decimal string) or a policy name.
+//        An empty or out-of-range slot is refused unless force is true (then
+//        the dispatcher falls through to its default: inert by design).
+//   v1.status                      -> scheduler state, selection, managed processes, exit info
+//   v1.stats                       -> cumulative counters and wait histograms
+//   v1.classify {pid, class}       -> class is "lc" or "be"; the process and its threads and children
+//   v1.unclassify {pid}
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "control/jsonrpc.h"
+
+namespace akts::control {
+
+inline constexpr int kApiVersion = 1;
+
+struct PolicyView {
+  uint32_t slot = 0;
+  std::string name;
+  std::string summary;
+  std::string pick_when;
+};
+
+class ControlBackend {
+ public:
+  virtual ~ControlBackend() = default;
+  virtual std::vector<PolicyView> policies() const = 0;  // the filled slots
+  virtual uint32_t slot_count() const = 0;
+  virtual uint32_t selected() const = 0;
+  virtual uint32_t effective() const = 0;
+  virtual Status select(uint32_t slot) = 0;
+  virtual json status() const = 0;
+  virtual Result<json> stats() const = 0;
+  virtual Status classify(uint32_t pid, uint32_t cls) = 0;
+  virtual Status unclassify(uint32_t pid) = 0;
+};
+
+// Resolves what a person or an agent asked to switch to. Refuses anything that
+// is not exactly a filled slot's number or a policy's name (unless force).
+Result<uint32_t> resolve_switch_target(const json& target, const std::vector<PolicyView>& policies,
+                                       uint32_t slot_count, bool force);
+
+// Parses "lc" / "be" (any case is refused: exactly these two words).
+Result<uint32_t> parse_class(std::string_view text);
+
+void register_v1(Dispatcher& d, ControlBackend& backend);
+
+}  // namespace akts::control

@@ -1,0 +1,60 @@
+// JSON-RPC 2.0, transport-free: one request text in, one response text out.
+// Everything malformed gets the specification's error codes and changes nothing.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+
+namespace akts::control {
+
+using json = nlohmann::json;
+
+inline constexpr size_t kMaxRequestBytes = 64 * 1024;
+
+enum RpcCode : int {
+  kParseError = -32700,
+  kInvalidRequest = -32600,
+  kMethodNotFound = -32601,
+  kInvalidParams = -32602,
+  kInternalError = -32603,
+  kServerError = -32000,  // the request was valid but the operation failed
+  kBusy = -32001,         // another scheduler owns sched_ext, or similar
+  kUnavailable = -32002,  // the kernel side is not there (scheduler ejected, ...)
+};
+
+// Maps a library error onto a JSON-RPC error code.
+int rpc_code_for(const Error& e);
+
+class Dispatcher {
+ public:
+  // A handler gets the request's params (an object; {} when absent) and returns
+  // the result or an Error; kInvalidArgument errors become "invalid params".
+  using Handler = std::function<Result<json>(const json& params)>;
+
+  void add(std::string method, Handler handler);
+  // The response to one request (or batch); "" when nothing is to be sent back
+  // (notifications).
+  std::string handle(std::string_view request) const;
+  std::vector<std::string> methods() const;
+
+ private:
+  json handle_one(const json& req) const;
+  std::map<std::string, Handler, std::less<>> handlers_;
+};
+
+json make_error_response(const json& id, int code, std::string_view message, const json& data = nullptr);
+
+// Strict readers for params; each names the parameter in its error.
+Result<std::string> param_string(const json& params, std::string_view name);
+Result<uint32_t> param_u32(const json& params, std::string_view name);
+Result<bool> param_bool(const json& params, std::string_view name, bool dflt);
+// Refuses parameters outside `allowed`.
+Status check_param_names(const json& params, std::initializer_list<std::string_view> allowed);
+
+}  // namespace akts::control
