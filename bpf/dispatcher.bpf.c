@@ -199,8 +199,28 @@ s32 BPF_STRUCT_OPS(akts_init_task, struct task_struct *p, struct scx_init_task_a
 	tctx = bpf_task_storage_get(&akts_tasks, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!tctx)
 		return -ENOMEM;
+	/*
+	 * A new process inherits its parent's class at once; the daemon's rules
+	 * may refine it at its next scan. Threads share their process's entry.
+	 */
+	if (args->fork && p->pid == p->tgid) {
+		u32 tgid = p->tgid, ptgid = BPF_CORE_READ(p, real_parent, tgid);
+		u32 *pcls = bpf_map_lookup_elem(&akts_classes, &ptgid);
+
+		if (pcls && !bpf_map_lookup_elem(&akts_classes, &tgid))
+			bpf_map_update_elem(&akts_classes, &tgid, pcls, BPF_NOEXIST);
+	}
 	tctx->cls = akts_lookup_class(p);
 	return 0;
+}
+
+/* A process's class goes with it. */
+void BPF_STRUCT_OPS(akts_exit_task, struct task_struct *p, struct scx_exit_task_args *args)
+{
+	u32 tgid = p->tgid;
+
+	if (p->pid == p->tgid)
+		bpf_map_delete_elem(&akts_classes, &tgid);
 }
 
 void BPF_STRUCT_OPS(akts_enable, struct task_struct *p)
@@ -268,6 +288,7 @@ SCX_OPS_DEFINE(akts_ops,
 	       .stopping = (void *)akts_stopping,
 	       .quiescent = (void *)akts_quiescent,
 	       .init_task = (void *)akts_init_task,
+	       .exit_task = (void *)akts_exit_task,
 	       .enable = (void *)akts_enable,
 	       .init = (void *)akts_init,
 	       .exit = (void *)akts_exit,

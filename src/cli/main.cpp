@@ -1,6 +1,8 @@
 // akts: the command line. Each subcommand parses its arguments strictly, does
-// its work through the library, and turns errors into a message and an exit
-// status here, and only here.
+// its work through the library (or the daemon's socket), and turns errors into
+// a message and an exit status here, and only here.
+//
+// Exit status: 0 done, 1 failed, 2 bad input (nothing changed), 3 no daemon.
 #include <unistd.h>
 
 #include <iostream>
@@ -8,8 +10,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "akts.h"
+#include "classify/config.h"
+#include "cli/client_commands.h"
 #include "common/log.h"
 #include "common/parse.h"
+#include "daemon/daemon.h"
 #include "exec/policy_library.h"
 #include "selftest/selftest.h"
 
@@ -18,6 +24,12 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitFail = 1;
 constexpr int kExitUsage = 2;
+
+std::vector<std::string> known_policies() {
+  std::vector<std::string> names;
+  for (const auto& p : akts::builtin_policies()) names.emplace_back(p.name);
+  return names;
+}
 
 int cmd_selftest(const akts::SelftestOptions& opts, bool json) {
   if (geteuid() != 0) spdlog::warn("selftest loads BPF programs and usually needs root");
@@ -43,18 +55,148 @@ int cmd_library(bool json) {
   return kExitOk;
 }
 
+struct DaemonFlags {
+  std::string config;
+  bool check_config = false;
+  std::string socket;
+  std::vector<std::string> policies;
+  std::string initial;
+  bool switch_all = false;
+  bool json = false;
+};
+
+int cmd_daemon(const DaemonFlags& f) {
+  akts::DaemonConfig cfg;
+  if (!f.config.empty()) {
+    auto c = akts::load_config(f.config, known_policies());
+    if (!c) {
+      if (f.json)
+        std::cout << nlohmann::json{{"valid", false}, {"error", c.error().to_string()}}.dump(2) << "\n";
+      else
+        std::cerr << "akts: " << c.error().to_string() << "\n";
+      return kExitUsage;
+    }
+    cfg = *c;
+  }
+  // Flags override the file; the result is validated the same way.
+  nlohmann::json overrides = nlohmann::json::object();
+  if (!f.socket.empty()) overrides["socket"] = f.socket;
+  if (!f.policies.empty()) overrides["policies"] = f.policies;
+  if (!f.initial.empty()) overrides["initial"] = f.initial;
+  if (f.switch_all) overrides["switch_all"] = true;
+  if (!overrides.empty()) {
+    nlohmann::json merged = {{"socket", cfg.socket_path},
+                             {"socket_mode", fmt::format("{:04o}", cfg.socket_mode)},
+                             {"policies", cfg.policies},
+                             {"initial", cfg.initial},
+                             {"switch_all", cfg.switch_all},
+                             {"scan_interval_ms", cfg.scan_interval_ms}};
+    merged.update(overrides);
+    if (overrides.contains("policies") && !overrides.contains("initial")) merged["initial"] = "0";
+    auto c = akts::parse_config(merged.dump(), known_policies());
+    if (!c) {
+      std::cerr << "akts: " << c.error().to_string() << "\n";
+      return kExitUsage;
+    }
+    c->matchers = cfg.matchers;
+    cfg = *c;
+  }
+  if (f.check_config) {
+    if (f.json) {
+      nlohmann::json m = nlohmann::json::array();
+      for (const auto& x : cfg.matchers)
+        m.push_back({{"match", x.describe()}, {"class", x.cls == AKTS_CLASS_LC ? "lc" : "be"}});
+      std::cout << nlohmann::json{{"valid", true},      {"socket", cfg.socket_path}, {"policies", cfg.policies},
+                                  {"initial", cfg.initial}, {"switch_all", cfg.switch_all}, {"classes", m}}
+                       .dump(2)
+                << "\n";
+    } else {
+      std::cout << fmt::format("config OK: socket {} (mode {:04o}), policies {}, initial {}, {}\n", cfg.socket_path,
+                               cfg.socket_mode, fmt::join(cfg.policies, ","), cfg.initial,
+                               cfg.switch_all ? "all tasks" : "partial mode");
+      for (const auto& x : cfg.matchers)
+        std::cout << fmt::format("  {:<32} -> {}\n", x.describe(), x.cls == AKTS_CLASS_LC ? "lc" : "be");
+    }
+    return kExitOk;
+  }
+  return akts::run_daemon(cfg);
+}
+
+void add_client_flags(CLI::App* sub, akts::cli::ClientOptions& o) {
+  sub->add_flag("--json", o.json, "print JSON");
+  sub->add_option("--socket", o.socket, "the daemon's control socket")->capture_default_str();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
       "akts: switch sched_ext scheduling policies at run time by writing one integer.\n"
       "A library of policies is verified once at load time; a dispatcher tail-calls the selected one.\n"
-      "An index that names no policy falls through to a safe default."};
+      "An index that names no policy falls through to a safe default.\n\n"
+      "  sudo akts daemon --config /etc/akts/akts.json   own the scheduler, serve the socket\n"
+      "  akts policies | akts switch latency | akts status | akts stats --interval 1s\n"
+      "  akts run --class lc -- CMD                       run CMD as latency-critical\n"
+      "Exit status: 0 done, 1 failed, 2 bad input (nothing changed), 3 no daemon."};
   app.require_subcommand(1);
   int verbose = 0;
   app.add_flag("-v,--verbose", verbose, "more output (-v: debug and libbpf's log, -vv: trace)");
   app.set_version_flag("--version", std::string("akts ") + AKTS_VERSION);
 
+  // daemon
+  DaemonFlags df;
+  auto* daemon = app.add_subcommand("daemon",
+                                    "Own the scheduler: load and verify the library, attach, serve the control "
+                                    "socket, place processes by class. Stops cleanly on SIGINT/SIGTERM.");
+  daemon->add_option("-c,--config", df.config, "JSON config (socket, policies, initial, switch_all, classes)");
+  daemon->add_flag("--check-config", df.check_config, "validate the config and print it, then exit");
+  daemon->add_option("--socket", df.socket, "control socket path (default /run/akts/akts.sock)");
+  daemon->add_option("--policies", df.policies, "policies in slot order (default: latency throughput)")
+      ->delimiter(',');
+  daemon->add_option("--initial", df.initial, "the policy (name or slot) selected at attach");
+  daemon->add_flag("--switch-all", df.switch_all, "manage every task, not only SCHED_EXT ones");
+  daemon->add_flag("--json", df.json, "with --check-config: print JSON");
+
+  // client commands
+  akts::cli::ClientOptions co;
+  auto* policies = app.add_subcommand("policies", "List the loaded policies by slot, and which one runs.");
+  add_client_flags(policies, co);
+
+  std::string target;
+  bool force = false;
+  auto* sw = app.add_subcommand("switch",
+                                "Select a policy by slot number or name. Empty and out-of-range slots are refused\n"
+                                "unless --force (then the dispatcher runs its built-in default).");
+  sw->add_option("target", target, "slot number or policy name")->required();
+  sw->add_flag("--force", force, "select even an empty or out-of-range slot");
+  add_client_flags(sw, co);
+
+  auto* status = app.add_subcommand("status", "Scheduler state, selected and running policy, managed processes.");
+  add_client_flags(status, co);
+
+  std::string interval_text;
+  int count = 0;
+  auto* stats = app.add_subcommand("stats",
+                                   "Per-slot invocations and per-class wait p50/p99. Without --interval: the totals "
+                                   "since attach;\nwith it: one line per interval (like the scx schedulers' stats).");
+  stats->add_option("-i,--interval", interval_text, "e.g. 1s, 500ms");
+  stats->add_option("-n,--count", count, "intervals to print (default: until interrupted)")->check(CLI::Range(0, 1000000));
+  add_client_flags(stats, co);
+
+  std::string run_class = "lc";
+  std::vector<std::string> run_argv;
+  auto* run = app.add_subcommand("run", "Run a command in a class (default lc); its threads and children follow.");
+  run->add_option("--class", run_class, "lc or be")->check(CLI::IsMember({"lc", "be"}));
+  run->add_option("--socket", co.socket, "the daemon's control socket")->capture_default_str();
+  run->add_option("command", run_argv, "the command and its arguments (after --)")->required();
+
+  std::string cl_pid, cl_class;
+  auto* classify = app.add_subcommand("classify", "Put a running process (and its threads, children) in a class.");
+  classify->add_option("pid", cl_pid, "process id")->required();
+  classify->add_option("class", cl_class, "lc or be")->required()->check(CLI::IsMember({"lc", "be"}));
+  add_client_flags(classify, co);
+
+  // local commands
   akts::SelftestOptions st;
   bool st_json = false;
   auto* selftest = app.add_subcommand(
@@ -113,5 +255,23 @@ int main(int argc, char** argv) {
     return cmd_selftest(st, st_json);
   }
   if (*library) return cmd_library(lib_json);
+  if (*daemon) return cmd_daemon(df);
+  if (*policies) return akts::cli::cmd_policies(co);
+  if (*sw) return akts::cli::cmd_switch(co, target, force);
+  if (*status) return akts::cli::cmd_status(co);
+  if (*stats) {
+    std::chrono::nanoseconds interval{0};
+    if (!interval_text.empty()) {
+      auto d = akts::parse_duration(interval_text, "--interval");
+      if (!d || d->count() < 10'000'000) {
+        std::cerr << "akts: " << (d ? "--interval: at least 10ms" : d.error().to_string()) << "\n";
+        return kExitUsage;
+      }
+      interval = *d;
+    }
+    return akts::cli::cmd_stats(co, interval, count);
+  }
+  if (*run) return akts::cli::cmd_run(co, run_class, run_argv);
+  if (*classify) return akts::cli::cmd_classify(co, cl_pid, cl_class);
   return kExitFail;
 }

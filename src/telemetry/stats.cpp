@@ -112,4 +112,26 @@ nlohmann::json Stats::to_json() const {
   return j;
 }
 
+std::optional<Stats> Stats::from_json(const nlohmann::json& j) {
+  try {
+    Stats s;
+    for (uint32_t cb = 0; cb < kNumCallbacks; ++cb) {
+      const auto& c = j.at("callbacks").at(std::string(callback_name(cb)));
+      s.entries[cb] = c.at("entries").get<uint64_t>();
+      s.fallthrough[cb] = c.at("fallthrough").get<uint64_t>();
+      const auto& by_slot = c.at("calls_by_slot");
+      if (by_slot.size() != kMaxSlots) return std::nullopt;
+      for (uint32_t k = 0; k < kMaxSlots; ++k) s.calls[cb][k] = by_slot[k].get<uint64_t>();
+    }
+    for (uint32_t cls = 0; cls < kNumClasses; ++cls) {
+      const auto& h = j.at("wait").at(std::string(class_name(cls))).at("log2_histogram");
+      if (h.size() != kWaitBuckets) return std::nullopt;
+      for (uint32_t b = 0; b < kWaitBuckets; ++b) s.wait_hist[cls][b] = h[b].get<uint64_t>();
+    }
+    return s;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace akts

@@ -44,6 +44,8 @@ struct Stats {
   std::optional<double> wait_percentile_ns(uint32_t cls, double q) const;
 
   nlohmann::json to_json() const;
+  // The inverse of to_json (counters and histograms); refuses a malformed document.
+  static std::optional<Stats> from_json(const nlohmann::json& j);
 };
 
 }  // namespace akts

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Guest test runner: runs every registered test serially on the real sched_ext
+# Guest test runner (run.sh [TEST...]): runs the registered tests serially on the real sched_ext
 # kernel and prints TAP. Each test is a function `t_<name>` that prints its own
 # TAP lines through `ok` / `not_ok` (one test may judge several checks). The
 # TAP also goes to /akts/out/tap for the host. Exit status: 0 only if nothing
@@ -34,7 +34,11 @@ TESTS=(
 	selftest            # the execution plane's checks (gates, invalid index, storm, override)
 	cli_errors          # bad arguments get a clear error and a non-zero exit
 	busy_refusal        # akts refuses to attach while another scheduler is active
+	daemon              # the daemon, its socket and the CLI, end to end
 )
+
+# Arguments name the tests to run (default: all).
+(($#)) && TESTS=("$@")
 
 diag "kernel $(uname -r), sched_ext state $(cat /sys/kernel/sched_ext/state), $(nproc) CPUs"
 for t in "${TESTS[@]}"; do

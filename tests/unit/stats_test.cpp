@@ -55,5 +55,21 @@ TEST(Stats, JsonNamesEveryCallback) {
   EXPECT_TRUE(j["wait"]["lc"]["p50_ns"].is_null());
 }
 
+TEST(Stats, JsonRoundTrip) {
+  Stats s;
+  s.entries[AKTS_CB_RUNNING] = 7;
+  s.calls[AKTS_CB_RUNNING][3] = 6;
+  s.fallthrough[AKTS_CB_RUNNING] = 1;
+  s.wait_hist[AKTS_CLASS_LC][5] = 9;
+  auto back = Stats::from_json(s.to_json());
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->calls[AKTS_CB_RUNNING][3], 6u);
+  EXPECT_EQ(back->waits(AKTS_CLASS_LC), 9u);
+  EXPECT_FALSE(Stats::from_json(nlohmann::json::object()).has_value());
+  auto j = s.to_json();
+  j["callbacks"]["enqueue"]["calls_by_slot"] = {1, 2};
+  EXPECT_FALSE(Stats::from_json(j).has_value());
+}
+
 }  // namespace
 }  // namespace akts

@@ -1,0 +1,204 @@
+#include "cli/client_commands.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "common/parse.h"
+#include "control/unix_server.h"
+#include "telemetry/stats.h"
+
+namespace akts::cli {
+namespace {
+
+using control::json;
+
+constexpr int kOk = 0;
+constexpr int kFail = 1;
+constexpr int kUsage = 2;
+constexpr int kNoDaemon = 3;
+
+int report(const Error& e, bool as_json) {
+  if (as_json)
+    std::cout << json{{"error", {{"kind", error_kind_name(e.kind)}, {"message", e.to_string()}}}}.dump(2) << "\n";
+  else
+    std::cerr << "akts: " << e.to_string() << "\n";
+  if (e.kind == ErrorKind::kUnsupported) return kNoDaemon;
+  return e.kind == ErrorKind::kInvalidArgument ? kUsage : kFail;
+}
+
+Result<json> call(const ClientOptions& o, const std::string& method, const json& params = json::object()) {
+  return control::rpc_call(o.socket, method, params);
+}
+
+std::string fmt_ns(std::optional<double> ns) {
+  if (!ns) return "-";
+  if (*ns < 1e3) return fmt::format("{:.0f}ns", *ns);
+  if (*ns < 1e6) return fmt::format("{:.0f}us", *ns / 1e3);
+  if (*ns < 1e9) return fmt::format("{:.1f}ms", *ns / 1e6);
+  return fmt::format("{:.2f}s", *ns / 1e9);
+}
+
+std::string slot_name(const json& names, uint32_t slot) {
+  auto key = std::to_string(slot);
+  if (names.contains(key)) return names[key].get<std::string>();
+  return slot == 0xffffffffu ? "none (0xffffffff)" : fmt::format("none (slot {})", slot);
+}
+
+}  // namespace
+
+int cmd_policies(const ClientOptions& o) {
+  auto r = call(o, "v1.policies");
+  if (!r) return report(r.error(), o.json);
+  if (o.json) {
+    std::cout << r->dump(2) << "\n";
+    return kOk;
+  }
+  uint32_t sel = (*r)["selected"], eff = (*r)["effective"];
+  std::cout << fmt::format("{:>4}  {:<12} {}\n", "slot", "policy", "what it does / when to pick it");
+  for (const auto& p : (*r)["policies"]) {
+    uint32_t slot = p["slot"];
+    std::string mark = slot == eff ? (slot == sel ? " *" : " !") : (slot == sel ? " s" : "  ");
+    std::cout << fmt::format("{:>4}{} {:<12} {}\n{:>7}{:<12} pick: {}\n", slot, mark, p["name"].get<std::string>(),
+                             p["summary"].get<std::string>(), "", "", p["pick_when"].get<std::string>());
+  }
+  std::cout << fmt::format("{} slots; * active. Empty and out-of-range slots run the built-in default.\n",
+                           (*r)["slots"].get<uint32_t>());
+  return kOk;
+}
+
+int cmd_switch(const ClientOptions& o, const std::string& target, bool force) {
+  json params = {{"target", target}};
+  if (force) params["force"] = true;
+  auto r = call(o, "v1.switch", params);
+  if (!r) return report(r.error(), o.json);
+  if (o.json) {
+    std::cout << r->dump(2) << "\n";
+    return kOk;
+  }
+  const json& pol = (*r)["policy"];
+  std::cout << fmt::format("switched: slot {} -> slot {} ({})\n", (*r)["previous"].get<uint32_t>(),
+                           (*r)["selected"].get<uint32_t>(),
+                           pol.is_null() ? "no policy: the built-in default runs" : pol.get<std::string>());
+  if ((*r)["effective"] != (*r)["selected"])
+    std::cout << fmt::format("note: the in-kernel override is active; slot {} runs\n",
+                             (*r)["effective"].get<uint32_t>());
+  return kOk;
+}
+
+int cmd_status(const ClientOptions& o) {
+  auto r = call(o, "v1.status");
+  if (!r) return report(r.error(), o.json);
+  if (o.json) {
+    std::cout << r->dump(2) << "\n";
+    return kOk;
+  }
+  const json& s = *r;
+  auto pname = [](const json& p) { return p.is_null() ? std::string("none: built-in default") : p.get<std::string>(); };
+  std::cout << fmt::format("scheduler   {} ({}), {}\n", s["scheduler"]["state"].get<std::string>(),
+                           s["scheduler"]["ops"].get<std::string>(), s["mode"].get<std::string>());
+  std::cout << fmt::format("selected    slot {} ({})\n", s["selected"]["slot"].get<uint32_t>(),
+                           pname(s["selected"]["policy"]));
+  if (s["override"]["active"].get<bool>())
+    std::cout << fmt::format("override    slot {} (set in the kernel)\n", s["override"]["slot"].get<uint32_t>());
+  std::cout << fmt::format("running     slot {} ({})\n", s["effective"]["slot"].get<uint32_t>(),
+                           pname(s["effective"]["policy"]));
+  std::cout << fmt::format("uptime      {:.1f} s\n", s["uptime_seconds"].get<double>());
+  const auto& managed = s["managed_processes"];
+  std::cout << fmt::format("managed     {} process{}\n", managed.size(), managed.size() == 1 ? "" : "es");
+  for (const auto& m : managed)
+    std::cout << fmt::format("  {:>7}  {:<16} {}  ({})\n", m["pid"].get<uint32_t>(), m["comm"].get<std::string>(),
+                             m["class"].get<std::string>(), m["reason"].get<std::string>());
+  if (!s["exit"].is_null())
+    std::cout << fmt::format("exit        {} {}\n", s["exit"]["kind"].get<std::string>(),
+                             s["exit"]["reason"].get<std::string>());
+  return kOk;
+}
+
+int cmd_stats(const ClientOptions& o, std::chrono::nanoseconds interval, int count) {
+  auto first = call(o, "v1.stats");
+  if (!first) return report(first.error(), o.json);
+  if (interval.count() == 0) {
+    if (o.json) {
+      std::cout << first->dump(2) << "\n";
+      return kOk;
+    }
+  }
+  auto prev_stats = Stats::from_json(*first);
+  if (!prev_stats) return report(make_error(ErrorKind::kSystem, "the daemon's stats are malformed"), o.json);
+  int64_t prev_ts = (*first)["timestamp_ns"];
+  auto print = [&](const json& snap, const Stats& d, double secs) {
+    const json& names = snap["policy_names"];
+    uint32_t eff = snap["effective"];
+    uint64_t total = d.total_entries(), ft = d.total_fallthrough();
+    if (o.json) {
+      json j = d.to_json();
+      j["interval_seconds"] = secs;
+      j["effective"] = eff;
+      j["policy"] = names.contains(std::to_string(eff)) ? names[std::to_string(eff)] : json(nullptr);
+      std::cout << j.dump() << "\n";
+      return;
+    }
+    std::string slots;
+    for (uint32_t k = 0; k < kMaxSlots; ++k)
+      if (uint64_t c = d.total_calls(k))
+        slots += fmt::format(" {}={:.1f}%", slot_name(names, k), total ? 100.0 * c / total : 0.0);
+    std::cout << fmt::format("[akts] {:5.2f}s  running {:<12} {:>9.0f} calls/s  reached:{}  default={:.1f}%\n", secs,
+                             slot_name(names, eff), total / secs, slots.empty() ? " -" : slots,
+                             total ? 100.0 * ft / total : 0.0);
+    std::cout << fmt::format("       wait  lc p50 {:>7} p99 {:>7} (n={})   be p50 {:>7} p99 {:>7} (n={})\n",
+                             fmt_ns(d.wait_percentile_ns(AKTS_CLASS_LC, 0.5)),
+                             fmt_ns(d.wait_percentile_ns(AKTS_CLASS_LC, 0.99)), d.waits(AKTS_CLASS_LC),
+                             fmt_ns(d.wait_percentile_ns(AKTS_CLASS_BE, 0.5)),
+                             fmt_ns(d.wait_percentile_ns(AKTS_CLASS_BE, 0.99)), d.waits(AKTS_CLASS_BE));
+    std::cout.flush();
+  };
+  if (interval.count() == 0) {
+    print(*first, *prev_stats, 1.0);
+    return kOk;
+  }
+  for (int i = 0; count == 0 || i < count; ++i) {
+    std::this_thread::sleep_for(interval);
+    auto snap = call(o, "v1.stats");
+    if (!snap) return report(snap.error(), o.json);
+    auto s = Stats::from_json(*snap);
+    if (!s) return report(make_error(ErrorKind::kSystem, "the daemon's stats are malformed"), o.json);
+    int64_t ts = (*snap)["timestamp_ns"];
+    print(*snap, *s - *prev_stats, static_cast<double>(ts - prev_ts) / 1e9);
+    prev_stats = s;
+    prev_ts = ts;
+  }
+  return kOk;
+}
+
+int cmd_classify(const ClientOptions& o, const std::string& pid_text, const std::string& cls) {
+  auto pid = parse_u32(pid_text, "pid");
+  if (!pid) return report(pid.error(), o.json);
+  auto r = call(o, "v1.classify", {{"pid", *pid}, {"class", cls}});
+  if (!r) return report(r.error(), o.json);
+  if (o.json)
+    std::cout << r->dump(2) << "\n";
+  else
+    std::cout << fmt::format("pid {} is {} (its threads and children follow)\n", *pid, cls);
+  return kOk;
+}
+
+int cmd_run(const ClientOptions& o, const std::string& cls, const std::vector<std::string>& argv) {
+  if (argv.empty()) return report(make_error(ErrorKind::kInvalidArgument, "run: no command given (akts run -- CMD)"), false);
+  auto r = call(o, "v1.classify", {{"pid", static_cast<uint32_t>(getpid())}, {"class", cls}});
+  if (!r) return report(r.error(), false);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  execvp(args[0], args.data());
+  int e = errno;
+  std::cerr << fmt::format("akts: run: cannot execute {}: {}\n", argv[0], std::strerror(e));
+  return e == ENOENT ? 127 : 126;
+}
+
+}  // namespace akts::cli

@@ -1,0 +1,226 @@
+#include "daemon/daemon.h"
+
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "classify/process_tracker.h"
+#include "common/parse.h"
+#include "control/api.h"
+#include "control/unix_server.h"
+#include "exec/execution_plane.h"
+#include "exec/policy_library.h"
+#include "exec/sched_ext_sysfs.h"
+
+namespace akts {
+namespace {
+
+using control::json;
+
+// The control API's view of the running daemon.
+class DaemonBackend : public control::ControlBackend {
+ public:
+  DaemonBackend(ExecutionPlane& plane, ProcessTracker& tracker, const DaemonConfig& cfg)
+      : plane_(plane), tracker_(tracker), cfg_(cfg), started_(std::chrono::steady_clock::now()) {}
+
+  std::vector<control::PolicyView> policies() const override {
+    std::vector<control::PolicyView> out;
+    for (const auto& p : plane_.policies()) {
+      const PolicySpec* spec = find_policy(p.name);
+      out.push_back({p.slot, p.name, std::string(spec ? spec->summary : ""),
+                     std::string(spec ? spec->pick_when : "")});
+    }
+    return out;
+  }
+  uint32_t slot_count() const override { return AKTS_MAX_SLOTS; }
+  uint32_t selected() const override { return plane_.selected(); }
+  uint32_t effective() const override { return plane_.effective_slot(); }
+  Status select(uint32_t slot) override {
+    uint32_t prev = plane_.selected();
+    plane_.select(slot);
+    spdlog::info("switched slot {} -> {}", prev, slot);
+    return {};
+  }
+  json status() const override {
+    auto st = read_sched_ext_state();
+    auto ei = plane_.exit_info();
+    json policies = json::array();
+    std::string selected_name, effective_name;
+    for (const auto& p : plane_.policies()) {
+      policies.push_back({{"slot", p.slot}, {"name", p.name}});
+      if (p.slot == plane_.selected()) selected_name = p.name;
+      if (p.slot == plane_.effective_slot()) effective_name = p.name;
+    }
+    uint32_t ovr = plane_.override_word();
+    return {{"scheduler", {{"state", st.state}, {"ops", st.ops}, {"attached", plane_.attached()}}},
+            {"selected", {{"slot", plane_.selected()}, {"policy", name_or_null(selected_name)}}},
+            {"override",
+             {{"active", (ovr & AKTS_OVERRIDE_ACTIVE) != 0},
+              {"slot", (ovr & AKTS_OVERRIDE_ACTIVE) ? json(ovr & AKTS_OVERRIDE_SLOT_MASK) : json(nullptr)}}},
+            {"effective", {{"slot", plane_.effective_slot()}, {"policy", name_or_null(effective_name)}}},
+            {"policies", policies},
+            {"mode", cfg_.switch_all ? "all tasks" : "partial (SCHED_EXT tasks only)"},
+            {"managed_processes", tracker_.to_json()},
+            {"uptime_seconds",
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count()},
+            {"exit", ei.kind ? json{{"kind", ei.kind_name}, {"reason", ei.reason}, {"message", ei.message}}
+                             : json(nullptr)}};
+  }
+  Result<json> stats() const override {
+    auto s = plane_.read_stats();
+    if (!s) return s.error();
+    json j = s->to_json();
+    j["selected"] = plane_.selected();
+    j["effective"] = plane_.effective_slot();
+    j["timestamp_ns"] = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count();
+    json names = json::object();
+    for (const auto& p : plane_.policies()) names[std::to_string(p.slot)] = p.name;
+    j["policy_names"] = names;
+    return j;
+  }
+  Status classify(uint32_t pid, uint32_t cls) override { return tracker_.classify_explicit(pid, cls); }
+  Status unclassify(uint32_t pid) override { return tracker_.unclassify(pid); }
+
+ private:
+  static json name_or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+  ExecutionPlane& plane_;
+  ProcessTracker& tracker_;
+  const DaemonConfig& cfg_;
+  std::chrono::steady_clock::time_point started_;
+};
+
+Result<uint32_t> initial_slot(const DaemonConfig& cfg) {
+  for (size_t i = 0; i < cfg.policies.size(); ++i)
+    if (cfg.policies[i] == cfg.initial) return static_cast<uint32_t>(i);
+  auto n = parse_u32(cfg.initial, "initial");
+  if (!n || *n >= cfg.policies.size())
+    return errorf(ErrorKind::kInvalidArgument, "initial: '{}' is not a configured policy or slot", cfg.initial);
+  return *n;
+}
+
+void report_exit(const ExitInfo& ei) {
+  spdlog::error("the kernel ejected the scheduler: {} ({}){}", ei.kind_name, ei.reason,
+                ei.message.empty() ? "" : ": " + ei.message);
+  if (!ei.dump.empty()) spdlog::error("debug dump:\n{}", ei.dump);
+}
+
+}  // namespace
+
+int run_daemon(const DaemonConfig& cfg) {
+  auto state = read_sched_ext_state();
+  if (!state.supported) {
+    spdlog::error("this kernel has no sched_ext (/sys/kernel/sched_ext is missing)");
+    return 1;
+  }
+  if (state.state != "disabled") {
+    spdlog::error("another sched_ext scheduler is active: '{}' ({}); stop it first", state.ops, state.state);
+    return 1;
+  }
+  auto slot = initial_slot(cfg);
+  if (!slot) {
+    spdlog::error("{}", slot.error().to_string());
+    return 2;
+  }
+
+  // Signals arrive through a descriptor so shutdown runs in the loop, not in a handler.
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGTERM);
+  sigprocmask(SIG_BLOCK, &mask, nullptr);
+  int sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+
+  PlaneOptions po;
+  po.policies = cfg.policies;
+  po.switch_all = cfg.switch_all;
+  po.initial_slot = *slot;
+  auto t0 = std::chrono::steady_clock::now();
+  auto plane = ExecutionPlane::load(po);
+  if (!plane) {
+    spdlog::error("{}", plane.error().to_string());
+    return 1;
+  }
+  spdlog::info("verified the dispatcher and {} policies in {:.0f} ms", (*plane)->policies().size(),
+               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+
+  Classifier classifier(cfg.matchers);
+  ProcessTracker tracker(
+      classifier,
+      {[&](uint32_t tgid, uint32_t cls) { return (*plane)->set_class(tgid, cls); },
+       [&](uint32_t tgid) { return (*plane)->clear_class(tgid); }},
+      /*move_to_ext=*/!cfg.switch_all);
+  DaemonBackend backend(**plane, tracker, cfg);
+  control::Dispatcher dispatcher;
+  control::register_v1(dispatcher, backend);
+
+  auto server = control::UnixServer::listen(cfg.socket_path, cfg.socket_mode, dispatcher);
+  if (!server) {
+    spdlog::error("{}", server.error().to_string());
+    return 1;
+  }
+  if (auto st = (*plane)->attach(); !st) {
+    spdlog::error("{}", st.error().to_string());
+    return 1;
+  }
+  spdlog::info("scheduler attached ({}), slot {} ({}); listening on {}",
+               cfg.switch_all ? "all tasks" : "partial mode", *slot, cfg.policies[*slot], cfg.socket_path);
+
+  int timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  itimerspec its{};
+  its.it_interval.tv_sec = cfg.scan_interval_ms / 1000;
+  its.it_interval.tv_nsec = static_cast<long>(cfg.scan_interval_ms % 1000) * 1000000;
+  its.it_value.tv_nsec = 1000000;
+  timerfd_settime(timer_fd, 0, &its, nullptr);
+
+  int exit_code = 0;
+  tracker.scan();
+  while (true) {
+    auto fds = (*server)->poll_fds();
+    fds.push_back({sig_fd, POLLIN, 0});
+    fds.push_back({timer_fd, POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) break;
+    if (fds[fds.size() - 2].revents) {
+      signalfd_siginfo si{};
+      (void)!::read(sig_fd, &si, sizeof(si));
+      spdlog::info("signal {}: shutting down", si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
+      break;
+    }
+    if (fds.back().revents) {
+      uint64_t ticks;
+      (void)!::read(timer_fd, &ticks, sizeof(ticks));
+      auto ei = (*plane)->exit_info();
+      if (ei.kind != 0) {
+        report_exit(ei);
+        exit_code = 1;
+        break;
+      }
+      tracker.scan();
+    }
+    fds.resize(fds.size() - 2);
+    (*server)->on_ready(fds);
+  }
+
+  tracker.restore_all();
+  server->reset();
+  auto ei_before = (*plane)->exit_info();
+  if (auto st = (*plane)->detach(); !st) {
+    spdlog::error("detach: {}", st.error().to_string());
+    exit_code = 1;
+  } else if (!ei_before.kind) {
+    auto ei = (*plane)->exit_info();
+    spdlog::info("detached: {} ({})", ei.kind_name, ei.reason);
+  }
+  ::close(timer_fd);
+  ::close(sig_fd);
+  return exit_code;
+}
+
+}  // namespace akts

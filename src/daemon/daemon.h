@@ -1,0 +1,14 @@
+// `akts daemon`: owns the scheduler. Loads and verifies the library once,
+// attaches, serves the control socket, keeps classes in step with processes,
+// reports the kernel's reason if it ejects the scheduler, and on SIGINT or
+// SIGTERM gives every process back and detaches cleanly.
+#pragma once
+
+#include "classify/config.h"
+
+namespace akts {
+
+// Runs until a signal or an ejection; returns the process exit status.
+int run_daemon(const DaemonConfig& cfg);
+
+}  // namespace akts
