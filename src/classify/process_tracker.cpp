@@ -71,9 +71,29 @@ Result<int> ProcessTracker::set_policy_all_threads(uint32_t tgid, int policy) co
   return previous;
 }
 
+void ProcessTracker::adopt_threads(uint32_t tgid) const {
+  DIR* d = opendir(fmt::format("{}/{}/task", proc_root_, tgid).c_str());
+  if (!d) return;
+  while (dirent* e = readdir(d)) {
+    uint32_t tid = 0;
+    if (!parse_pid(e->d_name, &tid)) continue;
+    int pol = sched_getscheduler(static_cast<pid_t>(tid));
+    if (pol < 0) continue;
+    pol &= ~SCHED_RESET_ON_FORK;
+    if (pol == SCHED_OTHER || pol == SCHED_BATCH || pol == SCHED_IDLE) {
+      sched_param param{};
+      sched_setscheduler(static_cast<pid_t>(tid), kSchedExt, &param);
+    }
+  }
+  closedir(d);
+}
+
 Status ProcessTracker::manage(const ProcInfo& p, const Decision& d) {
   auto it = managed_.find(p.tgid);
   if (it != managed_.end()) {
+    // Threads that set themselves back to a normal policy (cyclictest does)
+    // or were created by one are brought back; real-time ones are left alone.
+    if (move_to_ext_) adopt_threads(p.tgid);
     if (it->second.cls != d.cls || it->second.reason != d.reason) {
       if (auto st = hooks_.set_class(p.tgid, d.cls); !st) return st;
       it->second.cls = d.cls;

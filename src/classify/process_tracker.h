@@ -46,6 +46,8 @@ class ProcessTracker {
   Result<ProcInfo> read_proc(uint32_t tgid) const;
   Status manage(const ProcInfo& p, const Decision& d);
   void unmanage(uint32_t tgid, bool alive);
+  // Moves threads of a managed process that run a normal policy into SCHED_EXT.
+  void adopt_threads(uint32_t tgid) const;
   // Sets the scheduling policy of every thread of tgid; returns the leader's previous one.
   Result<int> set_policy_all_threads(uint32_t tgid, int policy) const;
 
