@@ -97,6 +97,17 @@ struct akts_cpu_stats {
 	__u64 calls[AKTS_NR_CALLBACKS][AKTS_MAX_SLOTS];	   /* reached the policy in slot */
 	__u64 fallthrough[AKTS_NR_CALLBACKS];		   /* ran the built-in default */
 	__u64 wait_hist[AKTS_NR_CLASSES][AKTS_WAIT_BUCKETS]; /* enqueue-to-running, ns */
+	/* Switch-to-effect: the effective slot this CPU's last callback saw and
+	 * when that changed (bpf_ktime_get_ns, i.e. CLOCK_MONOTONIC). Not summed. */
+	__u32 last_slot;
+	__u32 pad;
+	__u64 slot_seen_ns;
+};
+
+/* Argument of the akts_switch syscall program (BPF_PROG_TEST_RUN ctx_in). */
+struct akts_switch_args {
+	__u32 slot;
+	__u32 kick; /* non-zero: preempt every CPU so the new policy applies at once */
 };
 
 /* Per-task state (task storage), understood by every policy. */
@@ -114,11 +125,13 @@ struct akts_shared {
 
 #ifdef __cplusplus
 static_assert(sizeof(struct akts_selector) == 8, "selector layout");
-static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64), "stats layout");
+static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2), "stats layout");
+static_assert(sizeof(struct akts_switch_args) == 8, "switch args layout");
 static_assert(sizeof(struct akts_task_ctx) == 24, "task ctx layout");
 #else
 _Static_assert(sizeof(struct akts_selector) == 8, "selector layout");
-_Static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64), "stats layout");
+_Static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2), "stats layout");
+_Static_assert(sizeof(struct akts_switch_args) == 8, "switch args layout");
 _Static_assert(sizeof(struct akts_task_ctx) == 24, "task ctx layout");
 #endif
 

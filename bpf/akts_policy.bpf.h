@@ -25,10 +25,12 @@ const volatile u32 akts_slot = 0;
  */
 static __always_inline void akts_count_call(enum akts_callback cb)
 {
+#ifndef AKTS_NO_COUNTERS
 	struct akts_cpu_stats *st = akts_cpu_stats();
 
 	if (st)
 		st->calls[cb][akts_slot & (AKTS_MAX_SLOTS - 1)]++;
+#endif
 }
 
 #define AKTS_POLICY_HOLDER(pol, prefix)                               \

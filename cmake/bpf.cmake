@@ -35,15 +35,15 @@ set(AKTS_BPF_CFLAGS
   -I${BPF_GEN_DIR} -I${LIBBPF_INCLUDE_DIR} -I${SCX_INCLUDE_DIR} -I${SCX_INCLUDE_DIR}/bpf-compat
   -I${PROJECT_SOURCE_DIR}/bpf)
 
-# akts_bpf_skeleton(<name> <source>): builds <name>.bpf.o and <name>.skel.h
-# (struct <name>_bpf) and adds both to target akts_bpf_<name>.
+# akts_bpf_skeleton(<name> <source> [extra clang flags...]): builds <name>.bpf.o
+# and <name>.skel.h (struct <name>_bpf) and adds both to target akts_bpf_<name>.
 function(akts_bpf_skeleton name src)
   set(obj "${BPF_GEN_DIR}/${name}.bpf.o")
   set(skel "${BPF_GEN_DIR}/${name}.skel.h")
-  file(GLOB headers "${PROJECT_SOURCE_DIR}/bpf/*.h")
+  file(GLOB headers "${PROJECT_SOURCE_DIR}/bpf/*.h" "${PROJECT_SOURCE_DIR}/bpf/policies/*.c")
   add_custom_command(
     OUTPUT "${obj}"
-    COMMAND "${BPF_CLANG}" ${AKTS_BPF_CFLAGS} -c "${src}" -o "${obj}"
+    COMMAND "${BPF_CLANG}" ${AKTS_BPF_CFLAGS} ${ARGN} -c "${src}" -o "${obj}"
     DEPENDS "${src}" ${headers} "${BPF_GEN_DIR}/vmlinux.h"
     COMMENT "BPF ${name}"
     VERBATIM)

@@ -1,0 +1,6 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The latency policy as a scheduler of its own (see ../standalone.bpf.h). */
+#include "../policies/latency.bpf.c"
+#include "../standalone.bpf.h"
+
+AKTS_STANDALONE(latency);
