@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "akts.h"
+#include "bench.h"
 #include "classify/config.h"
 #include "cli/client_commands.h"
 #include "common/log.h"
@@ -217,6 +218,31 @@ int main(int argc, char** argv) {
   selftest->add_option("--only", st.only, "run only these checks")
       ->check(CLI::IsMember(akts::selftest_check_names()));
 
+  // benchmarks
+  auto* bench = app.add_subcommand("bench", "Benchmarks that report figures (see docs/benchmarks.md).");
+  bench->require_subcommand(1);
+  akts::bench::ActuationOptions ao;
+  ao.bpf_compile = AKTS_BPF_COMPILE_CMD;
+  auto* act = bench->add_subcommand(
+      "actuation",
+      "The cost of applying a switch: the mmap store, bpf_map_update_elem, sysctl and debugfs writes, a full\n"
+      "reload and a process switch to scx_simple, interleaved, each as a ratio to the sysctl write.");
+  act->add_option("-n", ao.n, "samples per fast arm")->check(CLI::Range(size_t{100}, size_t{10000000}));
+  act->add_option("--reload-n", ao.reload_n, "samples of the reload and process-switch arms")
+      ->check(CLI::Range(size_t{1}, size_t{1000}));
+  act->add_option("--batch", ao.batch, "stores per sample of the store arm")->check(CLI::Range(size_t{1}, size_t{1000000}));
+  act->add_flag("--json", ao.json, "print the report as JSON");
+  act->add_option("--out", ao.out, "also write the JSON report to this file");
+  akts::bench::DispatchOptions dopt;
+  auto* disp = bench->add_subcommand(
+      "dispatch",
+      "Switch-to-effect (plain store vs kicking switch) and per-event cost of the dispatcher against the\n"
+      "stand-alone policy, without counters, and with all 8 slots filled. Needs a sched_ext kernel.");
+  disp->add_option("-n", dopt.effect_n, "switches per switch-to-effect mode")->check(CLI::Range(size_t{1}, size_t{10000}));
+  disp->add_option("--reps", dopt.reps, "interleaved repetitions per cost configuration")->check(CLI::Range(1, 100));
+  disp->add_flag("--json", dopt.json, "print the report as JSON");
+  disp->add_option("--out", dopt.out, "also write the JSON report to this file");
+
   bool lib_json = false;
   auto* library = app.add_subcommand("library", "List the policies compiled into this binary, in slot order.");
   library->add_flag("--json", lib_json, "print as JSON");
@@ -255,6 +281,8 @@ int main(int argc, char** argv) {
     return cmd_selftest(st, st_json);
   }
   if (*library) return cmd_library(lib_json);
+  if (*act) return akts::bench::run_actuation(ao);
+  if (*disp) return akts::bench::run_dispatch(dopt);
   if (*daemon) return cmd_daemon(df);
   if (*policies) return akts::cli::cmd_policies(co);
   if (*sw) return akts::cli::cmd_switch(co, target, force);

@@ -355,14 +355,42 @@ void ExecutionPlane::unpin() {
   pin_dir_.clear();
 }
 
-Result<Stats> ExecutionPlane::read_stats() const {
+Result<std::vector<akts_cpu_stats>> ExecutionPlane::read_cpu_stats() const {
   int ncpus = libbpf_num_possible_cpus();
   if (ncpus <= 0) return sys_error("cannot count possible CPUs", ncpus);
   std::vector<akts_cpu_stats> per_cpu(static_cast<size_t>(ncpus));
   uint32_t zero = 0;
   if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.akts_stats), &zero, per_cpu.data()) != 0)
     return sys_error("cannot read akts_stats", errno);
-  return Stats::sum(per_cpu);
+  return per_cpu;
+}
+
+Result<Stats> ExecutionPlane::read_stats() const {
+  auto per_cpu = read_cpu_stats();
+  if (!per_cpu) return per_cpu.error();
+  return Stats::sum(*per_cpu);
+}
+
+int ExecutionPlane::dispatcher_prog_fd(uint32_t cb) const {
+  switch (cb) {
+    case AKTS_CB_SELECT_CPU: return bpf_program__fd(skel_->progs.akts_select_cpu);
+    case AKTS_CB_ENQUEUE: return bpf_program__fd(skel_->progs.akts_enqueue);
+    case AKTS_CB_DISPATCH: return bpf_program__fd(skel_->progs.akts_dispatch);
+    case AKTS_CB_RUNNABLE: return bpf_program__fd(skel_->progs.akts_runnable);
+    case AKTS_CB_RUNNING: return bpf_program__fd(skel_->progs.akts_running);
+    case AKTS_CB_STOPPING: return bpf_program__fd(skel_->progs.akts_stopping);
+    case AKTS_CB_QUIESCENT: return bpf_program__fd(skel_->progs.akts_quiescent);
+    default: return -1;
+  }
+}
+
+Status ExecutionPlane::switch_via_syscall(uint32_t slot, bool kick) {
+  akts_switch_args args{slot, kick ? 1u : 0u};
+  LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof(args));
+  if (bpf_prog_test_run_opts(bpf_program__fd(skel_->progs.akts_switch), &opts) != 0)
+    return sys_error("cannot run akts_switch", errno);
+  if (static_cast<int>(opts.retval) != 0) return sys_error("akts_switch failed", static_cast<int>(opts.retval));
+  return {};
 }
 
 Result<uint64_t> ExecutionPlane::count_queued() const {

@@ -96,6 +96,12 @@ class ExecutionPlane {
 
   const std::vector<LoadedPolicy>& policies() const { return policies_; }
   int prog_array_fd(uint32_t cb) const;
+  // The dispatcher's own program for a dispatched callback (bpf_stats land on it).
+  int dispatcher_prog_fd(uint32_t cb) const;
+  // Switch through the akts_switch syscall program; kick preempts every CPU.
+  Status switch_via_syscall(uint32_t slot, bool kick);
+  // Raw per-CPU counters (for fields that are not summed, e.g. slot_seen_ns).
+  Result<std::vector<akts_cpu_stats>> read_cpu_stats() const;
   int classes_map_fd() const;
   int selector_map_fd() const;
   // Id of the program in slot `slot` of callback `cb`'s array, 0 when empty.

@@ -20,3 +20,6 @@ extern "C" {
 #include "akts_dispatcher.skel.h"
 #include "akts_latency.skel.h"
 #include "akts_throughput.skel.h"
+#include "akts_sa_latency.skel.h"
+#include "akts_sa_latency_nocount.skel.h"
+#include "akts_sa_throughput.skel.h"
