@@ -107,7 +107,9 @@ void knob_arm(Arm& a, const std::string& path, int64_t step, bool reopen) {
     return;
   }
   std::string vals[2] = {std::to_string(v) + "\n", std::to_string(v + step) + "\n"};
-  if (pwrite(fd, vals[0].data(), vals[0].size(), 0) < 0) {
+  // debugfs attributes are not seekable: write() there, pwrite() on sysctls.
+  bool seekable = pwrite(fd, vals[0].data(), vals[0].size(), 0) >= 0 || errno != ESPIPE;
+  if ((seekable ? pwrite(fd, vals[0].data(), vals[0].size(), 0) : write(fd, vals[0].data(), vals[0].size())) < 0) {
     a.skipped = fmt::format("writing {} fails ({})", path, std::strerror(errno));
     close(fd);
     return;
@@ -125,10 +127,10 @@ void knob_arm(Arm& a, const std::string& path, int64_t step, bool reopen) {
       return w < 0 ? -1.0 : ns;
     };
   } else {
-    a.sample = [fd, vals, counter]() {
+    a.sample = [fd, vals, counter, seekable]() {
       const std::string& s = vals[(*counter)++ & 1];
       auto t0 = Clock::now();
-      ssize_t w = pwrite(fd, s.data(), s.size(), 0);
+      ssize_t w = seekable ? pwrite(fd, s.data(), s.size(), 0) : write(fd, s.data(), s.size());
       double ns = ns_since(t0);
       return w < 0 ? -1.0 : ns;
     };
@@ -222,8 +224,8 @@ int run_actuation(const ActuationOptions& o) {
   arms[3] = {"sysctl_open_write_close", "sysctl open+write+close", "open, write, close of the same sysctl", {}, "",
              nullptr, nullptr};
   knob_arm(arms[3], "/proc/sys/kernel/sched_rr_timeslice_ms", 1, true);
-  arms[4] = {"debugfs_base_slice", "debugfs base_slice_ns pwrite",
-             "pwrite to /sys/kernel/debug/sched/base_slice_ns, fd open (a LumOS-style scheduler knob)", {}, "",
+  arms[4] = {"debugfs_base_slice", "debugfs base_slice_ns write",
+             "write to /sys/kernel/debug/sched/base_slice_ns, fd open (a LumOS-style scheduler knob; not seekable)", {}, "",
              nullptr, nullptr};
   knob_arm(arms[4], "/sys/kernel/debug/sched/base_slice_ns", 1000, false);
 
