@@ -1,0 +1,57 @@
+# The benchmarks run every arm and report sane numbers: positive, ordered,
+# n as asked. The speed targets are the benchmark's to report, not this test's.
+t_bench() {
+	local a=$OUT/bench_actuation.json d=$OUT/bench_dispatch.json
+	if akts bench actuation -n 400 --reload-n 2 --json >"$a" 2>/dev/null; then
+		ok "bench actuation ran"
+	else
+		not_ok "bench actuation ran"
+		return
+	fi
+	while IFS=$'\t' read -r verdict what; do
+		if [[ $verdict == ok ]]; then ok "$what"; else not_ok "$what"; fi
+	done < <(python3 - "$a" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+want_n = {"store": 20 * max(1, (400 // 20) // 10), "map_update": 400, "sysctl_pwrite": 400,
+          "sysctl_open_write_close": 400, "debugfs_base_slice": 400, "full_reload": 2, "process_switch": 2}
+for arm in r["arms"]:
+    k = arm["key"]
+    if k == "compile":  # the guest has no compiler: it must say so
+        ok = "skipped" in arm and "clang" in arm["skipped"]
+        print("ok" if ok else "not", f"arm compile skipped in the guest with a reason: {arm.get('skipped')}", sep="\t")
+        continue
+    s = arm.get("summary")
+    if not s:
+        print("not", f"arm {k} ran (skipped: {arm.get('skipped')})", sep="\t")
+        continue
+    sane = s["n"] == want_n[k] and 0 < s["min_ns"] <= s["p50_ns"] <= s["p99_ns"] <= s["max_ns"] and s["mean_ns"] > 0
+    print("ok" if sane else "not", f"arm {k}: n={s['n']} (asked {want_n[k]}), p50 {s['p50_ns']:.1f} ns, p99 {s['p99_ns']:.1f} ns", sep="\t")
+ratio = r["arms"][1].get("ratio_to_sysctl_p50")
+print("ok" if ratio and ratio > 0 else "not", f"ratios to the sysctl write are reported ({ratio})", sep="\t")
+PY
+)
+	if akts bench dispatch -n 3 --reps 1 --json >"$d" 2>/dev/null; then
+		ok "bench dispatch ran"
+	else
+		not_ok "bench dispatch ran"
+		return
+	fi
+	while IFS=$'\t' read -r verdict what; do
+		if [[ $verdict == ok ]]; then ok "$what"; else not_ok "$what"; fi
+	done < <(python3 - "$d" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+se = r["switch_to_effect"]
+for mode in ("store", "kick"):
+    f, e = se[mode]["until_first_cpu"], se[mode]["until_every_cpu"]
+    sane = f["n"] + se["timeouts"] >= 3 and f["n"] > 0 and 0 < f["p50_ns"] <= e["p50_ns"]
+    print("ok" if sane else "not", f"switch-to-effect {mode}: n={f['n']}, first {f['p50_ns']:.0f} ns <= every {e['p50_ns']:.0f} ns", sep="\t")
+pe = r["per_event_cost"]
+for k, c in pe["configs"].items():
+    sane = c["events"] > 0 and c["ns_per_event"] > 0
+    print("ok" if sane else "not", f"per-event cost {k}: {c['ns_per_event']:.0f} ns over {c['events']} events", sep="\t")
+print("ok" if pe.get("dispatcher_over_standalone", 0) > 0 else "not", f"dispatcher/stand-alone ratio reported ({pe.get('dispatcher_over_standalone')})", sep="\t")
+PY
+)
+}
