@@ -75,8 +75,13 @@ if [[ -n "$out_dir" ]]; then
 	cp "$console" "$out_dir/console.log"
 fi
 
-# Kernel trouble fails the run unless the test declared it expected.
-bad=$(grep -aE 'Oops|BUG:|WARNING:|Kernel panic|general protection|sched_ext: .*(error|stall)|sched_ext: BPF scheduler .* disabled \((runtime error|.*stall)' "$kernel_log" || true)
+# Kernel trouble fails the run unless the test declared it expected: with
+# --expect-log, or from inside the guest, one regex a line in /akts/out/expected-log.
+bad=$(grep -aE 'Oops|BUG:|WARNING:|Kernel panic|general protection|sched_ext: .*(error|stall)|sched_ext: BPF scheduler .* disabled \(' "$kernel_log" |
+	grep -avE 'disabled \(unregistered from user space\)' || true)
+if [[ -f "$work/out/expected-log" ]]; then
+	while IFS= read -r re; do [[ -n "$re" ]] && expects+=("$re"); done <"$work/out/expected-log"
+fi
 for re in "${expects[@]}"; do
 	bad=$(grep -avE "$re" <<<"$bad" || true)
 done

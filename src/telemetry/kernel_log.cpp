@@ -13,10 +13,13 @@ bool is_kernel_trouble(std::string_view line) {
   for (auto p : kAlways)
     if (line.find(p) != std::string_view::npos) return true;
   if (line.find("sched_ext") != std::string_view::npos) {
-    // A clean unregister logs "disabled (unregistered from user space)"; an
-    // ejection says "runtime error", "stall" or names a BPF-side exit.
-    for (auto p : {"runtime error", "stall", "error", "(scx_bpf_error)"})
+    // A clean unregister logs "disabled (unregistered from user space)"; any
+    // other reason for "disabled (...)" is an ejection (error, stall, sysrq...).
+    for (auto p : {"runtime error", "stall", "error"})
       if (line.find(p) != std::string_view::npos) return true;
+    if (line.find("disabled (") != std::string_view::npos &&
+        line.find("disabled (unregistered from user space)") == std::string_view::npos)
+      return true;
   }
   return false;
 }

@@ -35,6 +35,7 @@ TESTS=(
 	cli_errors          # bad arguments get a clear error and a non-zero exit
 	busy_refusal        # akts refuses to attach while another scheduler is active
 	daemon              # the daemon, its socket and the CLI, end to end
+	ejection            # the daemon reports a kernel ejection and cleans up
 	bench               # every benchmark arm runs and reports sane numbers
 )
 

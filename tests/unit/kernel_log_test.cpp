@@ -12,6 +12,7 @@ TEST(KernelTrouble, FlagsCrashesAndEjections) {
   EXPECT_TRUE(is_kernel_trouble("Kernel panic - not syncing: Fatal exception"));
   EXPECT_TRUE(is_kernel_trouble("sched_ext: BPF scheduler \"akts\" disabled (runtime error)"));
   EXPECT_TRUE(is_kernel_trouble("sched_ext: akts: runnable task stall (kworker/0:1[10] failed to run for 30s)"));
+  EXPECT_TRUE(is_kernel_trouble("sched_ext: BPF scheduler \"akts\" disabled (disabled by sysrq-S)"));
 }
 
 TEST(KernelTrouble, IgnoresACleanLifecycle) {
