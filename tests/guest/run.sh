@@ -24,6 +24,13 @@ not_ok() {
 	emit "not ok $n - $*"
 }
 diag() { emit "# $*"; }
+# Reads "ok<TAB>text" / "not<TAB>text" lines (from a checker script) into TAP.
+verdicts() {
+	local verdict what
+	while IFS=$'\t' read -r verdict what; do
+		if [[ $verdict == ok ]]; then ok "$what"; else not_ok "$what"; fi
+	done
+}
 
 for t in "$HERE"/t_*.sh; do
 	# shellcheck source=/dev/null

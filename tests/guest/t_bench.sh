@@ -8,9 +8,7 @@ t_bench() {
 		not_ok "bench actuation ran"
 		return
 	fi
-	while IFS=$'\t' read -r verdict what; do
-		if [[ $verdict == ok ]]; then ok "$what"; else not_ok "$what"; fi
-	done < <(python3 - "$a" <<'PY'
+	verdicts < <(python3 - "$a" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 want_n = {"store": 20 * max(1, (400 // 20) // 10), "map_update": 400, "sysctl_pwrite": 400,
@@ -37,9 +35,7 @@ PY
 		not_ok "bench dispatch ran"
 		return
 	fi
-	while IFS=$'\t' read -r verdict what; do
-		if [[ $verdict == ok ]]; then ok "$what"; else not_ok "$what"; fi
-	done < <(python3 - "$d" <<'PY'
+	verdicts < <(python3 - "$d" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 se = r["switch_to_effect"]
