@@ -25,9 +25,13 @@ std::mutex g_capture_mu;
 std::vector<std::string>* g_capture = nullptr;
 
 int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list args) {
-  char buf[1024];
-  int n = vsnprintf(buf, sizeof(buf), fmt, args);
-  std::string line(buf, n > 0 ? std::min<size_t>(n, sizeof(buf) - 1) : 0);
+  // The verifier log arrives as one large chunk: size the buffer to it.
+  va_list copy;
+  va_copy(copy, args);
+  int n = vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  std::string line(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  if (n > 0) vsnprintf(line.data(), line.size() + 1, fmt, args);
   while (!line.empty() && line.back() == '\n') line.pop_back();
   {
     std::lock_guard lock(g_capture_mu);
@@ -61,17 +65,33 @@ class LibbpfCapture {
     std::lock_guard lock(g_capture_mu);
     g_capture = nullptr;
   }
-  // The lines that explain a failed load: the verifier's last words and libbpf's errors.
+  // The lines that explain a failed load: in each program's verifier log, the
+  // messages (not the instruction trace, source notes or the long advice), e.g.
+  // "R0 unbounded memory access, ..." and "Verification failed: ...", then
+  // libbpf's own failure lines.
   std::vector<std::string> key_lines() const {
     std::vector<std::string> out;
+    bool in_log = false;
     for (const auto& l : lines_) {
-      if (l.empty()) continue;
-      if (l.find("libbpf: prog '") != std::string::npos || l.find("failed") != std::string::npos ||
-          l.find("invalid") != std::string::npos || l.find("R") == 0 || l.find("processed") == 0 ||
-          l.find("-- END PROG LOAD LOG --") != std::string::npos || l.find("error") != std::string::npos)
+      if (l.find("BEGIN PROG LOAD LOG") != std::string::npos) {
+        in_log = true;
+        continue;
+      }
+      if (l.find("END PROG LOAD LOG") != std::string::npos) {
+        in_log = false;
+        continue;
+      }
+      if (in_log) {
+        bool trace = l.empty() || std::isdigit(static_cast<unsigned char>(l[0])) || l[0] == ';' || l[0] == ' ' ||
+                     l.starts_with("func '") || l.starts_with("Suggestion") || l.starts_with("Reason") ||
+                     l.starts_with("processed") || l.starts_with("from ") || l.starts_with("last_idx") ||
+                     (l.back() == ':' && l.find(' ') == std::string::npos);  // section headers: "At:"
+        if (!trace) out.push_back(l);
+      } else if (l.find("libbpf: prog '") != std::string::npos && l.find("failed") != std::string::npos) {
         out.push_back(l);
+      }
     }
-    if (out.size() > 20) out.erase(out.begin(), out.end() - 20);
+    if (out.size() > 12) out.erase(out.begin(), out.end() - 12);
     return out;
   }
   bool mentions_verifier() const {
@@ -125,7 +145,7 @@ Result<std::unique_ptr<ExecutionPlane>> ExecutionPlane::load(const PlaneOptions&
   std::unique_ptr<ExecutionPlane> plane(new ExecutionPlane());
   if (auto st = plane->load_dispatcher(opts); !st) return st.error();
   for (uint32_t slot = 0; slot < opts.policies.size(); ++slot)
-    if (auto st = plane->load_policy(opts.policies[slot], slot); !st) return st.error();
+    if (auto st = plane->load_policy(*find_policy(opts.policies[slot]), slot); !st) return st.error();
   plane->selector_->override = AKTS_OVERRIDE_OFF;
   plane->select(opts.initial_slot);
   return plane;
@@ -165,9 +185,22 @@ Status ExecutionPlane::load_dispatcher(const PlaneOptions& opts) {
   return {};
 }
 
-Status ExecutionPlane::load_policy(const std::string& name, uint32_t slot) {
-  const PolicySpec* spec = find_policy(name);
-  auto opened = spec->open();
+Status ExecutionPlane::admit(const PolicySpec& spec, uint32_t slot) {
+  if (slot >= AKTS_MAX_SLOTS)
+    return errorf(ErrorKind::kInvalidArgument, "slot {} is out of range (0 to {})", slot, AKTS_MAX_SLOTS - 1);
+  for (const auto& p : policies_)
+    if (p.slot == slot) return errorf(ErrorKind::kInvalidArgument, "slot {} already holds {}", slot, p.name);
+  for (uint32_t cb = 0; cb < AKTS_NR_CALLBACKS; ++cb) {
+    auto id = slot_prog_id(cb, slot);
+    if (!id) return id.error();
+    if (*id != 0) return errorf(ErrorKind::kInvalidArgument, "slot {} of the {} array is in use", slot, callback_name(cb));
+  }
+  return load_policy(spec, slot);
+}
+
+Status ExecutionPlane::load_policy(const PolicySpec& spec, uint32_t slot) {
+  const std::string name(spec.name);
+  auto opened = spec.open();
   if (!opened) return opened.error();
   std::unique_ptr<PolicyObject> pol = std::move(opened).value();
   bpf_object* obj = pol->obj();

@@ -29,6 +29,7 @@ struct bpf_link;
 namespace akts {
 
 class PolicyObject;
+struct PolicySpec;
 
 struct PlaneOptions {
   // Policies by name, one per slot from slot 0; a name may repeat.
@@ -66,6 +67,11 @@ class ExecutionPlane {
   Status attach(std::chrono::milliseconds timeout = std::chrono::seconds(20));
   Status detach(std::chrono::milliseconds timeout = std::chrono::seconds(20));
   bool attached() const { return link_ != nullptr; }
+
+  // Admits a policy into an empty slot while the scheduler runs: open, point
+  // its maps at the library's, load and verify, fill the slot in every array
+  // (undone if any step fails). A policy that fails to verify changes nothing.
+  Status admit(const PolicySpec& spec, uint32_t slot);
 
   // The switch path: one release store into the mmap'd selector. Any value is
   // accepted by design: an index that names no policy is inert.
@@ -110,7 +116,7 @@ class ExecutionPlane {
  private:
   ExecutionPlane() = default;
   Status load_dispatcher(const PlaneOptions& opts);
-  Status load_policy(const std::string& name, uint32_t slot);
+  Status load_policy(const PolicySpec& spec, uint32_t slot);
 
   akts_dispatcher_bpf* skel_ = nullptr;
   bpf_link* link_ = nullptr;

@@ -33,6 +33,12 @@ const std::vector<PolicySpec>& builtin_policies() {
   return kPolicies;
 }
 
+const PolicySpec& unverifiable_fixture() {
+  static const PolicySpec kSpec = {"unverifiable", "indexes a map value with an unbounded pid",
+                                   "never: it exists to be rejected", AKTS_OPEN_POLICY(akts_unverifiable_bpf)};
+  return kSpec;
+}
+
 const PolicySpec* find_policy(std::string_view name) {
   for (const auto& p : builtin_policies())
     if (p.name == name) return &p;

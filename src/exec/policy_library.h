@@ -46,4 +46,8 @@ struct PolicySpec {
 const std::vector<PolicySpec>& builtin_policies();
 const PolicySpec* find_policy(std::string_view name);
 
+// A policy the verifier rejects (bpf/selftest/), for testing that admitting a
+// bad policy fails cleanly. Not in the library.
+const PolicySpec& unverifiable_fixture();
+
 }  // namespace akts

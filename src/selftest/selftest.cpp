@@ -13,6 +13,7 @@
 
 #include "common/log.h"
 #include "exec/execution_plane.h"
+#include "exec/policy_library.h"
 #include "exec/sched_ext_sysfs.h"
 #include "selftest/workers.h"
 #include "telemetry/kernel_log.h"
@@ -42,6 +43,8 @@ constexpr Check kStorm{"switch_storm", "switching at 1 kHz among valid and inval
 constexpr Check kClasses{"classes", "waits of LC-classified processes land in the LC histogram, the rest in BE"};
 constexpr Check kNice{"nice_weights", "the vtime policy shares a CPU by nice weight; FIFO does not"};
 constexpr Check kPinned{"pinned_maps", "pinned maps outlive the loader's fds: a switch through the pinned selector works"};
+constexpr Check kAdmission{"admission",
+                           "a policy admitted while running serves its slot; one the verifier rejects changes nothing"};
 constexpr Check kOverride{"override", "the override word wins over the selected slot; cleared, selection rules again"};
 
 CheckResult start(const Check& c) { return CheckResult{c.name, c.title, "fail", "", nlohmann::json::object()}; }
@@ -555,6 +558,64 @@ CheckResult check_pinned(const SelftestOptions& o, KernelLogWatch* kmsg) {
   return r;
 }
 
+// The verifier's own words among the key lines of a failed load.
+std::string verifier_reason(const std::vector<std::string>& lines) {
+  for (const auto& l : lines)
+    if (!l.starts_with("libbpf:") && !l.starts_with("processed") && !l.starts_with("Suggestion") &&
+        !l.starts_with(" "))
+      return l.substr(0, 80);
+  return lines.empty() ? "no log" : lines.front().substr(0, 80);
+}
+
+CheckResult check_admission(const SelftestOptions& o, KernelLogWatch* kmsg) {
+  CheckResult r = start(kAdmission);
+  attached_cycle(r, kmsg, default_plane(), [&](ExecutionPlane& plane) {
+    plane.select(0);
+    const size_t before = plane.policies().size();
+    // 1. A policy the verifier rejects: a verifier error with its reason, and nothing changed.
+    const uint32_t bad_slot = 2;
+    auto bad = plane.admit(unverifiable_fixture(), bad_slot);
+    std::vector<std::string> key_lines = bad ? std::vector<std::string>{} : bad.error().details;
+    r.counts["rejected"] = {{"refused", !bad.ok()},
+                            {"error_kind", bad ? "none" : error_kind_name(bad.error().kind)},
+                            {"verifier_key_lines", key_lines}};
+    if (bad) return fail(r, "the verifier accepted the unverifiable policy");
+    if (bad.error().kind != ErrorKind::kVerifier) fail(r, "the refusal was not reported as a verifier error");
+    if (bad.error().details.empty()) fail(r, "the verifier error carries no log lines");
+    uint32_t filled = 0;
+    for (uint32_t cb = 0; cb < kNumCallbacks; ++cb) {
+      auto id = plane.slot_prog_id(cb, bad_slot);
+      filled += id && *id != 0;
+    }
+    r.counts["rejected"]["slot_programs_after"] = filled;
+    if (filled || plane.policies().size() != before) fail(r, "the rejected policy left something behind");
+    if (read_sched_ext_state().state != "enabled") fail(r, "the scheduler did not survive the rejection");
+    // 2. Into an occupied slot: refused.
+    auto occupied = plane.admit(*find_policy("latency"), 0);
+    r.counts["occupied_slot_refused"] = !occupied.ok();
+    if (occupied) fail(r, "admission into an occupied slot was accepted");
+    // 3. A good policy into an empty slot, while running; then switch to it.
+    const uint32_t new_slot = 3;
+    auto good = plane.admit(*find_policy("throughput"), new_slot);
+    if (!good) return fail(r, "admitting throughput into slot 3: " + good.error().to_string());
+    plane.select(new_slot);
+    auto phase = run_phase(plane, phase_workers(o));
+    if (!phase) return fail(r, phase.error().to_string());
+    r.counts["admitted"] = {{"slot", new_slot},
+                            {"invocations", phase->delta.total_entries()},
+                            {"reached", phase->delta.total_calls(new_slot)}};
+    if (auto why = judge_all_reached(phase->delta, new_slot); !why.empty()) fail(r, "admitted slot: " + why);
+    if (auto w = judge_workers(phase->workers, o.workers); !w.empty()) fail(r, w);
+    plane.select(0);
+    if (r.status == "pass")
+      r.detail = fmt::format("the verifier refused the bad policy ({}), slot {} stayed empty; throughput admitted "
+                             "into slot {} took {}/{} invocations",
+                             verifier_reason(key_lines), bad_slot, new_slot,
+                             phase->delta.total_calls(new_slot), phase->delta.total_entries());
+  });
+  return r;
+}
+
 bool wanted(const SelftestOptions& o, const char* name) {
   if (o.only.empty()) return true;
   for (const auto& n : o.only)
@@ -569,7 +630,7 @@ CheckResult skipped(const Check& c, const std::string& why) { return CheckResult
 const std::vector<std::string>& selftest_check_names() {
   static const std::vector<std::string> kNames = {kGate1.name,  kGate2.name,   kGate3.name,  kInvalid.name,
                                                   kStorm.name,  kOverride.name, kClasses.name, kNice.name,
-                                                  kPinned.name};
+                                                  kPinned.name, kAdmission.name};
   return kNames;
 }
 
@@ -645,6 +706,7 @@ SelftestReport run_selftest(const SelftestOptions& o) {
   runtime(kClasses, [&] { return check_classes(o, log); });
   runtime(kNice, [&] { return check_nice(o, log); });
   runtime(kPinned, [&] { return check_pinned(o, log); });
+  runtime(kAdmission, [&] { return check_admission(o, log); });
   return rep;
 }
 
