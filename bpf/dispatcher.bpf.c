@@ -158,6 +158,16 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(akts_init)
 	return akts_frame_init();
 }
 
+/* Into the kernel's debug dump when the scheduler is ejected: what was selected. */
+void BPF_STRUCT_OPS(akts_dump, struct scx_dump_ctx *dctx)
+{
+	u32 zero = 0;
+	struct akts_selector *sel = bpf_map_lookup_elem(&akts_selector, &zero);
+
+	if (sel)
+		scx_bpf_dump("akts: selected slot %u, override 0x%x", sel->selected, sel->override);
+}
+
 void BPF_STRUCT_OPS(akts_exit, struct scx_exit_info *ei)
 {
 	UEI_RECORD(uei, ei);
@@ -224,6 +234,7 @@ SCX_OPS_DEFINE(akts_ops,
 	       .exit_task = (void *)akts_exit_task,
 	       .enable = (void *)akts_enable,
 	       .init = (void *)akts_init,
+	       .dump = (void *)akts_dump,
 	       .exit = (void *)akts_exit,
 	       .flags = SCX_OPS_SWITCH_PARTIAL,
 	       .name = "akts");

@@ -43,6 +43,7 @@ TESTS=(
 	busy_refusal        # akts refuses to attach while another scheduler is active
 	daemon              # the daemon, its socket and the CLI, end to end
 	ejection            # the daemon reports a kernel ejection and cleans up
+	switch_all          # --switch-all manages every task
 	bench               # every benchmark arm runs and reports sane numbers
 )
 
