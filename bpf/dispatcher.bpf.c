@@ -21,7 +21,7 @@ char _license[] SEC("license") = "GPL";
 
 UEI_DEFINE(uei);
 
-/* Slice of the built-in default (and of tasks a policy leaves unsliced). */
+/* Slice the built-in default gives. */
 const volatile u64 default_slice_ns = 5000000; /* 5 ms */
 
 #define AKTS_PROG_ARRAY(cb)                                \

@@ -378,14 +378,12 @@ Status ExecutionPlane::pin(const std::string& dir) {
       return sys_error("cannot pin " + path, err);
     }
   }
-  pin_dir_ = dir;
   return {};
 }
 
 void ExecutionPlane::unpin() {
   for (bpf_map* m : pinned_maps(skel_))
     if (bpf_map__is_pinned(m)) bpf_map__unpin(m, nullptr);
-  pin_dir_.clear();
 }
 
 Result<std::vector<akts_cpu_stats>> ExecutionPlane::read_cpu_stats() const {

@@ -122,7 +122,6 @@ class ExecutionPlane {
   bpf_link* link_ = nullptr;
   akts_selector* selector_ = nullptr;  // mmap'd entry 0 of akts_selector
   bool was_attached_ = false;          // a struct_ops map registers once only
-  std::string pin_dir_;
   std::vector<std::unique_ptr<PolicyObject>> objects_;
   std::vector<LoadedPolicy> policies_;
 };
