@@ -15,7 +15,7 @@ namespace akts::control {
 
 using json = nlohmann::json;
 
-inline constexpr size_t kMaxRequestBytes = 64 * 1024;
+inline constexpr size_t kMaxRequestBytes = size_t{64} * 1024;
 
 enum RpcCode : int {
   kParseError = -32700,

@@ -46,12 +46,9 @@ int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list args) {
       }
     }
   }
-  if (level == LIBBPF_DEBUG)
-    spdlog::debug("libbpf: {}", line);
-  else if (level == LIBBPF_INFO)
-    spdlog::debug("libbpf: {}", line);
-  else
-    spdlog::debug("libbpf warning: {}", line);  // surfaced through the returned Error instead
+  // Warnings reach the user through the returned Error (with the key lines);
+  // everything libbpf says is visible with -v.
+  spdlog::debug("libbpf{}: {}", level == LIBBPF_WARN ? " warning" : "", line);
   return n;
 }
 
