@@ -33,6 +33,12 @@ class Classifier {
   void set_explicit(uint32_t tgid, uint32_t cls) { explicit_[tgid] = cls; }
   void clear_explicit(uint32_t tgid) { explicit_.erase(tgid); }
   bool has_explicit(uint32_t tgid) const { return explicit_.count(tgid) != 0; }
+  // Whether any rule looks at cgroup paths (so the caller need not read them otherwise).
+  bool uses_cgroups() const {
+    for (const auto& m : matchers_)
+      if (m.kind == Matcher::Kind::kCgroup) return true;
+    return false;
+  }
 
   // `parent`: the decision already made for the parent process, if it is managed.
   std::optional<Decision> classify(const ProcInfo& p, const std::optional<Decision>& parent) const;

@@ -48,7 +48,8 @@ Result<ProcInfo> ProcessTracker::read_proc(uint32_t tgid) const {
   if (stat.empty()) return make_error(ErrorKind::kSystem, "process gone");
   auto p = parse_proc_stat(stat);
   if (!p) return p.error();
-  p->cgroup = parse_cgroup_v2(read_file(base + "/cgroup"));
+  // Only read when a rule can use it: this runs for every process on every scan.
+  if (classifier_.uses_cgroups()) p->cgroup = parse_cgroup_v2(read_file(base + "/cgroup"));
   return p;
 }
 
@@ -161,8 +162,7 @@ void ProcessTracker::scan() {
       unmanage(tgid, false);
     }
   }
-  for (auto& w : warned_)
-    if (!alive.count(w.first)) w.second = false;
+  std::erase_if(warned_, [&](const auto& w) { return !alive.count(w.first); });
   for (const auto& [tgid, p] : alive) {
     std::optional<Decision> parent;
     if (auto pm = managed_.find(p.ppid); pm != managed_.end()) parent = Decision{pm->second.cls, pm->second.reason};

@@ -57,7 +57,7 @@ class ProcessTracker {
   std::string proc_root_;
   uint32_t self_;
   std::unordered_map<uint32_t, Managed> managed_;
-  std::unordered_map<uint32_t, bool> warned_;  // processes we could not move, reported once
+  std::unordered_map<uint32_t, bool> warned_;  // live processes we could not move, reported once
 };
 
 }  // namespace akts

@@ -108,9 +108,6 @@ Error load_error(const std::string& what, int ret, const LibbpfCapture& cap) {
   return e;
 }
 
-// Suffix of a policy program's name for each callback: "<policy>_<callback>".
-std::string_view callback_suffix(uint32_t cb) { return callback_name(cb); }
-
 bpf_map* dispatcher_prog_array(akts_dispatcher_bpf* s, uint32_t cb) {
   switch (cb) {
     case AKTS_CB_SELECT_CPU: return s->maps.akts_select_cpu_progs;
@@ -229,7 +226,7 @@ Status ExecutionPlane::load_policy(const PolicySpec& spec, uint32_t slot) {
   bpf_object__for_each_program(prog, obj) {
     std::string_view pname = bpf_program__name(prog);
     for (uint32_t cb = 0; cb < AKTS_NR_CALLBACKS; ++cb) {
-      auto suffix = callback_suffix(cb);
+      auto suffix = callback_name(cb);  // programs are named "<policy>_<callback>"
       if (pname.size() > suffix.size() && pname.ends_with(suffix) && pname[pname.size() - suffix.size() - 1] == '_')
         lp.prog_fds[cb] = bpf_program__fd(prog);
     }

@@ -1,13 +1,20 @@
 # The benchmarks run every arm and report sane numbers: positive, ordered,
 # n as asked. The speed targets are the benchmark's to report, not this test's.
+# bench_json FILE ARGS...: runs `akts bench ARGS --json` into FILE, one verdict.
+bench_json() {
+	local file="$1"
+	shift
+	if akts bench "$@" --json >"$file" 2>/dev/null; then
+		ok "bench $1 ran"
+	else
+		not_ok "bench $1 ran"
+		return 1
+	fi
+}
+
 t_bench() {
 	local a=$OUT/bench_actuation.json d=$OUT/bench_dispatch.json
-	if akts bench actuation -n 400 --reload-n 2 --json >"$a" 2>/dev/null; then
-		ok "bench actuation ran"
-	else
-		not_ok "bench actuation ran"
-		return
-	fi
+	bench_json "$a" actuation -n 400 --reload-n 2 || return
 	verdicts < <(python3 - "$a" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -29,12 +36,7 @@ ratio = r["arms"][1].get("ratio_to_sysctl_p50")
 print("ok" if ratio and ratio > 0 else "not", f"ratios to the sysctl write are reported ({ratio})", sep="\t")
 PY
 )
-	if akts bench dispatch -n 3 --reps 1 --json >"$d" 2>/dev/null; then
-		ok "bench dispatch ran"
-	else
-		not_ok "bench dispatch ran"
-		return
-	fi
+	bench_json "$d" dispatch -n 3 --reps 1 || return
 	verdicts < <(python3 - "$d" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
