@@ -28,18 +28,77 @@
  *               AKTS_OVERRIDE_ACTIVE | AKTS_OVERRIDE_SLOT_MASK.
  *   effective slot = override active ? override slot : selected.
  *
+ * Queues (the registry)
+ *   Tasks a policy queues live only in registered queues: the shared DSQs of
+ *   enum akts_dsq, which the dispatcher creates at init and lists in
+ *   akts_queues (AKTS_MAX_QUEUES entries of struct akts_queue; an entry with
+ *   dsq_id 0 is unused). Per-policy queues will be registered the same way,
+ *   created before any policy can reach them and only then marked live. A
+ *   DSQ takes FIFO or vtime insertion, never both (mixing ejects the
+ *   scheduler). Besides registered queues a policy may insert only into local
+ *   DSQs (SCX_DSQ_LOCAL, SCX_DSQ_LOCAL_ON | cpu), at the tail, to hand a task
+ *   to a CPU about to take it (see the guard for what a queue kept there costs).
+ *
+ * What a policy may not do (the guard below relies on it)
+ *   - insert at the head of a local DSQ (SCX_ENQ_HEAD or SCX_ENQ_PREEMPT with
+ *     SCX_DSQ_LOCAL*): only the guard does, for a rescued task;
+ *   - use SCX_ENQ_IMMED (a task that cannot stay on its CPU goes back through
+ *     ops.enqueue, and the kernel ejects a scheduler that re-enqueues a task
+ *     too often without running it);
+ *   - leave an enqueued task in no queue at all (the kernel's watchdog is the
+ *     only backstop for that);
+ *   - create or destroy DSQs outside the registry.
+ *   Anything else (infinite slices, refilling prev's slice in dispatch,
+ *   strict priorities, never calling dispatch for a queue) cannot break the
+ *   bound.
+ *
  * Hand-off
- *   The dispatcher creates every shared DSQ in enum akts_dsq at init. A DSQ is
- *   either FIFO or vtime-ordered, never both. Every policy's dispatch, and the
- *   default's, drains every one of them (each in its own order), so a switch
- *   never strands a queued task.
+ *   Each policy (and the built-in default) inserts into some of the shared
+ *   DSQs, its "own" queues. Its dispatch first drains the others, which only a
+ *   previously effective policy could have filled and which nothing refills
+ *   while it stays selected, and only then its own queues in its own order;
+ *   and it lets prev keep its CPU only when those others are empty. So a
+ *   switch leaves no task behind a queue that is never drained; the guard
+ *   bounds whatever waits anyway.
+ *
+ * Bounded wait (the guard; akts_frame.bpf.h)
+ *   A BPF timer owned by the frame, not by any policy, fires every period_ns.
+ *   It walks every registered queue; a task waiting there for max_wait_ns or
+ *   more (since it became runnable, or was last preempted) is moved to the
+ *   head of the local DSQ of a CPU it may run on (its last CPU if allowed)
+ *   with a slice of rescue_slice_ns, preempting that CPU; the frame's own
+ *   ops.tick ends a rescued task's run after rescue_slice_ns whatever slice a
+ *   policy gives it. Local DSQs cannot be
+ *   walked (the kernel refuses to iterate or peek them), so a CPU whose local
+ *   DSQ has stayed non-empty for max_wait_ns is preempted at every firing in
+ *   which its current task has run at least rescue_slice_ns.
+ *   With W = max_wait_ns, P = period_ns, R = rescue_slice_ns, J the timer's
+ *   lateness (reported as late_max_ns) and N the SCHED_EXT tasks that may run
+ *   on the task's CPU, and R' = R rounded up to a whole tick (1/HZ, 4 ms on
+ *   the pinned kernel), a runnable task in a registered queue starts running
+ *   within
+ *       W + P + J + (N - 1) * R'           (while (N - 1) * R' < W)
+ *   and one that a policy put d-deep in a local DSQ within W + (d + 1) * P + J
+ *   (R <= P), not counting time the CPU spends in higher scheduling classes
+ *   (fair tasks in partial mode, real-time tasks, interrupts). Parameters live
+ *   in akts_guard_params and may change at run time; max_wait_ns 0 turns the
+ *   guard off (tests only). The timer, which the circuit breaker will share,
+ *   publishes what it saw in akts_guard_state: the oldest task waiting per
+ *   class in the registered queues right now, rescues, its own run time. The
+ *   longest wait of each class since the last reset is exact (not bucketed),
+ *   per CPU in akts_wait_max.
+ *   Limits: the timer runs in softirq context on one CPU; in --switch-all mode
+ *   a long softirq backlog moves to ksoftirqd, which akts itself schedules
+ *   (and rescues), so J can grow. A migration-disabled task whose CPU is not
+ *   in its mask cannot be moved (counted in rescue_failed).
  *
  * Classes
  *   akts_classes maps a process (tgid) to enum akts_class; threads share their
  *   process's entry. An unlisted task is best-effort.
  *
  * Lifecycle callbacks (init, exit, init_task, exit_task, enable, disable,
- * cpu_online/offline, set_weight, set_cpumask, dump) stay in the dispatcher.
+ * dump) and tick (the guard's rescue-slice cap) stay in the dispatcher; no
+ * others are implemented.
  */
 #ifndef AKTS_H
 #define AKTS_H
@@ -82,6 +141,53 @@ enum akts_dsq {
 	AKTS_NR_DSQS = 4,
 };
 
+/* Registered queues (akts_queues): see "Queues" above. */
+#define AKTS_MAX_QUEUES 64u
+#define AKTS_QUEUE_VTIME 1u /* vtime-ordered; else FIFO */
+
+struct akts_queue {
+	__u64 dsq_id; /* 0: unused entry */
+	__u32 flags;  /* AKTS_QUEUE_* */
+	__u32 owner;  /* slot of the policy that owns it; AKTS_SLOT_NONE: shared */
+};
+
+/*
+ * The guard's settings (akts_guard_params, one entry, written by the user
+ * side, read by the timer at every firing). A field left 0 takes its default.
+ */
+struct akts_guard_params {
+	__u64 max_wait_ns;     /* W; AKTS_GUARD_OFF turns the guard off (tests only) */
+	__u64 rescue_slice_ns; /* R, clamped to [50 us, 1 s] by BPF */
+	__u64 period_ns;       /* P, clamped to [1 ms, 1 s] by BPF */
+};
+
+#define AKTS_GUARD_OFF 0xffffffffffffffffull
+
+#define AKTS_GUARD_DEFAULT_MAX_WAIT_NS 200000000ull /* 200 ms */
+#define AKTS_GUARD_DEFAULT_RESCUE_SLICE_NS 2000000ull /* 2 ms */
+#define AKTS_GUARD_DEFAULT_PERIOD_NS 20000000ull /* 20 ms */
+
+/* What the guard's timer saw (akts_guard_state, one entry, written by BPF only). */
+struct akts_guard_state {
+	__u64 runs;			       /* timer firings */
+	__u64 run_ns_total;		       /* time spent in the timer callback */
+	__u64 run_ns_max;
+	__u64 late_max_ns;		       /* worst lateness of a firing against its period */
+	__u64 last_run_ns;		       /* bpf_ktime_get_ns of the last firing */
+	__u64 scanned;			       /* tasks looked at in the last firing */
+	__u64 rescues[AKTS_NR_CLASSES];	       /* tasks moved out of a registered queue */
+	__u64 local_kicks;		       /* CPUs preempted for an overdue local DSQ head */
+	__u64 rescue_failed;		       /* overdue, but no CPU could take it */
+	__u64 oldest_wait_ns[AKTS_NR_CLASSES]; /* oldest waiter per class at the last firing */
+	__u64 tick_ns;			       /* 1/HZ of the running kernel; 0 if unknown */
+};
+
+/* Longest wait per class since the last reset (akts_wait_max, per CPU). */
+struct akts_wait_max {
+	__u64 max_ns[AKTS_NR_CLASSES];
+	__u32 pid[AKTS_NR_CLASSES]; /* the task that waited that long */
+};
+
 struct akts_selector {
 	__u32 selected;
 	__u32 override;
@@ -115,8 +221,11 @@ struct akts_task_ctx {
 	__u64 ready_at;	  /* when the task became runnable; 0 once it ran */
 	__u64 running_at; /* when it last started running */
 	__u32 cls;	  /* enum akts_class, refreshed when it becomes runnable */
-	__u32 pad;
+	__u32 flags;	  /* AKTS_TASK_*, the frame's own */
 };
+
+/* The guard moved the task to a CPU; its run there is capped at rescue_slice_ns. */
+#define AKTS_TASK_RESCUED 1u
 
 /* State every policy shares (akts_shared, a one-entry array). */
 struct akts_shared {
@@ -128,11 +237,15 @@ static_assert(sizeof(struct akts_selector) == 8, "selector layout");
 static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2), "stats layout");
 static_assert(sizeof(struct akts_switch_args) == 8, "switch args layout");
 static_assert(sizeof(struct akts_task_ctx) == 24, "task ctx layout");
+static_assert(sizeof(struct akts_guard_state) == 8 * 13, "guard state layout");
+static_assert(sizeof(struct akts_wait_max) == 24, "wait max layout");
 #else
 _Static_assert(sizeof(struct akts_selector) == 8, "selector layout");
 _Static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2), "stats layout");
 _Static_assert(sizeof(struct akts_switch_args) == 8, "switch args layout");
 _Static_assert(sizeof(struct akts_task_ctx) == 24, "task ctx layout");
+_Static_assert(sizeof(struct akts_guard_state) == 8 * 13, "guard state layout");
+_Static_assert(sizeof(struct akts_wait_max) == 24, "wait max layout");
 #endif
 
 #endif /* AKTS_H */

@@ -105,14 +105,52 @@ static __always_inline bool akts_any_queued(void)
 }
 
 /*
+ * The hand-off (akts.h). A policy names the shared DSQs it inserts into, its
+ * own queues, as a mask of AKTS_OWN() bits; every other shared DSQ can only
+ * hold what a previously effective policy left there.
+ */
+#define AKTS_OWN(dsq) (1u << ((dsq) - AKTS_DSQ_FIRST))
+
+static __always_inline bool akts_leftover_in(u32 own, u64 dsq)
+{
+	return !(own & AKTS_OWN(dsq)) && scx_bpf_dsq_nr_queued(dsq) > 0;
+}
+
+/* True if a shared DSQ outside `own` holds a task. */
+static __always_inline bool akts_leftovers_queued(u32 own)
+{
+	return akts_leftover_in(own, AKTS_DSQ_LC_FIFO) || akts_leftover_in(own, AKTS_DSQ_LC_VTIME) ||
+	       akts_leftover_in(own, AKTS_DSQ_BE_FIFO) || akts_leftover_in(own, AKTS_DSQ_BE_VTIME);
+}
+
+static __always_inline bool akts_move_leftover(u32 own, u64 dsq)
+{
+	return !(own & AKTS_OWN(dsq)) && scx_bpf_dsq_move_to_local(dsq, 0);
+}
+
+/*
+ * Moves the first leftover (LC queues first) to this CPU; true if one moved.
+ * A policy's dispatch calls this before it drains its own queues, so what a
+ * switch left behind runs before anything queued since.
+ */
+static __always_inline bool akts_drain_leftovers(u32 own)
+{
+	return akts_move_leftover(own, AKTS_DSQ_LC_FIFO) || akts_move_leftover(own, AKTS_DSQ_LC_VTIME) ||
+	       akts_move_leftover(own, AKTS_DSQ_BE_FIFO) || akts_move_leftover(own, AKTS_DSQ_BE_VTIME);
+}
+
+/*
  * ops.dispatch runs while the task whose slice just ended (prev) is still on
  * the CPU, before it is queued again. Consuming a DSQ then always picks one of
  * the *others*, so two tasks on a CPU strictly alternate whatever their
- * priority. A policy that orders by virtual time calls this to learn whether
- * prev should simply go on: true when it is still runnable and nothing queued
- * is ahead of it.
+ * priority. A policy calls this to learn whether prev should simply go on:
+ * true when it is still runnable, no leftover of another policy waits (see
+ * akts_drain_leftovers) and nothing in the policy's own queues is ahead of it:
+ * in FIFO order, nothing at all; in virtual-time order (own queues
+ * AKTS_DSQ_LC_VTIME and AKTS_DSQ_BE_VTIME, LC first), no LC task when prev is
+ * BE and no task of prev's class with an earlier virtual time.
  */
-static __always_inline bool akts_prev_goes_on(struct task_struct *prev, bool vtime_order)
+static __always_inline bool akts_prev_goes_on(struct task_struct *prev, u32 own, bool vtime_order)
 {
 	struct akts_task_ctx *tctx;
 	struct task_struct *head;
@@ -120,11 +158,10 @@ static __always_inline bool akts_prev_goes_on(struct task_struct *prev, bool vti
 
 	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
 		return false;
+	if (akts_leftovers_queued(own))
+		return false;
 	if (!vtime_order)
 		return !akts_any_queued();
-	/* Whatever another policy left in the FIFOs goes first; LC before BE. */
-	if (scx_bpf_dsq_nr_queued(AKTS_DSQ_LC_FIFO) > 0 || scx_bpf_dsq_nr_queued(AKTS_DSQ_BE_FIFO) > 0)
-		return false;
 	if (akts_task_class(prev) == AKTS_CLASS_LC) {
 		dsq = AKTS_DSQ_LC_VTIME;
 	} else {
@@ -143,11 +180,10 @@ static __always_inline bool akts_prev_goes_on(struct task_struct *prev, bool vti
 	return !time_before(head->scx.dsq_vtime, vt);
 }
 
-/* Moves the first task found in the given order of shared DSQs; true if one moved. */
-static __always_inline bool akts_drain(u64 a, u64 b, u64 c, u64 d)
+/* Moves the first task of a, else of b; true if one moved. */
+static __always_inline bool akts_drain2(u64 a, u64 b)
 {
-	return scx_bpf_dsq_move_to_local(a, 0) || scx_bpf_dsq_move_to_local(b, 0) ||
-	       scx_bpf_dsq_move_to_local(c, 0) || scx_bpf_dsq_move_to_local(d, 0);
+	return scx_bpf_dsq_move_to_local(a, 0) || scx_bpf_dsq_move_to_local(b, 0);
 }
 
 /*

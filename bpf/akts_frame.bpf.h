@@ -14,6 +14,249 @@
 
 #include "akts_common.bpf.h"
 
+/*
+ * The bounded-wait guard (akts.h, "Bounded wait"): the frame's own maps and
+ * its periodic timer. Policies do not see these maps, so none can undo it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, AKTS_MAX_QUEUES);
+	__type(key, u32);
+	__type(value, struct akts_queue);
+} akts_queues SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct akts_guard_params);
+} akts_guard_params SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct akts_guard_state);
+} akts_guard_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct akts_wait_max);
+} akts_wait_max SEC(".maps");
+
+/* Per CPU: since when its SCHED_EXT task runs, since when its local DSQ is non-empty. */
+struct akts_cpu_run {
+	u64 running_at; /* 0: no SCHED_EXT task running */
+	u64 local_since; /* the first firing that saw the local DSQ non-empty; 0: empty */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct akts_cpu_run);
+} akts_cpu_run SEC(".maps");
+
+/* A map holding a timer cannot be memory-mapped: the timer lives on its own. */
+struct akts_guard_timer {
+	struct bpf_timer timer;
+	u64 due_ns; /* when the pending firing should happen */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct akts_guard_timer);
+} akts_guard_timer SEC(".maps");
+
+extern int CONFIG_HZ __kconfig __weak;
+
+#ifndef CLOCK_MONOTONIC
+#define CLOCK_MONOTONIC 1
+#endif
+
+static __always_inline u64 akts_clamp(u64 v, u64 dflt, u64 lo, u64 hi)
+{
+	if (!v)
+		return dflt;
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+static __always_inline u64 akts_guard_period(const struct akts_guard_params *gp)
+{
+	return akts_clamp(gp ? gp->period_ns : 0, AKTS_GUARD_DEFAULT_PERIOD_NS, 1000000, 1000000000);
+}
+
+static __always_inline struct akts_cpu_run *akts_cpu_run_here(void)
+{
+	u32 zero = 0;
+
+	return bpf_map_lookup_elem(&akts_cpu_run, &zero);
+}
+
+/*
+ * A CPU the task may be moved to without the kernel objecting: its current
+ * CPU if allowed (no migration at all), else any allowed CPU unless it may not
+ * migrate. -1 when there is none.
+ */
+static __always_inline s32 akts_guard_target_cpu(struct task_struct *p)
+{
+	s32 cpu = scx_bpf_task_cpu(p);
+	u32 any;
+
+	if (cpu >= 0 && bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+		return cpu;
+	if (p->migration_disabled)
+		return -1;
+	any = bpf_cpumask_any_distribute(p->cpus_ptr);
+	return any < scx_bpf_nr_cpu_ids() ? (s32)any : -1;
+}
+
+struct akts_guard_scan {
+	u64 now, max_wait, rescue_slice;
+	u64 oldest[AKTS_NR_CLASSES];
+	u64 scanned;
+};
+
+/* Rescues every task of registered queue `dsq` that has waited max_wait or more. */
+static __always_inline void akts_guard_scan_queue(u64 dsq, struct akts_guard_scan *sc,
+						  struct akts_guard_state *gs)
+{
+	struct task_struct *p;
+
+	bpf_for_each(scx_dsq, p, dsq, 0) {
+		struct akts_task_ctx *tctx = bpf_task_storage_get(&akts_tasks, p, 0, 0);
+		u32 cls;
+		u64 age;
+		s32 cpu;
+
+		sc->scanned++;
+		if (!tctx || !tctx->ready_at || sc->now <= tctx->ready_at)
+			continue;
+		age = sc->now - tctx->ready_at;
+		cls = tctx->cls == AKTS_CLASS_LC ? AKTS_CLASS_LC : AKTS_CLASS_BE;
+		if (age > sc->oldest[cls])
+			sc->oldest[cls] = age;
+		if (age < sc->max_wait)
+			continue;
+		cpu = akts_guard_target_cpu(p);
+		if (cpu < 0) {
+			__sync_fetch_and_add(&gs->rescue_failed, 1);
+			continue;
+		}
+		tctx->flags |= AKTS_TASK_RESCUED;
+		/* To the head of that CPU's local DSQ; PREEMPT ends the current slice. */
+		scx_bpf_dsq_move_set_slice(BPF_FOR_EACH_ITER, sc->rescue_slice);
+		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL_ON | cpu, SCX_ENQ_PREEMPT))
+			__sync_fetch_and_add(&gs->rescues[cls], 1);
+	}
+}
+
+/* Preempts CPUs whose local DSQ has stayed non-empty for max_wait (akts.h). */
+static __always_inline void akts_guard_local_dsqs(struct akts_guard_scan *sc, struct akts_guard_state *gs)
+{
+	u32 zero = 0, cpu, nr_cpus = scx_bpf_nr_cpu_ids();
+
+	bpf_for(cpu, 0, nr_cpus) {
+		struct akts_cpu_run *run = bpf_map_lookup_percpu_elem(&akts_cpu_run, &zero, cpu);
+		u64 ran_at;
+
+		if (!run)
+			continue;
+		if (scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | cpu) <= 0) {
+			run->local_since = 0;
+			continue;
+		}
+		if (!run->local_since) {
+			run->local_since = sc->now;
+			continue;
+		}
+		if (sc->now - run->local_since < sc->max_wait)
+			continue;
+		ran_at = READ_ONCE(run->running_at);
+		if (ran_at && sc->now > ran_at && sc->now - ran_at >= sc->rescue_slice) {
+			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+			__sync_fetch_and_add(&gs->local_kicks, 1);
+		}
+	}
+}
+
+static int akts_guard_fire(void *map, int *key, struct akts_guard_timer *gt)
+{
+	u32 zero = 0, i;
+	struct akts_guard_params *gp = bpf_map_lookup_elem(&akts_guard_params, &zero);
+	struct akts_guard_state *gs = bpf_map_lookup_elem(&akts_guard_state, &zero);
+	struct akts_guard_scan sc = {};
+	u64 period = akts_guard_period(gp), end, took;
+
+	sc.now = bpf_ktime_get_ns();
+	if (gs && gp) {
+		sc.max_wait = gp->max_wait_ns ? gp->max_wait_ns : AKTS_GUARD_DEFAULT_MAX_WAIT_NS;
+		sc.rescue_slice = akts_clamp(gp->rescue_slice_ns, AKTS_GUARD_DEFAULT_RESCUE_SLICE_NS, 50000,
+					     1000000000);
+		if (gt->due_ns && sc.now > gt->due_ns && sc.now - gt->due_ns > gs->late_max_ns)
+			gs->late_max_ns = sc.now - gt->due_ns;
+		if (sc.max_wait != AKTS_GUARD_OFF) {
+			bpf_for(i, 0, AKTS_MAX_QUEUES) {
+				struct akts_queue *q = bpf_map_lookup_elem(&akts_queues, &i);
+
+				if (q && q->dsq_id)
+					akts_guard_scan_queue(q->dsq_id, &sc, gs);
+			}
+			akts_guard_local_dsqs(&sc, gs);
+		}
+		gs->oldest_wait_ns[AKTS_CLASS_BE] = sc.oldest[AKTS_CLASS_BE];
+		gs->oldest_wait_ns[AKTS_CLASS_LC] = sc.oldest[AKTS_CLASS_LC];
+		gs->scanned = sc.scanned;
+		gs->tick_ns = CONFIG_HZ > 0 ? 1000000000ull / CONFIG_HZ : 0;
+		gs->last_run_ns = sc.now;
+		end = bpf_ktime_get_ns();
+		took = end > sc.now ? end - sc.now : 0;
+		gs->runs++;
+		gs->run_ns_total += took;
+		if (took > gs->run_ns_max)
+			gs->run_ns_max = took;
+	}
+	gt->due_ns = bpf_ktime_get_ns() + period;
+	bpf_timer_start(&gt->timer, period, 0);
+	return 0;
+}
+
+/* Registers the shared DSQs and starts the guard (from the sleepable init). */
+static __always_inline s32 akts_guard_start(void)
+{
+	u32 zero = 0, i;
+	struct akts_guard_timer *gt;
+	s32 ret;
+
+	for (i = 0; i < AKTS_NR_DSQS; i++) {
+		u32 key = i;
+		struct akts_queue *q = bpf_map_lookup_elem(&akts_queues, &key);
+
+		if (!q)
+			return -ENOENT;
+		q->flags = (AKTS_DSQ_FIRST + i == AKTS_DSQ_LC_VTIME || AKTS_DSQ_FIRST + i == AKTS_DSQ_BE_VTIME)
+				   ? AKTS_QUEUE_VTIME
+				   : 0;
+		q->owner = AKTS_SLOT_NONE;
+		q->dsq_id = AKTS_DSQ_FIRST + i; /* last: the entry is live once the id is set */
+	}
+	gt = bpf_map_lookup_elem(&akts_guard_timer, &zero);
+	if (!gt)
+		return -ENOENT;
+	ret = bpf_timer_init(&gt->timer, &akts_guard_timer, CLOCK_MONOTONIC);
+	if (ret)
+		return ret;
+	ret = bpf_timer_set_callback(&gt->timer, akts_guard_fire);
+	if (ret)
+		return ret;
+	gt->due_ns = bpf_ktime_get_ns() + AKTS_GUARD_DEFAULT_PERIOD_NS;
+	return bpf_timer_start(&gt->timer, AKTS_GUARD_DEFAULT_PERIOD_NS, 0);
+}
+
 #ifndef AKTS_NO_COUNTERS
 /* Counts the invocation and notes when this CPU first sees a new slot. */
 static __always_inline void akts_count_entry(enum akts_callback cb, u32 k)
@@ -73,13 +316,26 @@ static __always_inline void akts_mark_ready(struct task_struct *p, bool refresh_
 static __always_inline void akts_mark_running(struct task_struct *p)
 {
 	struct akts_task_ctx *tctx = akts_task_ctx(p);
-	u64 now = bpf_ktime_get_ns();
+	struct akts_cpu_run *run = akts_cpu_run_here();
+	struct akts_wait_max *wm;
+	u64 now = bpf_ktime_get_ns(), wait;
+	u32 zero = 0, c;
 
+	if (run)
+		run->running_at = now;
 	if (!tctx)
 		return;
 	tctx->running_at = now;
 	if (!tctx->ready_at)
 		return;
+	/* The longest wait is exact and kept even without counters: the guard's proof. */
+	wait = now > tctx->ready_at ? now - tctx->ready_at : 0;
+	c = tctx->cls == AKTS_CLASS_LC ? AKTS_CLASS_LC : AKTS_CLASS_BE;
+	wm = bpf_map_lookup_elem(&akts_wait_max, &zero);
+	if (wm && wait > wm->max_ns[c]) {
+		wm->max_ns[c] = wait;
+		wm->pid[c] = p->pid;
+	}
 #ifndef AKTS_NO_COUNTERS
 	struct akts_cpu_stats *st = akts_cpu_stats();
 	u32 b, cls;
@@ -93,6 +349,37 @@ static __always_inline void akts_mark_running(struct task_struct *p)
 	}
 #endif
 	tctx->ready_at = 0;
+}
+
+/* This CPU no longer runs p (ops.stopping); a rescue ends with the run it bought. */
+static __always_inline void akts_mark_stopping(struct task_struct *p)
+{
+	struct akts_cpu_run *run = akts_cpu_run_here();
+	struct akts_task_ctx *tctx = akts_task_ctx(p);
+
+	if (run)
+		run->running_at = 0;
+	if (tctx)
+		tctx->flags &= ~AKTS_TASK_RESCUED;
+}
+
+/*
+ * ops.tick, never dispatched to a policy: a rescued task's run ends after the
+ * rescue slice even if its policy gave it more (an infinite slice, say).
+ */
+static __always_inline void akts_frame_tick(struct task_struct *p)
+{
+	struct akts_task_ctx *tctx = akts_task_ctx(p);
+	struct akts_guard_params *gp;
+	u32 zero = 0;
+	u64 cap;
+
+	if (!tctx || !(tctx->flags & AKTS_TASK_RESCUED) || !tctx->running_at)
+		return;
+	gp = bpf_map_lookup_elem(&akts_guard_params, &zero);
+	cap = akts_clamp(gp ? gp->rescue_slice_ns : 0, AKTS_GUARD_DEFAULT_RESCUE_SLICE_NS, 50000, 1000000000);
+	if (bpf_ktime_get_ns() - tctx->running_at >= cap)
+		p->scx.slice = 0;
 }
 
 static __always_inline s32 akts_frame_init_task(struct task_struct *p, struct scx_init_task_args *args)
@@ -133,7 +420,19 @@ static __always_inline void akts_frame_enable(struct task_struct *p)
 	scx_bpf_task_set_dsq_vtime(p, sh ? sh->vtime_now : 0);
 }
 
-/* Every shared DSQ exists before any policy runs (init is sleepable). */
+/* A task that leaves SCHED_EXT while queued is not waiting for akts any more. */
+static __always_inline void akts_frame_disable(struct task_struct *p)
+{
+	struct akts_task_ctx *tctx = akts_task_ctx(p);
+
+	if (tctx)
+		tctx->ready_at = 0;
+}
+
+/*
+ * Every shared DSQ exists, and is registered, before any policy runs; then
+ * the guard starts (init is sleepable).
+ */
 static __always_inline s32 akts_frame_init(void)
 {
 	s32 ret;
@@ -146,7 +445,10 @@ static __always_inline s32 akts_frame_init(void)
 			return ret;
 		}
 	}
-	return 0;
+	ret = akts_guard_start();
+	if (ret)
+		scx_bpf_error("akts: cannot start the bounded-wait guard (%d)", ret);
+	return ret;
 }
 
 #endif /* AKTS_FRAME_BPF_H */

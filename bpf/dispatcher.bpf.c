@@ -9,9 +9,11 @@
  * kernel's idle-CPU pick and FIFO queues. Nothing runs after a successful tail
  * call, so whatever must always happen happens before it.
  *
- * Lifecycle callbacks never dispatch: init creates every shared DSQ up front
- * (it is sleepable, and a policy must be able to assume its queues exist),
- * init_task creates the per-task state, exit records why the scheduler ended.
+ * Lifecycle callbacks never dispatch: init creates and registers every shared
+ * DSQ up front (it is sleepable, and a policy must be able to assume its
+ * queues exist) and starts the bounded-wait guard's timer, init_task creates
+ * the per-task state, disable forgets a departing task's wait, exit records
+ * why the scheduler ended.
  *
  * See akts.h for the contracts (slots, selector, hand-off, classes).
  */
@@ -23,6 +25,9 @@ UEI_DEFINE(uei);
 
 /* Slice the built-in default gives. */
 const volatile u64 default_slice_ns = 5000000; /* 5 ms */
+
+/* The shared DSQs the built-in default inserts into (the hand-off, akts.h). */
+#define AKTS_DEFAULT_OWN (AKTS_OWN(AKTS_DSQ_LC_FIFO) | AKTS_OWN(AKTS_DSQ_BE_FIFO))
 
 #define AKTS_PROG_ARRAY(cb)                                \
 	struct {                                           \
@@ -97,7 +102,9 @@ void BPF_STRUCT_OPS(akts_dispatch, s32 cpu, struct task_struct *prev)
 	bpf_tail_call(ctx, &akts_dispatch_progs, k);
 	akts_count_fallthrough(AKTS_CB_DISPATCH);
 
-	akts_drain(AKTS_DSQ_LC_FIFO, AKTS_DSQ_LC_VTIME, AKTS_DSQ_BE_FIFO, AKTS_DSQ_BE_VTIME);
+	/* What a policy left behind first, then LC before BE. */
+	if (!akts_drain_leftovers(AKTS_DEFAULT_OWN))
+		akts_drain2(AKTS_DSQ_LC_FIFO, AKTS_DSQ_BE_FIFO);
 }
 
 void BPF_STRUCT_OPS(akts_runnable, struct task_struct *p, u64 enq_flags)
@@ -125,6 +132,7 @@ void BPF_STRUCT_OPS(akts_stopping, struct task_struct *p, bool runnable)
 	u32 k = akts_effective_slot();
 
 	akts_count_entry(AKTS_CB_STOPPING, k);
+	akts_mark_stopping(p);
 	bpf_tail_call(ctx, &akts_stopping_progs, k);
 	akts_count_fallthrough(AKTS_CB_STOPPING);
 }
@@ -151,6 +159,16 @@ void BPF_STRUCT_OPS(akts_exit_task, struct task_struct *p, struct scx_exit_task_
 void BPF_STRUCT_OPS(akts_enable, struct task_struct *p)
 {
 	akts_frame_enable(p);
+}
+
+void BPF_STRUCT_OPS(akts_tick, struct task_struct *p)
+{
+	akts_frame_tick(p);
+}
+
+void BPF_STRUCT_OPS(akts_disable, struct task_struct *p)
+{
+	akts_frame_disable(p);
 }
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(akts_init)
@@ -233,6 +251,8 @@ SCX_OPS_DEFINE(akts_ops,
 	       .init_task = (void *)akts_init_task,
 	       .exit_task = (void *)akts_exit_task,
 	       .enable = (void *)akts_enable,
+	       .disable = (void *)akts_disable,
+	       .tick = (void *)akts_tick,
 	       .init = (void *)akts_init,
 	       .dump = (void *)akts_dump,
 	       .exit = (void *)akts_exit,

@@ -45,6 +45,7 @@ UEI_DEFINE(uei);
 	void BPF_STRUCT_OPS(sa_stopping, struct task_struct *p, bool runnable)                 \
 	{                                                                                       \
 		akts_count_entry(AKTS_CB_STOPPING, akts_slot);                                  \
+		akts_mark_stopping(p);                                                          \
 		____##pol##_stopping(ctx, p, runnable);                                        \
 	}                                                                                       \
 	void BPF_STRUCT_OPS(sa_quiescent, struct task_struct *p, u64 deq_flags)                \
@@ -64,6 +65,14 @@ UEI_DEFINE(uei);
 	{                                                                                       \
 		akts_frame_enable(p);                                                           \
 	}                                                                                       \
+	void BPF_STRUCT_OPS(sa_tick, struct task_struct *p)                                    \
+	{                                                                                       \
+		akts_frame_tick(p);                                                             \
+	}                                                                                       \
+	void BPF_STRUCT_OPS(sa_disable, struct task_struct *p)                                 \
+	{                                                                                       \
+		akts_frame_disable(p);                                                          \
+	}                                                                                       \
 	s32 BPF_STRUCT_OPS_SLEEPABLE(sa_init)                                                   \
 	{                                                                                       \
 		return akts_frame_init();                                                       \
@@ -77,6 +86,7 @@ UEI_DEFINE(uei);
 		       .running = (void *)sa_running, .stopping = (void *)sa_stopping,          \
 		       .quiescent = (void *)sa_quiescent, .init_task = (void *)sa_init_task,    \
 		       .exit_task = (void *)sa_exit_task, .enable = (void *)sa_enable,          \
+		       .disable = (void *)sa_disable, .tick = (void *)sa_tick,                  \
 		       .init = (void *)sa_init, .exit = (void *)sa_exit,                        \
 		       .flags = SCX_OPS_SWITCH_PARTIAL, .name = "akts_sa_" #pol)
 

@@ -10,8 +10,9 @@
  * back quickly. Both classes are weighted-fair within themselves: virtual time
  * is charged by run time scaled by nice weight.
  *
- * Limits: LC strictly precedes BE, so a CPU-bound LC process can starve batch
- * work; short slices cost batch throughput in context switches and cache
+ * Limits: LC strictly precedes BE, so a CPU-bound LC process holds batch work
+ * back to what the frame's bounded-wait guard grants it (a rescue slice every
+ * max_wait, about 1% by default); short slices cost batch throughput in context switches and cache
  * misses. It does not preempt a running BE task for a waking LC one: that
  * waits for the next slice end, at most slice_ns.
  *
@@ -23,6 +24,8 @@
 char _license[] SEC("license") = "GPL";
 
 const volatile u64 slice_ns = 1000000; /* 1 ms */
+
+#define LATENCY_OWN (AKTS_OWN(AKTS_DSQ_LC_VTIME) | AKTS_OWN(AKTS_DSQ_BE_VTIME))
 
 s32 BPF_STRUCT_OPS(latency_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
@@ -49,12 +52,13 @@ void BPF_STRUCT_OPS(latency_enqueue, struct task_struct *p, u64 enq_flags)
 void BPF_STRUCT_OPS(latency_dispatch, s32 cpu, struct task_struct *prev)
 {
 	akts_count_call(AKTS_CB_DISPATCH);
-	if (akts_prev_goes_on(prev, true)) {
+	if (akts_prev_goes_on(prev, LATENCY_OWN, true)) {
 		prev->scx.slice = slice_ns;
 		return;
 	}
-	/* LC before BE; the FIFO queues hold what other policies left behind. */
-	akts_drain(AKTS_DSQ_LC_VTIME, AKTS_DSQ_LC_FIFO, AKTS_DSQ_BE_VTIME, AKTS_DSQ_BE_FIFO);
+	/* What another policy left behind first, then LC before BE. */
+	if (!akts_drain_leftovers(LATENCY_OWN))
+		akts_drain2(AKTS_DSQ_LC_VTIME, AKTS_DSQ_BE_VTIME);
 }
 
 void BPF_STRUCT_OPS(latency_runnable, struct task_struct *p, u64 enq_flags)
@@ -65,6 +69,9 @@ void BPF_STRUCT_OPS(latency_runnable, struct task_struct *p, u64 enq_flags)
 void BPF_STRUCT_OPS(latency_running, struct task_struct *p)
 {
 	akts_count_call(AKTS_CB_RUNNING);
+	/* A leftover of another policy keeps the slice it was queued with: cap it. */
+	if (p->scx.slice > slice_ns)
+		p->scx.slice = slice_ns;
 	akts_advance_vtime(p);
 }
 

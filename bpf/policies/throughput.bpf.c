@@ -20,6 +20,8 @@ char _license[] SEC("license") = "GPL";
 
 const volatile u64 slice_ns = 20000000; /* 20 ms */
 
+#define THROUGHPUT_OWN AKTS_OWN(AKTS_DSQ_BE_FIFO)
+
 s32 BPF_STRUCT_OPS(throughput_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	bool is_idle = false;
@@ -47,12 +49,13 @@ void BPF_STRUCT_OPS(throughput_dispatch, s32 cpu, struct task_struct *prev)
 {
 	akts_count_call(AKTS_CB_DISPATCH);
 	/* Nothing waiting: the running task keeps its CPU and its cache. */
-	if (akts_prev_goes_on(prev, false)) {
+	if (akts_prev_goes_on(prev, THROUGHPUT_OWN, false)) {
 		prev->scx.slice = slice_ns;
 		return;
 	}
-	/* Arrival order first; then whatever a vtime policy left queued. */
-	akts_drain(AKTS_DSQ_BE_FIFO, AKTS_DSQ_LC_FIFO, AKTS_DSQ_LC_VTIME, AKTS_DSQ_BE_VTIME);
+	/* What another policy left behind first, then arrival order. */
+	if (!akts_drain_leftovers(THROUGHPUT_OWN))
+		scx_bpf_dsq_move_to_local(AKTS_DSQ_BE_FIFO, 0);
 }
 
 void BPF_STRUCT_OPS(throughput_runnable, struct task_struct *p, u64 enq_flags)

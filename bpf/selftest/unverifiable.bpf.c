@@ -31,7 +31,8 @@ void BPF_STRUCT_OPS(unverifiable_enqueue, struct task_struct *p, u64 enq_flags)
 
 void BPF_STRUCT_OPS(unverifiable_dispatch, s32 cpu, struct task_struct *prev)
 {
-	akts_drain(AKTS_DSQ_BE_FIFO, AKTS_DSQ_LC_FIFO, AKTS_DSQ_LC_VTIME, AKTS_DSQ_BE_VTIME);
+	if (!akts_drain_leftovers(AKTS_OWN(AKTS_DSQ_BE_FIFO)))
+		scx_bpf_dsq_move_to_local(AKTS_DSQ_BE_FIFO, 0);
 }
 
 void BPF_STRUCT_OPS(unverifiable_runnable, struct task_struct *p, u64 enq_flags) {}

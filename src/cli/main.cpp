@@ -215,6 +215,14 @@ int main(int argc, char** argv) {
   std::string storm = "20s";
   selftest->add_option("--storm", storm, "how long the switch storm lasts (e.g. 20s, 500ms)");
   selftest->add_option("--storm-hz", st.storm_hz, "switches per second in the storm")->check(CLI::Range(1, 100000));
+  std::string hold;
+  selftest->add_option("--hold", hold, "bounded_wait: how long each switch is held (e.g. 3200ms)");
+  selftest->add_option("--watchdog-ms", st.watchdog_ms,
+                       "bounded_wait: the kernel watchdog's timeout for that check, below the hold")
+      ->check(CLI::Range(500, 30000));
+  bool no_guard = false;
+  selftest->add_flag("--no-guard", no_guard,
+                     "bounded_wait without the guard: shows the check fails (the kernel ejects the scheduler)");
   selftest->add_option("--only", st.only, "run only these checks")
       ->check(CLI::IsMember(akts::selftest_check_names()));
 
@@ -278,6 +286,15 @@ int main(int argc, char** argv) {
       std::cerr << "akts: --storm: must be at least 1ms\n";
       return kExitUsage;
     }
+    if (!hold.empty()) {
+      auto h = akts::parse_duration(hold, "--hold");
+      if (!h || *h < std::chrono::milliseconds(100)) {
+        std::cerr << "akts: " << (h ? "--hold: must be at least 100ms" : h.error().to_string()) << "\n";
+        return kExitUsage;
+      }
+      st.hold = std::chrono::duration_cast<std::chrono::milliseconds>(*h);
+    }
+    st.guard = !no_guard;
     return cmd_selftest(st, st_json);
   }
   if (*library) return cmd_library(lib_json);

@@ -137,7 +137,11 @@ Result<std::unique_ptr<ExecutionPlane>> ExecutionPlane::load(const PlaneOptions&
     if (!find_policy(name)) return errorf(ErrorKind::kInvalidArgument, "no policy named '{}'", name);
 
   std::unique_ptr<ExecutionPlane> plane(new ExecutionPlane());
+  if (opts.watchdog_timeout_ms > 30000)
+    return errorf(ErrorKind::kInvalidArgument, "the watchdog timeout is at most 30000 ms, not {}",
+                  opts.watchdog_timeout_ms);
   if (auto st = plane->load_dispatcher(opts); !st) return st.error();
+  if (auto st = plane->set_guard(opts.guard); !st) return st.error();
   for (uint32_t slot = 0; slot < opts.policies.size(); ++slot)
     if (auto st = plane->load_policy(*find_policy(opts.policies[slot]), slot); !st) return st.error();
   plane->selector_->override = AKTS_OVERRIDE_OFF;
@@ -155,6 +159,7 @@ Status ExecutionPlane::load_dispatcher(const PlaneOptions& opts) {
     ops->flags &= ~static_cast<uint64_t>(*partial);
   }
   ops->hotplug_seq = read_hotplug_seq();
+  if (opts.watchdog_timeout_ms) ops->timeout_ms = opts.watchdog_timeout_ms;
   if (auto st = init_scx_enums(skel_->obj); !st) return st;
 
   // Room for the kernel's debug dump when it ejects the scheduler.
@@ -394,6 +399,45 @@ Result<Stats> ExecutionPlane::read_stats() const {
   auto per_cpu = read_cpu_stats();
   if (!per_cpu) return per_cpu.error();
   return Stats::sum(*per_cpu);
+}
+
+Status ExecutionPlane::set_guard(const GuardParams& params) {
+  if (params.enabled)
+    if (auto st = params.validate(); !st) return st;
+  uint32_t zero = 0;
+  akts_guard_params k = params.to_kernel();
+  if (bpf_map_update_elem(bpf_map__fd(skel_->maps.akts_guard_params), &zero, &k, BPF_ANY) != 0)
+    return sys_error("cannot write the guard's settings", errno);
+  return {};
+}
+
+Result<GuardReport> ExecutionPlane::read_guard() const {
+  GuardReport rep;
+  uint32_t zero = 0;
+  akts_guard_params k{};
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.akts_guard_params), &zero, &k) != 0)
+    return sys_error("cannot read the guard's settings", errno);
+  rep.params = GuardParams::from_kernel(k);
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.akts_guard_state), &zero, &rep.state) != 0)
+    return sys_error("cannot read the guard's state", errno);
+  int ncpus = libbpf_num_possible_cpus();
+  if (ncpus <= 0) return sys_error("cannot count possible CPUs", ncpus);
+  std::vector<akts_wait_max> per_cpu(static_cast<size_t>(ncpus));
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.akts_wait_max), &zero, per_cpu.data()) != 0)
+    return sys_error("cannot read akts_wait_max", errno);
+  rep.longest = LongestWaits::max_over(per_cpu);
+  return rep;
+}
+
+Status ExecutionPlane::reset_longest_waits() {
+  int ncpus = libbpf_num_possible_cpus();
+  if (ncpus <= 0) return sys_error("cannot count possible CPUs", ncpus);
+  // A wait that ends on another CPU while this runs may survive the reset.
+  std::vector<akts_wait_max> zeros(static_cast<size_t>(ncpus));
+  uint32_t zero = 0;
+  if (bpf_map_update_elem(bpf_map__fd(skel_->maps.akts_wait_max), &zero, zeros.data(), BPF_ANY) != 0)
+    return sys_error("cannot reset akts_wait_max", errno);
+  return {};
 }
 
 int ExecutionPlane::dispatcher_prog_fd(uint32_t cb) const {

@@ -21,6 +21,7 @@
 
 #include "akts.h"
 #include "common/result.h"
+#include "telemetry/guard.h"
 #include "telemetry/stats.h"
 
 struct akts_dispatcher_bpf;
@@ -36,6 +37,10 @@ struct PlaneOptions {
   std::vector<std::string> policies = {"latency", "throughput"};
   bool switch_all = false;    // manage every task, not only SCHED_EXT ones (partial mode)
   uint32_t initial_slot = 0;  // what `selected` holds when the scheduler attaches
+  GuardParams guard;          // the bounded-wait guard's settings (bpf/akts.h)
+  // The kernel's watchdog (ops.timeout_ms): a runnable task that waits this
+  // long ejects the scheduler. 0: the kernel's default and maximum, 30 s.
+  uint32_t watchdog_timeout_ms = 0;
 };
 
 struct LoadedPolicy {
@@ -96,6 +101,13 @@ class ExecutionPlane {
   void unpin();
 
   Result<Stats> read_stats() const;
+
+  // The bounded-wait guard: its settings (validated; changed at run time by
+  // one map update the timer reads at its next firing), what it saw, and the
+  // exact longest waits since reset_longest_waits().
+  Status set_guard(const GuardParams& params);
+  Result<GuardReport> read_guard() const;
+  Status reset_longest_waits();
   // Tasks waiting right now in akts's shared DSQs and every CPU's local DSQ.
   Result<uint64_t> count_queued() const;
   ExitInfo exit_info() const;

@@ -39,6 +39,12 @@ const PolicySpec& unverifiable_fixture() {
   return kSpec;
 }
 
+const PolicySpec& greedy_fixture() {
+  static const PolicySpec kSpec = {"greedy", "infinite slices, never yields, never drains what others left",
+                                   "never: it exists to be contained by the guard", AKTS_OPEN_POLICY(akts_greedy_bpf)};
+  return kSpec;
+}
+
 const PolicySpec* find_policy(std::string_view name) {
   for (const auto& p : builtin_policies())
     if (p.name == name) return &p;

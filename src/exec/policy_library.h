@@ -49,5 +49,8 @@ const PolicySpec* find_policy(std::string_view name);
 // A policy the verifier rejects (bpf/selftest/), for testing that admitting a
 // bad policy fails cleanly. Not in the library.
 const PolicySpec& unverifiable_fixture();
+// A policy that starves every task the contract lets it (infinite slices, no
+// hand-off), for testing that the frame's guard alone bounds waits.
+const PolicySpec& greedy_fixture();
 
 }  // namespace akts

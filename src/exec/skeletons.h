@@ -24,3 +24,4 @@ extern "C" {
 #include "akts_sa_latency_nocount.skel.h"
 #include "akts_sa_throughput.skel.h"
 #include "akts_unverifiable.skel.h"
+#include "akts_greedy.skel.h"

@@ -45,6 +45,8 @@ constexpr Check kNice{"nice_weights", "the vtime policy shares a CPU by nice wei
 constexpr Check kPinned{"pinned_maps", "pinned maps outlive the loader's fds: a switch through the pinned selector works"};
 constexpr Check kAdmission{"admission",
                            "a policy admitted while running serves its slot; one the verifier rejects changes nothing"};
+constexpr Check kBounded{"bounded_wait",
+                          "across every switch and under LC precedence, every task runs within the guard's bound"};
 constexpr Check kOverride{"override", "the override word wins over the selected slot; cleared, selection rules again"};
 
 CheckResult start(const Check& c) { return CheckResult{c.name, c.title, "fail", "", nlohmann::json::object()}; }
@@ -386,6 +388,178 @@ CheckResult check_storm(const SelftestOptions& o, KernelLogWatch* kmsg) {
   return r;
 }
 
+// CPU time a task has had, from /proc/<pid>/schedstat (ns).
+uint64_t cpu_time_ns(pid_t pid) {
+  FILE* f = fopen(fmt::format("/proc/{}/schedstat", pid).c_str(), "r");
+  if (!f) return 0;
+  unsigned long long ns = 0;
+  if (fscanf(f, "%llu", &ns) != 1) ns = 0;
+  fclose(f);
+  return ns;
+}
+
+// What TCG adds to the bound before a wait counts as a violation: timers and
+// IPIs are emulated, and fair-class work on the measured CPU (kernel threads,
+// this process) is not counted by the bound but does delay SCHED_EXT tasks.
+std::chrono::nanoseconds with_emulation_slack(std::chrono::nanoseconds bound) {
+  return bound + bound / 2 + std::chrono::milliseconds(20);
+}
+
+double to_ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
+double to_ms(std::chrono::nanoseconds ns) { return static_cast<double>(ns.count()) / 1e6; }
+
+CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
+  CheckResult r = start(kBounded);
+  PlaneOptions po = default_plane();
+  po.guard.enabled = o.guard;
+  po.watchdog_timeout_ms = o.watchdog_ms;
+  r.counts["guard"] = po.guard.to_json();
+  r.counts["watchdog_ms"] = o.watchdog_ms;
+  r.counts["hold_ms"] = o.hold.count();
+  r.counts["emulation_slack"] = "bound * 1.5 + 20 ms";
+  attached_cycle(r, kmsg, po, [&](ExecutionPlane& plane) {
+    if (plane.policies().size() != 2) return fail(r, "needs the two built-in policies in slots 0 and 1");
+    const uint32_t latency = 0, throughput = 1, empty = 2, greedy = 3;
+    // A policy that starves whatever the contract lets it: only the guard can keep its tasks running.
+    if (auto st = plane.admit(greedy_fixture(), greedy); !st) return fail(r, "admitting greedy: " + st.error().to_string());
+    auto slot_label = [&](uint32_t s) {
+      for (const auto& p : plane.policies())
+        if (p.slot == s) return p.name;
+      return fmt::format("empty slot {}", s);
+    };
+    // Every ordered pair among {latency, throughput, empty} (an Euler circuit of the
+    // complete digraph), with a plain store and with the kicking switch; then into
+    // and out of greedy from each.
+    struct Step {
+      uint32_t from, to;
+      bool kick;
+    };
+    std::vector<Step> steps;
+    const std::vector<uint32_t> circuit = {latency, throughput, empty, latency, empty, throughput, latency};
+    for (bool kick : {false, true})
+      for (size_t i = 1; i < circuit.size(); ++i) steps.push_back({circuit[i - 1], circuit[i], kick});
+    const std::vector<uint32_t> via_greedy = {latency, greedy, throughput, greedy, empty, greedy, latency};
+    for (size_t i = 1; i < via_greedy.size(); ++i) steps.push_back({via_greedy[i - 1], via_greedy[i], false});
+    const int kHogs = 3;
+    const auto settle = std::chrono::milliseconds(300);
+    const auto total = steps.size() * (o.hold + std::chrono::milliseconds(100)) + settle + std::chrono::seconds(2);
+
+    // Three CPU hogs pinned to CPU 0, the case that starved for 40 s.
+    WorkerSpec w;
+    w.count = kHogs;
+    w.cpu = 0;
+    w.spin = std::chrono::microseconds(10000);
+    w.sleep = std::chrono::microseconds(0);
+    w.until = Clock::now() + total;
+    plane.select(circuit[0]);
+    auto hogs = WorkerGroup::spawn(w);
+    if (!hogs) return fail(r, hogs.error().to_string());
+    std::this_thread::sleep_for(settle);
+
+    nlohmann::json scenarios = nlohmann::json::array();
+    double worst_ms = 0, worst_bound_ms = 0;
+    int held = 0;
+    auto hold_and_judge = [&](const std::string& label, const std::vector<pid_t>& pids, uint32_t tasks_on_cpu,
+                              nlohmann::json& out) {
+      std::vector<uint64_t> t0;
+      for (pid_t p : pids) t0.push_back(cpu_time_ns(p));
+      auto g0 = plane.read_guard();
+      if (!g0) return fail(r, g0.error().to_string());
+      std::this_thread::sleep_for(o.hold);
+      auto g = plane.read_guard();
+      if (!g) return fail(r, g.error().to_string());
+      nlohmann::json cpu_ms = nlohmann::json::array();
+      bool all_progressed = true;
+      for (size_t i = 0; i < pids.size(); ++i) {
+        uint64_t ran = cpu_time_ns(pids[i]) - t0[i];
+        cpu_ms.push_back(to_ms(ran));
+        all_progressed = all_progressed && ran > 0;
+      }
+      auto bound = g->params.bound(tasks_on_cpu, std::chrono::nanoseconds(g->state.late_max_ns),
+                                   std::chrono::nanoseconds(g->state.tick_ns));
+      uint64_t longest = std::max(g->longest.ns[AKTS_CLASS_BE], g->longest.ns[AKTS_CLASS_LC]);
+      out["cpu_ms"] = cpu_ms;
+      out["longest_wait_ms"] = {{"be", to_ms(g->longest.ns[AKTS_CLASS_BE])}, {"lc", to_ms(g->longest.ns[AKTS_CLASS_LC])}};
+      out["bound_ms"] = to_ms(bound);
+      out["rescues"] = g->state.rescues[AKTS_CLASS_BE] + g->state.rescues[AKTS_CLASS_LC] -
+                       g0->state.rescues[AKTS_CLASS_BE] - g0->state.rescues[AKTS_CLASS_LC];
+      out["local_kicks"] = g->state.local_kicks - g0->state.local_kicks;
+      out["timer_late_max_ms"] = to_ms(g->state.late_max_ns);
+      worst_ms = std::max(worst_ms, to_ms(longest));
+      worst_bound_ms = std::max(worst_bound_ms, to_ms(bound));
+      ++held;
+      if (!all_progressed) fail(r, label + ": a task got no CPU at all during the hold");
+      if (std::chrono::nanoseconds(longest) > with_emulation_slack(bound))
+        fail(r, fmt::format("{}: a task waited {:.1f} ms, bound {:.1f} ms (+ emulation slack)", label,
+                            to_ms(longest), to_ms(bound)));
+      if (plane.exit_info().kind != 0) fail(r, label + ": the scheduler was ejected");
+    };
+
+    for (const auto& [from, to, kick] : steps) {
+      if (r.status != "pass") break;
+      std::string label = fmt::format("{} -> {} ({})", slot_label(from), slot_label(to), kick ? "kick" : "store");
+      if (auto st = plane.reset_longest_waits(); !st) return fail(r, st.error().to_string());
+      if (kick) {
+        if (auto st = plane.switch_via_syscall(to, true); !st) return fail(r, st.error().to_string());
+      } else {
+        plane.select(to);
+      }
+      nlohmann::json sc = {{"from", slot_label(from)}, {"to", slot_label(to)}, {"switch", kick ? "kick" : "store"}};
+      hold_and_judge(label, hogs->pids(), kHogs, sc);
+      scenarios.push_back(sc);
+    }
+    plane.select(latency);
+    auto outcome = hogs->wait(kWorkerTimeout);
+    if (auto why = judge_workers(outcome, kHogs); !why.empty()) fail(r, "hogs: " + why);
+    r.counts["switches"] = scenarios;
+
+    // LC precedence, bounded: two CPU-bound LC tasks beside a BE task on CPU 0.
+    if (r.status == "pass") {
+      WorkerSpec lc = w, be = w;
+      lc.count = 2;
+      lc.held = true;
+      be.count = 1;
+      lc.until = be.until = Clock::now() + o.hold + settle + std::chrono::seconds(1);
+      auto lc_group = WorkerGroup::spawn(lc);
+      if (!lc_group) return fail(r, lc_group.error().to_string());
+      for (pid_t p : lc_group->pids())
+        if (auto st = plane.set_class(static_cast<uint32_t>(p), AKTS_CLASS_LC); !st)
+          return fail(r, st.error().to_string());
+      lc_group->release();
+      auto be_group = WorkerGroup::spawn(be);
+      if (!be_group) return fail(r, be_group.error().to_string());
+      std::this_thread::sleep_for(settle);
+      if (auto st = plane.reset_longest_waits(); !st) return fail(r, st.error().to_string());
+      std::vector<pid_t> pids = lc_group->pids();
+      pids.push_back(be_group->pids()[0]);
+      nlohmann::json sc = {{"policy", "latency"}, {"lc_tasks", 2}, {"be_tasks", 1}};
+      uint64_t be0 = cpu_time_ns(pids.back()), all0 = 0;
+      for (pid_t p : pids) all0 += cpu_time_ns(p);
+      hold_and_judge("LC precedence", pids, 3, sc);
+      uint64_t be1 = cpu_time_ns(pids.back()), all1 = 0;
+      for (pid_t p : pids) all1 += cpu_time_ns(p);
+      double share = all1 > all0 ? static_cast<double>(be1 - be0) / static_cast<double>(all1 - all0) : 0.0;
+      sc["be_cpu_share"] = share;
+      r.counts["lc_precedence"] = sc;
+      for (pid_t p : lc_group->pids()) (void)plane.clear_class(static_cast<uint32_t>(p));
+      for (auto* g : {&*lc_group, &*be_group}) {
+        int n = static_cast<int>(g->pids().size());
+        auto out = g->wait(kWorkerTimeout);
+        if (auto why = judge_workers(out, n); !why.empty()) fail(r, "LC precedence: " + why);
+      }
+    }
+    r.counts["worst_longest_wait_ms"] = worst_ms;
+    r.counts["worst_bound_ms"] = worst_bound_ms;
+    if (r.status == "pass")
+      r.detail = fmt::format(
+          "{} holds of {:.1f} s past a {:.1f} s watchdog: every task progressed; longest wait {:.0f} ms, bound "
+          "{:.0f} ms; under LC precedence BE got {:.1f}% of the CPU",
+          held, to_ms(std::chrono::duration_cast<std::chrono::nanoseconds>(o.hold)) / 1e3, o.watchdog_ms / 1e3,
+          worst_ms, worst_bound_ms, 100 * r.counts["lc_precedence"]["be_cpu_share"].get<double>());
+  });
+  return r;
+}
+
 CheckResult check_override(const SelftestOptions& o, KernelLogWatch* kmsg) {
   CheckResult r = start(kOverride);
   attached_cycle(r, kmsg, default_plane(), [&](ExecutionPlane& plane) {
@@ -467,16 +641,6 @@ CheckResult check_classes(const SelftestOptions& o, KernelLogWatch* kmsg) {
                              r.counts["be_workers"]["waits_in_own_class"].get<uint64_t>());
   });
   return r;
-}
-
-// CPU time a task has had, from /proc/<pid>/schedstat (ns).
-uint64_t cpu_time_ns(pid_t pid) {
-  FILE* f = fopen(fmt::format("/proc/{}/schedstat", pid).c_str(), "r");
-  if (!f) return 0;
-  unsigned long long ns = 0;
-  if (fscanf(f, "%llu", &ns) != 1) ns = 0;
-  fclose(f);
-  return ns;
 }
 
 CheckResult check_nice(const SelftestOptions& o, KernelLogWatch* kmsg) {
@@ -628,9 +792,9 @@ CheckResult skipped(const Check& c, const std::string& why) { return CheckResult
 }  // namespace
 
 const std::vector<std::string>& selftest_check_names() {
-  static const std::vector<std::string> kNames = {kGate1.name,  kGate2.name,   kGate3.name,  kInvalid.name,
-                                                  kStorm.name,  kOverride.name, kClasses.name, kNice.name,
-                                                  kPinned.name, kAdmission.name};
+  static const std::vector<std::string> kNames = {
+      kGate1.name,   kGate2.name,  kGate3.name, kInvalid.name, kStorm.name,    kBounded.name,
+      kOverride.name, kClasses.name, kNice.name, kPinned.name, kAdmission.name};
   return kNames;
 }
 
@@ -702,6 +866,7 @@ SelftestReport run_selftest(const SelftestOptions& o) {
   runtime(kGate3, [&] { return check_gate3(o, log); });
   runtime(kInvalid, [&] { return check_invalid(o, log); });
   runtime(kStorm, [&] { return check_storm(o, log); });
+  runtime(kBounded, [&] { return check_bounded_wait(o, log); });
   runtime(kOverride, [&] { return check_override(o, log); });
   runtime(kClasses, [&] { return check_classes(o, log); });
   runtime(kNice, [&] { return check_nice(o, log); });

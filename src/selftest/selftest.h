@@ -16,6 +16,11 @@ struct SelftestOptions {
   uint64_t invalid_min_invocations = 60000;  // across the three invalid values
   std::chrono::milliseconds storm_duration{20000};
   int storm_hz = 1000;
+  // bounded_wait: each switch is held this long, past a watchdog this short,
+  // so that a task left waiting would get the scheduler ejected.
+  std::chrono::milliseconds hold{3200};
+  uint32_t watchdog_ms = 2000;
+  bool guard = true;  // false: run without the guard, to show the check can fail
   std::vector<std::string> only;  // run only these checks (empty: all)
 };
 

@@ -43,6 +43,7 @@ TESTS=(
 	busy_refusal        # akts refuses to attach while another scheduler is active
 	daemon              # the daemon, its socket and the CLI, end to end
 	ejection            # the daemon reports a kernel ejection and cleans up
+	bounded_wait        # without the guard, the bounded-wait check fails (negative control)
 	switch_all          # --switch-all manages every task
 	bench               # every benchmark arm runs and reports sane numbers
 )
