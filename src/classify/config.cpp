@@ -63,6 +63,24 @@ Result<Matcher> parse_matcher(const json& m, size_t index) {
   return out;
 }
 
+Result<GuardParams> parse_guard(const json& v) {
+  if (!v.is_object()) return bad("guard", "must be an object such as {\"max_wait\": \"200ms\"}");
+  GuardParams g;
+  for (const auto& [key, d] : v.items()) {
+    std::chrono::nanoseconds* field = key == "max_wait"       ? &g.max_wait
+                                      : key == "rescue_slice" ? &g.rescue_slice
+                                      : key == "period"       ? &g.period
+                                                              : nullptr;
+    if (!field) return bad("guard", fmt::format("unknown key \"{}\" (expected max_wait, rescue_slice, period)", key));
+    if (!d.is_string()) return bad("guard." + key, "must be a duration string such as \"200ms\"");
+    auto n = parse_duration(d.get_ref<const std::string&>(), "guard." + key);
+    if (!n) return make_error(ErrorKind::kInvalidArgument, "config: " + n.error().message);
+    *field = *n;
+  }
+  if (auto st = g.validate(); !st) return bad("guard", st.error().message);
+  return g;
+}
+
 }  // namespace
 
 std::string Matcher::describe() const {
@@ -117,6 +135,10 @@ Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::
       if (!v.is_number_unsigned() || v.get<uint64_t>() < 10 || v.get<uint64_t>() > 60000)
         return bad(key, "must be a whole number of milliseconds from 10 to 60000");
       c.scan_interval_ms = v;
+    } else if (key == "guard") {
+      auto g = parse_guard(v);
+      if (!g) return g.error();
+      c.guard = *g;
     } else if (key == "classes") {
       if (!v.is_array()) return bad(key, "must be a list of matchers");
       for (size_t i = 0; i < v.size(); ++i) {

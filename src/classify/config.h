@@ -6,6 +6,7 @@
 //     "initial": "throughput",                     // a policy name or slot number
 //     "switch_all": false,                         // manage every task, not only matched ones
 //     "scan_interval_ms": 100,
+//     "guard": {"max_wait": "200ms", "rescue_slice": "2ms", "period": "20ms"},  // bounded wait (bpf/akts.h)
 //     "classes": [
 //       {"class": "lc", "comm": "llama-server"},
 //       {"class": "lc", "cgroup": "/serving"},     // that cgroup and everything below it
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "telemetry/guard.h"
 
 namespace akts {
 
@@ -44,6 +46,7 @@ struct DaemonConfig {
   std::string initial = "0";
   bool switch_all = false;
   uint32_t scan_interval_ms = 100;
+  GuardParams guard;
   std::vector<Matcher> matchers;
 };
 

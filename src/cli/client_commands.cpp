@@ -108,6 +108,15 @@ int cmd_status(const ClientOptions& o) {
     std::cout << fmt::format("override    slot {} (set in the kernel)\n", s["override"]["slot"].get<uint32_t>());
   std::cout << fmt::format("running     slot {} ({})\n", s["effective"]["slot"].get<uint32_t>(),
                            pname(s["effective"]["policy"]));
+  if (s.contains("guard") && s["guard"].contains("enabled")) {
+    const json& g = s["guard"];
+    if (g["enabled"].get<bool>())
+      std::cout << fmt::format("guard       max_wait {:g} ms, rescue slice {:g} ms, period {:g} ms\n",
+                               g["max_wait_ms"].get<double>(), g["rescue_slice_ms"].get<double>(),
+                               g["period_ms"].get<double>());
+    else
+      std::cout << "guard       off (waits are unbounded)\n";
+  }
   std::cout << fmt::format("uptime      {:.1f} s\n", s["uptime_seconds"].get<double>());
   const auto& managed = s["managed_processes"];
   std::cout << fmt::format("managed     {} process{}\n", managed.size(), managed.size() == 1 ? "" : "es");
@@ -120,8 +129,9 @@ int cmd_status(const ClientOptions& o) {
   return kOk;
 }
 
-int cmd_stats(const ClientOptions& o, std::chrono::nanoseconds interval, int count) {
-  auto first = call(o, "v1.stats");
+int cmd_stats(const ClientOptions& o, std::chrono::nanoseconds interval, int count, bool reset_longest) {
+  const json params = reset_longest ? json{{"reset_longest", true}} : json::object();
+  auto first = call(o, "v1.stats", params);
   if (!first) return report(first.error(), o.json);
   if (interval.count() == 0) {
     if (o.json) {
@@ -141,6 +151,7 @@ int cmd_stats(const ClientOptions& o, std::chrono::nanoseconds interval, int cou
       j["interval_seconds"] = secs;
       j["effective"] = eff;
       j["policy"] = names.contains(std::to_string(eff)) ? names[std::to_string(eff)] : json(nullptr);
+      j["guard"] = snap.value("guard", json(nullptr));
       std::cout << j.dump() << "\n";
       return;
     }
@@ -156,6 +167,17 @@ int cmd_stats(const ClientOptions& o, std::chrono::nanoseconds interval, int cou
                              fmt_ns(d.wait_percentile_ns(AKTS_CLASS_LC, 0.99)), d.waits(AKTS_CLASS_LC),
                              fmt_ns(d.wait_percentile_ns(AKTS_CLASS_BE, 0.5)),
                              fmt_ns(d.wait_percentile_ns(AKTS_CLASS_BE, 0.99)), d.waits(AKTS_CLASS_BE));
+    if (snap.contains("guard") && snap["guard"].is_object()) {
+      const json& g = snap["guard"];
+      auto ms = [](const json& v) { return fmt_ns(v.get<double>() * 1e6); };
+      const json& lc = g["classes"]["lc"];
+      const json& be = g["classes"]["be"];
+      std::cout << fmt::format(
+          "       guard lc oldest {:>7} longest {:>7}   be oldest {:>7} longest {:>7}   rescues {}  (max_wait {})\n",
+          ms(lc["oldest_waiting_ms"]), ms(lc["longest_wait_ms"]), ms(be["oldest_waiting_ms"]),
+          ms(be["longest_wait_ms"]), lc["rescues"].get<uint64_t>() + be["rescues"].get<uint64_t>(),
+          g["params"]["enabled"].get<bool>() ? ms(g["params"]["max_wait_ms"]) : std::string("off"));
+    }
     std::cout.flush();
   };
   if (interval.count() == 0) {
@@ -164,7 +186,7 @@ int cmd_stats(const ClientOptions& o, std::chrono::nanoseconds interval, int cou
   }
   for (int i = 0; count == 0 || i < count; ++i) {
     std::this_thread::sleep_for(interval);
-    auto snap = call(o, "v1.stats");
+    auto snap = call(o, "v1.stats", params);
     if (!snap) return report(snap.error(), o.json);
     auto s = Stats::from_json(*snap);
     if (!s) return report(make_error(ErrorKind::kSystem, "the daemon's stats are malformed"), o.json);

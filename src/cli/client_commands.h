@@ -16,7 +16,7 @@ int cmd_policies(const ClientOptions& o);
 int cmd_switch(const ClientOptions& o, const std::string& target, bool force);
 int cmd_status(const ClientOptions& o);
 // interval 0: one cumulative snapshot; else `count` deltas (0 = until interrupted).
-int cmd_stats(const ClientOptions& o, std::chrono::nanoseconds interval, int count);
+int cmd_stats(const ClientOptions& o, std::chrono::nanoseconds interval, int count, bool reset_longest);
 int cmd_classify(const ClientOptions& o, const std::string& pid, const std::string& cls);
 // Classifies this process, then execs `argv` (which keeps the pid, and so the class).
 int cmd_run(const ClientOptions& o, const std::string& cls, const std::vector<std::string>& argv);

@@ -178,10 +178,15 @@ int main(int argc, char** argv) {
   std::string interval_text;
   int count = 0;
   auto* stats = app.add_subcommand("stats",
-                                   "Per-slot invocations and per-class wait p50/p99. Without --interval: the totals "
-                                   "since attach;\nwith it: one line per interval (like the scx schedulers' stats).");
+                                   "Per-slot invocations, per-class wait p50/p99 and the bounded-wait guard (oldest "
+                                   "waiter now,\nexact longest wait, rescues). Without --interval: the totals since "
+                                   "attach; with it: one\nline per interval (like the scx schedulers' stats).");
   stats->add_option("-i,--interval", interval_text, "e.g. 1s, 500ms");
   stats->add_option("-n,--count", count, "intervals to print (default: until interrupted)")->check(CLI::Range(0, 1000000));
+  bool reset_longest = false;
+  stats->add_flag("--reset-longest", reset_longest,
+                  "start the exact longest waits afresh after each reading (the daemon keeps one set for all "
+                  "clients)");
   add_client_flags(stats, co);
 
   std::string run_class = "lc";
@@ -314,7 +319,7 @@ int main(int argc, char** argv) {
       }
       interval = *d;
     }
-    return akts::cli::cmd_stats(co, interval, count);
+    return akts::cli::cmd_stats(co, interval, count, reset_longest);
   }
   if (*run) return akts::cli::cmd_run(co, run_class, run_argv);
   if (*classify) return akts::cli::cmd_classify(co, cl_pid, cl_class);

@@ -104,8 +104,10 @@ void register_v1(Dispatcher& d, ControlBackend& b) {
   });
 
   d.add("v1.stats", [&b](const json& params) -> Result<json> {
-    if (auto st = check_param_names(params, {}); !st) return st.error();
-    return b.stats();
+    if (auto st = check_param_names(params, {"reset_longest"}); !st) return st.error();
+    auto reset = param_bool(params, "reset_longest", false);
+    if (!reset) return reset.error();
+    return b.stats(*reset);
   });
 
   d.add("v1.classify", [&b](const json& params) -> Result<json> {

@@ -9,7 +9,10 @@
 //        An empty or out-of-range slot is refused unless force is true (then
 //        the dispatcher falls through to its default: inert by design).
 //   v1.status                      -> scheduler state, selection, managed processes, exit info
-//   v1.stats                       -> cumulative counters and wait histograms
+//   v1.stats {reset_longest?}      -> cumulative counters and wait histograms, and the
+//        bounded-wait guard: settings, oldest waiter and longest wait per class
+//        (exact), rescues. reset_longest: true starts the longest waits afresh
+//        after this reading.
 //   v1.classify {pid, class}       -> class is "lc" or "be"; the process and its threads and children
 //   v1.unclassify {pid}
 #pragma once
@@ -40,7 +43,7 @@ class ControlBackend {
   virtual uint32_t effective() const = 0;
   virtual Status select(uint32_t slot) = 0;
   virtual json status() const = 0;
-  virtual Result<json> stats() const = 0;
+  virtual Result<json> stats(bool reset_longest) = 0;
   virtual Status classify(uint32_t pid, uint32_t cls) = 0;
   virtual Status unclassify(uint32_t pid) = 0;
 };

@@ -66,16 +66,22 @@ class DaemonBackend : public control::ControlBackend {
             {"effective", {{"slot", plane_.effective_slot()}, {"policy", name_or_null(effective_name)}}},
             {"policies", policies},
             {"mode", cfg_.switch_all ? "all tasks" : "partial (SCHED_EXT tasks only)"},
+            {"guard", guard_json()},
             {"managed_processes", tracker_.to_json()},
             {"uptime_seconds",
              std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count()},
             {"exit", ei.kind ? json{{"kind", ei.kind_name}, {"reason", ei.reason}, {"message", ei.message}}
                              : json(nullptr)}};
   }
-  Result<json> stats() const override {
+  Result<json> stats(bool reset_longest) override {
     auto s = plane_.read_stats();
     if (!s) return s.error();
+    auto g = plane_.read_guard();
+    if (!g) return g.error();
+    if (reset_longest)
+      if (auto st = plane_.reset_longest_waits(); !st) return st.error();
     json j = s->to_json();
+    j["guard"] = g->to_json();
     j["selected"] = plane_.selected();
     j["effective"] = plane_.effective_slot();
     j["timestamp_ns"] = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -91,6 +97,10 @@ class DaemonBackend : public control::ControlBackend {
 
  private:
   static json name_or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+  json guard_json() const {
+    auto g = plane_.read_guard();
+    return g ? g->params.to_json() : json{{"error", g.error().to_string()}};
+  }
   ExecutionPlane& plane_;
   ProcessTracker& tracker_;
   const DaemonConfig& cfg_;
@@ -142,6 +152,7 @@ int run_daemon(const DaemonConfig& cfg) {
   po.policies = cfg.policies;
   po.switch_all = cfg.switch_all;
   po.initial_slot = *slot;
+  po.guard = cfg.guard;
   auto t0 = std::chrono::steady_clock::now();
   auto plane = ExecutionPlane::load(po);
   if (!plane) {

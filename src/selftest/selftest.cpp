@@ -300,6 +300,26 @@ CheckResult check_invalid(const SelftestOptions& o, KernelLogWatch* kmsg) {
   return r;
 }
 
+// CPU time a task has had, from /proc/<pid>/schedstat (ns).
+uint64_t cpu_time_ns(pid_t pid) {
+  FILE* f = fopen(fmt::format("/proc/{}/schedstat", pid).c_str(), "r");
+  if (!f) return 0;
+  unsigned long long ns = 0;
+  if (fscanf(f, "%llu", &ns) != 1) ns = 0;
+  fclose(f);
+  return ns;
+}
+
+// What TCG adds to the bound before a wait counts as a violation: timers and
+// IPIs are emulated, and fair-class work on the measured CPU (kernel threads,
+// this process) is not counted by the bound but does delay SCHED_EXT tasks.
+std::chrono::nanoseconds with_emulation_slack(std::chrono::nanoseconds bound) {
+  return bound + bound / 2 + std::chrono::milliseconds(20);
+}
+
+double to_ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
+double to_ms(std::chrono::nanoseconds ns) { return static_cast<double>(ns.count()) / 1e6; }
+
 CheckResult check_storm(const SelftestOptions& o, KernelLogWatch* kmsg) {
   CheckResult r = start(kStorm);
   attached_cycle(r, kmsg, default_plane(), [&](ExecutionPlane& plane) {
@@ -322,6 +342,7 @@ CheckResult check_storm(const SelftestOptions& o, KernelLogWatch* kmsg) {
     sleepers.sleep = std::chrono::microseconds(300);
     auto before = plane.read_stats();
     if (!before) return fail(r, before.error().to_string());
+    if (auto st = plane.reset_longest_waits(); !st) return fail(r, st.error().to_string());
     auto group = WorkerGroup::spawn(w);
     if (!group) return fail(r, group.error().to_string());
     auto sleeper_group = WorkerGroup::spawn(sleepers);
@@ -361,6 +382,18 @@ CheckResult check_storm(const SelftestOptions& o, KernelLogWatch* kmsg) {
     auto after = plane.read_stats();
     if (!after) return fail(r, after.error().to_string());
     Stats d = *after - *before;
+    auto g = plane.read_guard();
+    if (!g) return fail(r, g.error().to_string());
+    // Every worker may run on every CPU: N is all of them.
+    const uint32_t n_tasks = static_cast<uint32_t>(w.count + sleepers.count);
+    auto bound = g->params.bound(n_tasks, std::chrono::nanoseconds(g->state.late_max_ns),
+                                 std::chrono::nanoseconds(g->state.tick_ns));
+    uint64_t longest = std::max(g->longest.ns[AKTS_CLASS_BE], g->longest.ns[AKTS_CLASS_LC]);
+    r.counts["longest_wait_ms"] = to_ms(longest);
+    r.counts["bound_ms"] = to_ms(bound);
+    r.counts["guard_rescues"] = g->state.rescues[AKTS_CLASS_BE] + g->state.rescues[AKTS_CLASS_LC];
+    if (std::chrono::nanoseconds(longest) > with_emulation_slack(bound))
+      fail(r, fmt::format("a task waited {:.1f} ms, bound {:.1f} ms (+ emulation slack)", to_ms(longest), to_ms(bound)));
     r.counts["seconds"] = secs;
     r.counts["switches"] = switches;
     r.counts["switch_rate_hz"] = static_cast<double>(switches) / secs;
@@ -381,32 +414,14 @@ CheckResult check_storm(const SelftestOptions& o, KernelLogWatch* kmsg) {
     if (d.total_entries() != d.total_calls_all_slots() + d.total_fallthrough())
       fail(r, "invocations do not add up to reached + fallen through");
     if (r.status == "pass")
-      r.detail = fmt::format("{} switches in {:.1f} s ({:.0f} Hz), tasks queued at every one; {} of {} workers done",
-                             switches, secs, static_cast<double>(switches) / secs, outcome.completed,
-                             w.count + sleepers.count);
+      r.detail = fmt::format(
+          "{} switches in {:.1f} s ({:.0f} Hz), tasks queued at every one; {} of {} workers done; longest wait "
+          "{:.0f} ms (bound {:.0f} ms)",
+          switches, secs, static_cast<double>(switches) / secs, outcome.completed, w.count + sleepers.count,
+          to_ms(longest), to_ms(bound));
   });
   return r;
 }
-
-// CPU time a task has had, from /proc/<pid>/schedstat (ns).
-uint64_t cpu_time_ns(pid_t pid) {
-  FILE* f = fopen(fmt::format("/proc/{}/schedstat", pid).c_str(), "r");
-  if (!f) return 0;
-  unsigned long long ns = 0;
-  if (fscanf(f, "%llu", &ns) != 1) ns = 0;
-  fclose(f);
-  return ns;
-}
-
-// What TCG adds to the bound before a wait counts as a violation: timers and
-// IPIs are emulated, and fair-class work on the measured CPU (kernel threads,
-// this process) is not counted by the bound but does delay SCHED_EXT tasks.
-std::chrono::nanoseconds with_emulation_slack(std::chrono::nanoseconds bound) {
-  return bound + bound / 2 + std::chrono::milliseconds(20);
-}
-
-double to_ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
-double to_ms(std::chrono::nanoseconds ns) { return static_cast<double>(ns.count()) / 1e6; }
 
 CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
   CheckResult r = start(kBounded);

@@ -24,7 +24,7 @@ class FuzzBackend : public akts::control::ControlBackend {
     return {};
   }
   json status() const override { return json::object(); }
-  akts::Result<json> stats() const override { return json::object(); }
+  akts::Result<json> stats(bool) override { return json::object(); }
   akts::Status classify(uint32_t, uint32_t) override { return {}; }
   akts::Status unclassify(uint32_t) override { return {}; }
   uint32_t selected_ = 0;

@@ -22,7 +22,11 @@ class FakeBackend : public ControlBackend {
     return {};
   }
   json status() const override { return {{"ok", true}}; }
-  Result<json> stats() const override { return json{{"n", 1}}; }
+  Result<json> stats(bool reset_longest) override {
+    if (reset_longest) ++resets;
+    return json{{"n", 1}};
+  }
+  int resets = 0;
   Status classify(uint32_t pid, uint32_t cls) override {
     classified.emplace_back(pid, cls);
     return {};
@@ -117,4 +121,16 @@ TEST_F(ApiTest, ListsPoliciesAndVersion) {
 }
 
 }  // namespace
+TEST_F(ApiTest, StatsResetsLongestWaitsOnlyWhenAsked) {
+  EXPECT_EQ(rpc("v1.stats", json::object())["result"]["n"], 1);
+  EXPECT_EQ(b_.resets, 0);
+  EXPECT_EQ(rpc("v1.stats", {{"reset_longest", true}})["result"]["n"], 1);
+  EXPECT_EQ(b_.resets, 1);
+  auto r = rpc("v1.stats", {{"reset_longest", "yes"}});
+  EXPECT_EQ(r["error"]["code"], kInvalidParams);
+  EXPECT_EQ(b_.resets, 1);
+  r = rpc("v1.stats", {{"reset", true}});
+  EXPECT_EQ(r["error"]["code"], kInvalidParams);
+}
+
 }  // namespace akts::control
