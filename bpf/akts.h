@@ -18,14 +18,16 @@
  *   FIFO) and counts a fall-through. Nothing else: a wrong k is inert.
  *
  * Selector
- *   struct akts_selector, entry 0 of the akts_selector array map, which is
- *   BPF_F_MMAPABLE: the user side switches with one 32-bit store through the
- *   mapping (or with bpf_map_update_elem). Two words:
- *     selected  the slot the user side picked;
- *     override  written by BPF itself (a circuit breaker): when bit 31
- *               (AKTS_OVERRIDE_ACTIVE) is set, the low 31 bits are the slot
- *               that runs, whatever selected says. A forced default is
- *               AKTS_OVERRIDE_ACTIVE | AKTS_OVERRIDE_SLOT_MASK.
+ *   Two words in two maps, so that no write of one can touch the other:
+ *     selected  struct akts_selector, entry 0 of the akts_selector array map
+ *               (BPF_F_MMAPABLE): the slot the user side picked. It switches
+ *               with one 32-bit store through the mapping (or with
+ *               bpf_map_update_elem, which rewrites only this map).
+ *     override  entry 0 of akts_override, written by BPF only (a circuit
+ *               breaker; for tests, the akts_set_override syscall program):
+ *               when bit 31 (AKTS_OVERRIDE_ACTIVE) is set, the low 31 bits
+ *               are the slot that runs, whatever selected says. A forced
+ *               default is AKTS_OVERRIDE_ACTIVE | AKTS_OVERRIDE_SLOT_MASK.
  *   effective slot = override active ? override slot : selected.
  *
  * Queues (the registry)
@@ -190,7 +192,7 @@ struct akts_wait_max {
 
 struct akts_selector {
 	__u32 selected;
-	__u32 override;
+	__u32 reserved; /* 0 */
 };
 
 /* Wait histogram: bucket b counts waits in [2^b, 2^(b+1)) ns; the last one
@@ -208,6 +210,12 @@ struct akts_cpu_stats {
 	__u32 last_slot;
 	__u32 pad;
 	__u64 slot_seen_ns;
+};
+
+/* Argument of the akts_set_override syscall program (BPF_PROG_TEST_RUN ctx_in). */
+struct akts_override_args {
+	__u32 word; /* AKTS_OVERRIDE_ACTIVE | slot, or AKTS_OVERRIDE_OFF */
+	__u32 kick; /* non-zero: preempt every CPU so it applies at once */
 };
 
 /* Argument of the akts_switch syscall program (BPF_PROG_TEST_RUN ctx_in). */

@@ -14,6 +14,14 @@
 
 #include "akts_common.bpf.h"
 
+/* The override word (akts.h, "Selector"): BPF writes it, nothing else. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u32);
+} akts_override SEC(".maps");
+
 /*
  * The bounded-wait guard (akts.h, "Bounded wait"): the frame's own maps and
  * its periodic timer. Policies do not see these maps, so none can undo it.
@@ -404,12 +412,16 @@ static __always_inline s32 akts_frame_init_task(struct task_struct *p, struct sc
 	return 0;
 }
 
-/* A process's class goes with it. */
+/*
+ * A process's class goes with its last thread, not with its leader: a leader
+ * may exit (pthread_exit in main) while its other threads run on. Every
+ * exiting thread has already left signal->live, so the last one sees 0.
+ */
 static __always_inline void akts_frame_exit_task(struct task_struct *p)
 {
 	u32 tgid = p->tgid;
 
-	if (p->pid == p->tgid)
+	if (BPF_CORE_READ(p, signal, live.counter) == 0)
 		bpf_map_delete_elem(&akts_classes, &tgid);
 }
 

@@ -49,10 +49,11 @@ static __always_inline u32 akts_effective_slot(void)
 {
 	u32 zero = 0, ovr;
 	struct akts_selector *sel = bpf_map_lookup_elem(&akts_selector, &zero);
+	u32 *ovr_word = bpf_map_lookup_elem(&akts_override, &zero);
 
-	if (!sel)
+	if (!sel || !ovr_word)
 		return AKTS_SLOT_NONE;
-	ovr = READ_ONCE(sel->override);
+	ovr = READ_ONCE(*ovr_word);
 	if (ovr & AKTS_OVERRIDE_ACTIVE)
 		return ovr & AKTS_OVERRIDE_SLOT_MASK;
 	return READ_ONCE(sel->selected);
@@ -182,8 +183,10 @@ void BPF_STRUCT_OPS(akts_dump, struct scx_dump_ctx *dctx)
 	u32 zero = 0;
 	struct akts_selector *sel = bpf_map_lookup_elem(&akts_selector, &zero);
 
-	if (sel)
-		scx_bpf_dump("akts: selected slot %u, override 0x%x", sel->selected, sel->override);
+	u32 *ovr = bpf_map_lookup_elem(&akts_override, &zero);
+
+	if (sel && ovr)
+		scx_bpf_dump("akts: selected slot %u, override 0x%x", sel->selected, *ovr);
 }
 
 void BPF_STRUCT_OPS(akts_exit, struct scx_exit_info *ei)
@@ -234,6 +237,26 @@ int akts_switch(struct akts_switch_args *args)
 	if (!sel)
 		return -ENOENT;
 	WRITE_ONCE(sel->selected, args->slot);
+	if (args->kick)
+		for (cpu = 0; cpu < 256 && cpu < nr_cpus; cpu++)
+			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+	return 0;
+}
+
+/*
+ * Writes the override word, the only way the user side can (for tests; the
+ * circuit breaker will write it from BPF directly). Run with
+ * BPF_PROG_TEST_RUN, ctx_in = struct akts_override_args.
+ */
+SEC("syscall")
+int akts_set_override(struct akts_override_args *args)
+{
+	u32 zero = 0, cpu, nr_cpus = scx_bpf_nr_cpu_ids();
+	u32 *ovr = bpf_map_lookup_elem(&akts_override, &zero);
+
+	if (!ovr)
+		return -ENOENT;
+	WRITE_ONCE(*ovr, args->word);
 	if (args->kick)
 		for (cpu = 0; cpu < 256 && cpu < nr_cpus; cpu++)
 			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);

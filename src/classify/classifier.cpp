@@ -1,8 +1,11 @@
 #include "classify/classifier.h"
 
 #include <charconv>
+#include <vector>
 
 #include <fmt/format.h>
+
+#include "common/text.h"
 
 namespace akts {
 
@@ -38,14 +41,26 @@ Result<ProcInfo> parse_proc_stat(std::string_view line) {
   while (!pid_text.empty() && pid_text.back() == ' ') pid_text.remove_suffix(1);
   if (std::from_chars(pid_text.data(), pid_text.data() + pid_text.size(), p.tgid).ec != std::errc())
     return make_error(ErrorKind::kInvalidArgument, "malformed pid in /proc stat line");
-  p.comm = std::string(line.substr(open + 1, close - open - 1));
-  auto rest = line.substr(close + 1);  // " S ppid ..."
-  if (rest.size() < 4) return make_error(ErrorKind::kInvalidArgument, "truncated /proc stat line");
-  rest.remove_prefix(3);  // " S "
-  auto sp = rest.find(' ');
-  auto ppid_text = rest.substr(0, sp);
-  if (std::from_chars(ppid_text.data(), ppid_text.data() + ppid_text.size(), p.ppid).ec != std::errc())
-    return make_error(ErrorKind::kInvalidArgument, "malformed ppid in /proc stat line");
+  p.comm = valid_utf8(line.substr(open + 1, close - open - 1));
+  // After the comm: state(3) ppid(4) ... flags(9) ... starttime(22), space-separated.
+  std::vector<std::string_view> fields;
+  auto rest = line.substr(close + 1);
+  while (!rest.empty()) {
+    while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\n')) rest.remove_prefix(1);
+    if (rest.empty()) break;
+    auto sp = rest.find_first_of(" \n");
+    fields.push_back(rest.substr(0, sp));
+    rest = sp == std::string_view::npos ? std::string_view() : rest.substr(sp);
+  }
+  auto number = [&](size_t field, auto& out) {
+    size_t i = field - 3;  // fields[0] is field 3 (state)
+    if (i >= fields.size()) return false;
+    return std::from_chars(fields[i].data(), fields[i].data() + fields[i].size(), out).ec == std::errc();
+  };
+  if (fields.size() < 2) return make_error(ErrorKind::kInvalidArgument, "truncated /proc stat line");
+  if (!number(4, p.ppid)) return make_error(ErrorKind::kInvalidArgument, "malformed ppid in /proc stat line");
+  number(9, p.flags);
+  number(22, p.start_time);
   return p;
 }
 

@@ -17,8 +17,11 @@ namespace akts {
 struct ProcInfo {
   uint32_t tgid = 0;
   uint32_t ppid = 0;
-  std::string comm;
-  std::string cgroup;  // cgroup v2 path, e.g. "/serving/worker"
+  std::string comm;          // as valid UTF-8 (the kernel's bytes, invalid ones replaced)
+  std::string cgroup;        // cgroup v2 path, e.g. "/serving/worker"
+  uint64_t start_time = 0;   // clock ticks after boot: with the pid, names one process for good
+  uint32_t flags = 0;        // PF_* (PF_KTHREAD = 0x00200000 marks a kernel thread)
+  bool kernel_thread() const { return (flags & 0x00200000u) != 0 || ppid == 2 || tgid == 2; }
 };
 
 struct Decision {

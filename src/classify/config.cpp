@@ -8,6 +8,7 @@
 
 #include "akts.h"
 #include "common/parse.h"
+#include "common/text.h"
 
 namespace akts {
 namespace {
@@ -22,7 +23,7 @@ Result<uint32_t> class_of(const json& v, std::string_view where) {
   if (!v.is_string()) return bad(where, "\"class\" must be \"lc\" or \"be\"");
   if (v == "lc") return static_cast<uint32_t>(AKTS_CLASS_LC);
   if (v == "be") return static_cast<uint32_t>(AKTS_CLASS_BE);
-  return bad(where, fmt::format("\"class\" must be \"lc\" or \"be\", not {}", v.dump()));
+  return bad(where, fmt::format("\"class\" must be \"lc\" or \"be\", not {}", excerpt(v.dump())));
 }
 
 Result<Matcher> parse_matcher(const json& m, size_t index) {
@@ -39,7 +40,7 @@ Result<Matcher> parse_matcher(const json& m, size_t index) {
       ++kinds;
       out.kind = Matcher::Kind::kPid;
       if (!v.is_number_unsigned() || v.get<uint64_t>() == 0 || v.get<uint64_t>() > 4194304)
-        return bad(where, fmt::format("\"pid\" must be a process id (1 to 4194304), not {}", v.dump()));
+        return bad(where, fmt::format("\"pid\" must be a process id (1 to 4194304), not {}", excerpt(v.dump())));
       out.pid = v.get<uint32_t>();
     } else if (key == "cgroup") {
       ++kinds;
@@ -55,7 +56,7 @@ Result<Matcher> parse_matcher(const json& m, size_t index) {
         return bad(where, "\"comm\" must be a command name of 1 to 15 bytes (the kernel truncates longer ones)");
       out.value = v.get<std::string>();
     } else {
-      return bad(where, fmt::format("unknown key \"{}\" (expected class and one of pid, cgroup, comm)", key));
+      return bad(where, fmt::format("unknown key \"{}\" (expected class and one of pid, cgroup, comm)", excerpt(key)));
     }
   }
   if (!m.contains("class")) return bad(where, "missing \"class\"");
@@ -71,7 +72,7 @@ Result<GuardParams> parse_guard(const json& v) {
                                       : key == "rescue_slice" ? &g.rescue_slice
                                       : key == "period"       ? &g.period
                                                               : nullptr;
-    if (!field) return bad("guard", fmt::format("unknown key \"{}\" (expected max_wait, rescue_slice, period)", key));
+    if (!field) return bad("guard", fmt::format("unknown key \"{}\" (expected max_wait, rescue_slice, period)", excerpt(key)));
     if (!d.is_string()) return bad("guard." + key, "must be a duration string such as \"200ms\"");
     auto n = parse_duration(d.get_ref<const std::string&>(), "guard." + key);
     if (!n) return make_error(ErrorKind::kInvalidArgument, "config: " + n.error().message);
@@ -107,7 +108,7 @@ Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::
       if (!v.is_string()) return bad(key, "must be an octal string such as \"0600\"");
       const auto& s = v.get_ref<const std::string&>();
       if (s.empty() || s.size() > 4 || s.find_first_not_of("01234567") != std::string::npos)
-        return bad(key, fmt::format("\"{}\" is not an octal mode such as \"0600\"", s));
+        return bad(key, fmt::format("\"{}\" is not an octal mode such as \"0600\"", excerpt(s)));
       c.socket_mode = static_cast<mode_t>(std::stoul(s, nullptr, 8));
       if (c.socket_mode & 0007) return bad(key, "must not give access to others (the socket switches the scheduler)");
     } else if (key == "policies") {
@@ -118,7 +119,7 @@ Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::
         if (!p.is_string()) return bad(key, "policy names are strings");
         bool known = false;
         for (const auto& k : known_policies) known = known || k == p.get<std::string>();
-        if (!known) return bad(key, fmt::format("no policy named {}", p.dump()));
+        if (!known) return bad(key, fmt::format("no policy named {}", excerpt(p.dump())));
         c.policies.push_back(p);
       }
     } else if (key == "initial") {
@@ -147,7 +148,7 @@ Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::
         c.matchers.push_back(*m);
       }
     } else {
-      return bad(key, "unknown key");
+      return bad(excerpt(key), "unknown key");
     }
   }
   // The initial selection must name a configured policy.

@@ -2,8 +2,16 @@
 // scans /proc, classifies each process (Classifier), writes its class through
 // the hooks, and in partial mode moves its threads into SCHED_EXT; when the
 // process exits, or the daemon stops, it undoes both.
+//
+// A process is known by its pid and its start time, so a reused pid is a new
+// process, never an old one's. Each thread is handled on its own: real-time
+// threads (SCHED_FIFO, SCHED_RR, SCHED_DEADLINE) are left alone, and on
+// release every thread the tracker moved gets back its own earlier policy.
 #pragma once
 
+#include <sys/types.h>
+
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -15,6 +23,20 @@
 
 namespace akts {
 
+// The scheduling-policy calls, behind an interface so that tests can run the
+// tracker on a fake /proc without root.
+class SchedPolicyOps {
+ public:
+  virtual ~SchedPolicyOps() = default;
+  // The thread's policy without SCHED_RESET_ON_FORK, or -errno.
+  virtual int get(pid_t tid) = 0;
+  // 0 or -errno.
+  virtual int set(pid_t tid, int policy) = 0;
+};
+
+// sched_getscheduler / sched_setscheduler.
+SchedPolicyOps& system_sched_policy_ops();
+
 class ProcessTracker {
  public:
   struct Hooks {
@@ -23,14 +45,17 @@ class ProcessTracker {
   };
 
   // move_to_ext: put managed processes' threads in SCHED_EXT (partial mode).
-  ProcessTracker(Classifier& classifier, Hooks hooks, bool move_to_ext, std::string proc_root = "/proc");
+  ProcessTracker(Classifier& classifier, Hooks hooks, bool move_to_ext, std::string proc_root = "/proc",
+                 SchedPolicyOps& ops = system_sched_policy_ops(), uint32_t self = 0);
 
-  // One pass over /proc: new, changed and vanished processes.
-  void scan();
+  // One pass over /proc: new, changed and vanished processes. Stops early,
+  // leaving the rest for the next pass, once *cancel becomes true.
+  void scan(const std::atomic<bool>* cancel = nullptr);
   // An explicit classification (akts run, v1.classify), applied at once.
+  // Refuses what cannot be honoured: a thread id, pid 1, a kernel thread, the daemon.
   Status classify_explicit(uint32_t tgid, uint32_t cls);
   Status unclassify(uint32_t tgid);
-  // Back to how things were: SCHED_OTHER for every managed thread, no classes.
+  // Back to how things were: every moved thread's own policy, no classes.
   void restore_all();
 
   size_t managed_count() const { return managed_.size(); }
@@ -38,23 +63,26 @@ class ProcessTracker {
 
  private:
   struct Managed {
+    uint64_t start_time = 0;
     uint32_t cls = 0;
     std::string reason;
     std::string comm;
-    int original_policy = 0;
+    // Threads this tracker moved into SCHED_EXT, with the policy each had.
+    std::unordered_map<uint32_t, int> moved;
   };
   Result<ProcInfo> read_proc(uint32_t tgid) const;
   Status manage(const ProcInfo& p, const Decision& d);
   void unmanage(uint32_t tgid, bool alive);
-  // Moves threads of a managed process that run a normal policy into SCHED_EXT.
-  void adopt_threads(uint32_t tgid) const;
-  // Sets the scheduling policy of every thread of tgid; returns the leader's previous one.
-  Result<int> set_policy_all_threads(uint32_t tgid, int policy) const;
+  // Moves the process's threads that run a normal policy into SCHED_EXT,
+  // remembering each one's policy (new threads, and threads that set
+  // themselves back, as cyclictest does). Real-time threads stay as they are.
+  Status adopt_threads(uint32_t tgid, Managed& m) const;
 
   Classifier& classifier_;
   Hooks hooks_;
   bool move_to_ext_;
   std::string proc_root_;
+  SchedPolicyOps& ops_;
   uint32_t self_;
   std::unordered_map<uint32_t, Managed> managed_;
   std::unordered_map<uint32_t, bool> warned_;  // live processes we could not move, reported once

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/exit_codes.h"
 #include "common/parse.h"
 #include "control/unix_server.h"
 #include "telemetry/stats.h"
@@ -18,18 +19,14 @@ namespace {
 
 using control::json;
 
-constexpr int kOk = 0;
-constexpr int kFail = 1;
-constexpr int kUsage = 2;
-constexpr int kNoDaemon = 3;
 
 int report(const Error& e, bool as_json) {
   if (as_json)
     std::cout << json{{"error", {{"kind", error_kind_name(e.kind)}, {"message", e.to_string()}}}}.dump(2) << "\n";
   else
     std::cerr << "akts: " << e.to_string() << "\n";
-  if (e.kind == ErrorKind::kUnsupported) return kNoDaemon;
-  return e.kind == ErrorKind::kInvalidArgument ? kUsage : kFail;
+  if (e.kind == ErrorKind::kUnsupported) return kExitNoDaemon;
+  return e.kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitFail;
 }
 
 Result<json> call(const ClientOptions& o, const std::string& method, const json& params = json::object()) {
@@ -57,7 +54,7 @@ int cmd_policies(const ClientOptions& o) {
   if (!r) return report(r.error(), o.json);
   if (o.json) {
     std::cout << r->dump(2) << "\n";
-    return kOk;
+    return kExitOk;
   }
   uint32_t sel = (*r)["selected"], eff = (*r)["effective"];
   std::cout << fmt::format("{:>4}  {:<12} {}\n", "slot", "policy", "what it does / when to pick it");
@@ -69,7 +66,7 @@ int cmd_policies(const ClientOptions& o) {
   }
   std::cout << fmt::format("{} slots; * active. Empty and out-of-range slots run the built-in default.\n",
                            (*r)["slots"].get<uint32_t>());
-  return kOk;
+  return kExitOk;
 }
 
 int cmd_switch(const ClientOptions& o, const std::string& target, bool force) {
@@ -79,7 +76,7 @@ int cmd_switch(const ClientOptions& o, const std::string& target, bool force) {
   if (!r) return report(r.error(), o.json);
   if (o.json) {
     std::cout << r->dump(2) << "\n";
-    return kOk;
+    return kExitOk;
   }
   const json& pol = (*r)["policy"];
   std::cout << fmt::format("switched: slot {} -> slot {} ({})\n", (*r)["previous"].get<uint32_t>(),
@@ -88,7 +85,7 @@ int cmd_switch(const ClientOptions& o, const std::string& target, bool force) {
   if ((*r)["effective"] != (*r)["selected"])
     std::cout << fmt::format("note: the in-kernel override is active; slot {} runs\n",
                              (*r)["effective"].get<uint32_t>());
-  return kOk;
+  return kExitOk;
 }
 
 int cmd_status(const ClientOptions& o) {
@@ -96,7 +93,7 @@ int cmd_status(const ClientOptions& o) {
   if (!r) return report(r.error(), o.json);
   if (o.json) {
     std::cout << r->dump(2) << "\n";
-    return kOk;
+    return kExitOk;
   }
   const json& s = *r;
   auto pname = [](const json& p) { return p.is_null() ? std::string("none: built-in default") : p.get<std::string>(); };
@@ -126,7 +123,7 @@ int cmd_status(const ClientOptions& o) {
   if (!s["exit"].is_null())
     std::cout << fmt::format("exit        {} {}\n", s["exit"]["kind"].get<std::string>(),
                              s["exit"]["reason"].get<std::string>());
-  return kOk;
+  return kExitOk;
 }
 
 int cmd_stats(const ClientOptions& o, std::chrono::nanoseconds interval, int count, bool reset_longest) {
@@ -136,7 +133,7 @@ int cmd_stats(const ClientOptions& o, std::chrono::nanoseconds interval, int cou
   if (interval.count() == 0) {
     if (o.json) {
       std::cout << first->dump(2) << "\n";
-      return kOk;
+      return kExitOk;
     }
   }
   auto prev_stats = Stats::from_json(*first);
@@ -182,7 +179,7 @@ int cmd_stats(const ClientOptions& o, std::chrono::nanoseconds interval, int cou
   };
   if (interval.count() == 0) {
     print(*first, *prev_stats, 1.0);
-    return kOk;
+    return kExitOk;
   }
   for (int i = 0; count == 0 || i < count; ++i) {
     std::this_thread::sleep_for(interval);
@@ -195,7 +192,7 @@ int cmd_stats(const ClientOptions& o, std::chrono::nanoseconds interval, int cou
     prev_stats = s;
     prev_ts = ts;
   }
-  return kOk;
+  return kExitOk;
 }
 
 int cmd_classify(const ClientOptions& o, const std::string& pid_text, const std::string& cls) {
@@ -207,7 +204,7 @@ int cmd_classify(const ClientOptions& o, const std::string& pid_text, const std:
     std::cout << r->dump(2) << "\n";
   else
     std::cout << fmt::format("pid {} is {} (its threads and children follow)\n", *pid, cls);
-  return kOk;
+  return kExitOk;
 }
 
 int cmd_run(const ClientOptions& o, const std::string& cls, const std::vector<std::string>& argv) {

@@ -15,6 +15,7 @@
 #include "classify/config.h"
 #include "cli/client_commands.h"
 #include "common/log.h"
+#include "cli/exit_codes.h"
 #include "common/parse.h"
 #include "daemon/daemon.h"
 #include "exec/policy_library.h"
@@ -22,9 +23,9 @@
 
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitFail = 1;
-constexpr int kExitUsage = 2;
+using akts::cli::kExitFail;
+using akts::cli::kExitOk;
+using akts::cli::kExitUsage;
 
 std::vector<std::string> known_policies() {
   std::vector<std::string> names;

@@ -5,28 +5,25 @@
 #include <limits>
 #include <string>
 
+#include "common/text.h"
+
 namespace akts {
 namespace {
 
-std::string quoted(std::string_view text) {
-  constexpr size_t kMax = 40;
-  std::string s(text.substr(0, kMax));
-  if (text.size() > kMax) s += "...";
-  return "\"" + s + "\"";
-}
+std::string quoted(std::string_view text) { return "\"" + excerpt(text) + "\""; }
 
 Result<uint64_t> parse_unsigned(std::string_view text, std::string_view what, uint64_t max) {
   if (text.empty()) return errorf(ErrorKind::kInvalidArgument, "{}: empty value", what);
-  int base = 10;
+  // Decimal digits only, as documented: no sign, no base prefix, no leading
+  // zero (so "01" and "0x1" cannot mean a slot someone did not write).
+  if (text.find_first_not_of("0123456789") != std::string_view::npos)
+    return errorf(ErrorKind::kInvalidArgument, "{}: {} is not a non-negative decimal integer", what, quoted(text));
+  if (text.size() > 1 && text[0] == '0')
+    return errorf(ErrorKind::kInvalidArgument, "{}: {} has a leading zero; write it in plain decimal", what,
+                  quoted(text));
   std::string_view digits = text;
-  if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
-    base = 16;
-    digits.remove_prefix(2);
-  }
-  if (digits.front() == '-' || digits.front() == '+')
-    return errorf(ErrorKind::kInvalidArgument, "{}: {} is not a non-negative integer", what, quoted(text));
   uint64_t v = 0;
-  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, base);
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, 10);
   if (ec == std::errc::result_out_of_range || (ec == std::errc() && v > max))
     return errorf(ErrorKind::kInvalidArgument, "{}: {} is out of range (at most {})", what, quoted(text), max);
   if (ec != std::errc() || ptr != digits.data() + digits.size())

@@ -11,10 +11,11 @@
 
 namespace akts {
 
-// A non-negative decimal integer (or 0x-prefixed hex) that fits in 32 bits.
+// A non-negative decimal integer that fits in 32 bits: digits only, no sign,
+// no base prefix, no leading zero ("0" itself is fine).
 Result<uint32_t> parse_u32(std::string_view text, std::string_view what);
 
-// A non-negative decimal integer that fits in 64 bits.
+// The same, in 64 bits.
 Result<uint64_t> parse_u64(std::string_view text, std::string_view what);
 
 // A duration: a number with a unit (ns, us, ms, s, m), e.g. "100ms", "2.5s".

@@ -4,6 +4,7 @@
 
 #include "akts.h"
 #include "common/parse.h"
+#include "common/text.h"
 
 namespace akts::control {
 namespace {
@@ -41,13 +42,13 @@ Result<uint32_t> resolve_switch_target(const json& target, const std::vector<Pol
     bool numeric = !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+');
     if (!numeric)
       return errorf(ErrorKind::kInvalidArgument, "'{}' is neither a slot number nor a policy name (policies: {})",
-                    s.substr(0, 40), library_listing(policies));
+                    excerpt(s), library_listing(policies));
     auto n = parse_u32(s, "slot");
     if (!n) return n.error();
     slot = *n;
   } else {
     return errorf(ErrorKind::kInvalidArgument, "target must be a slot number or a policy name, not {}",
-                  target.dump().substr(0, 40));
+                  excerpt(target.dump(-1, ' ', false, json::error_handler_t::replace)));
   }
   if (force) return slot;
   if (slot >= slot_count)
@@ -64,7 +65,7 @@ Result<uint32_t> resolve_switch_target(const json& target, const std::vector<Pol
 Result<uint32_t> parse_class(std::string_view text) {
   if (text == "lc") return static_cast<uint32_t>(AKTS_CLASS_LC);
   if (text == "be") return static_cast<uint32_t>(AKTS_CLASS_BE);
-  return errorf(ErrorKind::kInvalidArgument, "class must be \"lc\" or \"be\", not \"{}\"", text.substr(0, 40));
+  return errorf(ErrorKind::kInvalidArgument, "class must be \"lc\" or \"be\", not \"{}\"", excerpt(text));
 }
 
 void register_v1(Dispatcher& d, ControlBackend& b) {

@@ -2,7 +2,16 @@
 
 #include <fmt/format.h>
 
+#include "common/text.h"
+
 namespace akts::control {
+namespace {
+
+// Every answer leaves as valid UTF-8 JSON, whatever bytes a handler put in it
+// (a process name from /proc, say): invalid sequences become U+FFFD.
+std::string serialize(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+}  // namespace
 
 int rpc_code_for(const Error& e) {
   switch (e.kind) {
@@ -47,7 +56,7 @@ json Dispatcher::handle_one(const json& req) const {
     return make_error_response(id, kInvalidRequest, "\"method\" must be a string");
   for (const auto& [key, v] : req.items())
     if (key != "jsonrpc" && key != "method" && key != "params" && key != "id")
-      return make_error_response(id, kInvalidRequest, fmt::format("unknown member \"{}\"", key));
+      return make_error_response(id, kInvalidRequest, fmt::format("unknown member \"{}\"", excerpt(key)));
   json params = json::object();
   if (auto it_p = req.find("params"); it_p != req.end()) {
     if (!it_p->is_object())
@@ -56,7 +65,8 @@ json Dispatcher::handle_one(const json& req) const {
   }
   auto h = handlers_.find(it_m->get<std::string>());
   if (h == handlers_.end()) {
-    json resp = make_error_response(id, kMethodNotFound, fmt::format("no method \"{}\"", it_m->get<std::string>()),
+    json resp = make_error_response(id, kMethodNotFound,
+                                    fmt::format("no method \"{}\"", excerpt(it_m->get<std::string>())),
                                     {{"methods", methods()}});
     return notification ? json() : resp;
   }
@@ -77,24 +87,34 @@ json Dispatcher::handle_one(const json& req) const {
 }
 
 std::string Dispatcher::handle(std::string_view request) const {
+  // No exception leaves a transport: whatever goes wrong below becomes an error answer.
+  try {
+    return handle_unguarded(request);
+  } catch (const std::exception& e) {
+    return serialize(make_error_response(nullptr, kInternalError, std::string("internal error: ") + e.what()));
+  } catch (...) {
+    return serialize(make_error_response(nullptr, kInternalError, "internal error"));
+  }
+}
+
+std::string Dispatcher::handle_unguarded(std::string_view request) const {
   if (request.size() > kMaxRequestBytes)
-    return make_error_response(nullptr, kInvalidRequest,
-                               fmt::format("request of {} bytes exceeds the limit of {}", request.size(),
-                                           kMaxRequestBytes))
-        .dump();
+    return serialize(make_error_response(nullptr, kInvalidRequest,
+                                         fmt::format("request of {} bytes exceeds the limit of {}",
+                                                     request.size(), kMaxRequestBytes)));
   json req = json::parse(request, nullptr, /*allow_exceptions=*/false);
-  if (req.is_discarded()) return make_error_response(nullptr, kParseError, "not valid JSON").dump();
+  if (req.is_discarded()) return serialize(make_error_response(nullptr, kParseError, "not valid JSON"));
   if (req.is_array()) {
-    if (req.empty()) return make_error_response(nullptr, kInvalidRequest, "an empty batch").dump();
+    if (req.empty()) return serialize(make_error_response(nullptr, kInvalidRequest, "an empty batch"));
     json out = json::array();
     for (const auto& r : req) {
       json resp = handle_one(r);
       if (!resp.is_null()) out.push_back(resp);
     }
-    return out.empty() ? "" : out.dump();
+    return out.empty() ? "" : serialize(out);
   }
   json resp = handle_one(req);
-  return resp.is_null() ? "" : resp.dump();
+  return resp.is_null() ? "" : serialize(resp);
 }
 
 Result<std::string> param_string(const json& params, std::string_view name) {
@@ -111,7 +131,7 @@ Result<uint32_t> param_u32(const json& params, std::string_view name) {
   if (it->is_number_integer() && it->get<int64_t>() >= 0 && it->get<int64_t>() <= UINT32_MAX)
     return static_cast<uint32_t>(it->get<int64_t>());
   return errorf(ErrorKind::kInvalidArgument, "parameter \"{}\" must be an integer from 0 to {}, not {}", name,
-                UINT32_MAX, it->dump());
+                UINT32_MAX, excerpt(it->dump()));
 }
 
 Result<bool> param_bool(const json& params, std::string_view name, bool dflt) {
@@ -125,7 +145,7 @@ Status check_param_names(const json& params, std::initializer_list<std::string_v
   for (const auto& [key, v] : params.items()) {
     bool ok = false;
     for (auto a : allowed) ok = ok || key == a;
-    if (!ok) return errorf(ErrorKind::kInvalidArgument, "unknown parameter \"{}\"", key);
+    if (!ok) return errorf(ErrorKind::kInvalidArgument, "unknown parameter \"{}\"", excerpt(key));
   }
   return {};
 }

@@ -39,12 +39,13 @@ class Dispatcher {
 
   void add(std::string method, Handler handler);
   // The response to one request (or batch); "" when nothing is to be sent back
-  // (notifications).
+  // (notifications). Never throws; the answer is always valid UTF-8 JSON.
   std::string handle(std::string_view request) const;
   std::vector<std::string> methods() const;
 
  private:
   json handle_one(const json& req) const;
+  std::string handle_unguarded(std::string_view request) const;
   std::map<std::string, Handler, std::less<>> handlers_;
 };
 

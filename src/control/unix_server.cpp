@@ -27,15 +27,17 @@ Result<sockaddr_un> make_addr(const std::string& path) {
   return addr;
 }
 
-bool write_all(int fd, const std::string& s) {
+// Blocking send with a deadline: the client side only (rpc_call).
+bool send_all(int fd, const std::string& s, std::chrono::steady_clock::time_point deadline) {
   size_t off = 0;
   while (off < s.size()) {
     ssize_t n = ::send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         pollfd p{fd, POLLOUT, 0};
-        if (::poll(&p, 1, 1000) <= 0) return false;  // a client that does not read is dropped
+        if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
         continue;
       }
       return false;
@@ -47,12 +49,18 @@ bool write_all(int fd, const std::string& s) {
 
 }  // namespace
 
-Result<std::unique_ptr<UnixServer>> UnixServer::listen(const std::string& path, mode_t mode, const Dispatcher& d) {
+Result<std::unique_ptr<UnixServer>> UnixServer::listen(const std::string& path, mode_t mode, const Dispatcher& d,
+                                                       ServerLimits limits) {
   auto addr = make_addr(path);
   if (!addr) return addr.error();
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  if (std::filesystem::exists(path)) {
+  struct stat st{};
+  if (::lstat(path.c_str(), &st) == 0) {
+    // Only a stale socket may be replaced: never a file, a directory or a symlink's target.
+    if (!S_ISSOCK(st.st_mode))
+      return errorf(ErrorKind::kInvalidArgument, "{} exists and is not a socket; remove it or choose another path",
+                    path);
     int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     bool live = probe >= 0 && ::connect(probe, reinterpret_cast<sockaddr*>(&*addr), sizeof(*addr)) == 0;
     if (probe >= 0) ::close(probe);
@@ -70,17 +78,17 @@ Result<std::unique_ptr<UnixServer>> UnixServer::listen(const std::string& path, 
     ::close(fd);
     return sys_error("cannot bind " + path, bind_errno);
   }
-  if (::chmod(path.c_str(), mode) != 0 || ::listen(fd, 16) != 0) {
+  if (::chmod(path.c_str(), mode) != 0 || ::listen(fd, 64) != 0) {
     int e = errno;
     ::close(fd);
     ::unlink(path.c_str());
     return sys_error("cannot listen on " + path, e);
   }
-  return std::unique_ptr<UnixServer>(new UnixServer(path, fd, d));
+  return std::unique_ptr<UnixServer>(new UnixServer(path, fd, d, limits));
 }
 
 UnixServer::~UnixServer() {
-  for (auto& [fd, buf] : clients_) ::close(fd);
+  for (auto& [fd, c] : clients_) ::close(fd);
   if (listen_fd_ >= 0) {
     ::close(listen_fd_);
     ::unlink(path_.c_str());
@@ -89,50 +97,108 @@ UnixServer::~UnixServer() {
 
 std::vector<pollfd> UnixServer::poll_fds() const {
   std::vector<pollfd> fds{{listen_fd_, POLLIN, 0}};
-  for (const auto& [fd, buf] : clients_) fds.push_back({fd, POLLIN, 0});
+  for (const auto& [fd, c] : clients_) {
+    short ev = c.eof ? 0 : POLLIN;
+    if (!c.out.empty()) ev |= POLLOUT;
+    fds.push_back({fd, ev, 0});
+  }
   return fds;
+}
+
+void UnixServer::drop(int fd) {
+  ::close(fd);
+  clients_.erase(fd);
+}
+
+void UnixServer::evict_least_recent() {
+  auto victim = clients_.end();
+  for (auto it = clients_.begin(); it != clients_.end(); ++it)
+    if (victim == clients_.end() || it->second.last_active < victim->second.last_active) victim = it;
+  if (victim == clients_.end()) return;
+  spdlog::debug("control socket: {} clients connected; closing the least recently active", clients_.size());
+  drop(victim->first);
 }
 
 void UnixServer::accept_clients() {
   while (true) {
     int c = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (c < 0) return;
-    if (clients_.size() >= 64) {  // a bound on what misbehaving clients can hold
-      ::close(c);
-      continue;
-    }
-    clients_.emplace(c, std::string());
+    if (clients_.size() >= limits_.max_clients) evict_least_recent();
+    clients_[c].last_active = Clock::now();
   }
 }
 
-bool UnixServer::serve(int fd) {
-  std::string& buf = clients_[fd];
+void UnixServer::sweep(Clock::time_point now) {
+  std::vector<int> idle;
+  for (const auto& [fd, c] : clients_)
+    if (now - c.last_active > limits_.idle_timeout) idle.push_back(fd);
+  for (int fd : idle) drop(fd);
+}
+
+void UnixServer::answer_lines(Client& c, bool at_eof) {
+  size_t start = 0, nl;
+  while ((nl = c.in.find('\n', start)) != std::string::npos) {
+    std::string_view line(c.in.data() + start, nl - start);
+    start = nl + 1;
+    if (c.discarding) {  // the tail of an oversize line
+      c.discarding = false;
+      continue;
+    }
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    std::string resp = d_.handle(line);
+    if (!resp.empty()) c.out += resp + "\n";
+  }
+  c.in.erase(0, start);
+  if (!c.discarding && c.in.size() > kMaxRequestBytes) {
+    // No newline within the limit: answer once, then skip to the next newline.
+    c.out += make_error_response(nullptr, kInvalidRequest,
+                                 fmt::format("request exceeds the limit of {} bytes", kMaxRequestBytes))
+                 .dump() +
+             "\n";
+    c.discarding = true;
+  }
+  if (c.discarding) c.in.clear();
+  if (at_eof && !c.discarding && !c.in.empty()) {  // a last request without its newline
+    std::string resp = d_.handle(c.in);
+    if (!resp.empty()) c.out += resp + "\n";
+    c.in.clear();
+  }
+}
+
+bool UnixServer::read_from(int fd, Client& c) {
   char chunk[16384];
-  while (true) {
+  size_t budget = limits_.read_budget;
+  while (budget > 0 && !c.eof) {
     ssize_t n = ::recv(fd, chunk, sizeof(chunk), 0);
-    if (n == 0) return false;
+    if (n == 0) {
+      c.eof = true;
+      break;
+    }
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN) break;
       return false;
     }
-    buf.append(chunk, static_cast<size_t>(n));
-    if (buf.size() > kMaxRequestBytes + 1 && buf.find('\n') == std::string::npos) {
-      write_all(fd, make_error_response(nullptr, kInvalidRequest,
-                                        fmt::format("request exceeds the limit of {} bytes", kMaxRequestBytes))
-                            .dump() +
-                        "\n");
-      return false;
-    }
+    c.last_active = Clock::now();
+    c.in.append(chunk, static_cast<size_t>(n));
+    budget -= std::min(budget, static_cast<size_t>(n));
+    answer_lines(c, false);  // as it arrives, so no line grows past the limit in memory
+    if (c.out.size() > limits_.max_output) return false;  // it sends but does not read
   }
-  size_t nl;
-  while ((nl = buf.find('\n')) != std::string::npos) {
-    std::string line = buf.substr(0, nl);
-    buf.erase(0, nl + 1);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    std::string resp = d_.handle(line);
-    if (!resp.empty() && !write_all(fd, resp + "\n")) return false;
+  if (c.eof) answer_lines(c, true);
+  return c.out.size() <= limits_.max_output;
+}
+
+bool UnixServer::flush(int fd, Client& c) {
+  while (!c.out.empty()) {
+    ssize_t n = ::send(fd, c.out.data(), c.out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno == EAGAIN;
+    }
+    c.out.erase(0, static_cast<size_t>(n));
+    c.last_active = Clock::now();
   }
   return true;
 }
@@ -144,11 +210,14 @@ void UnixServer::on_ready(const std::vector<pollfd>& fds) {
       accept_clients();
       continue;
     }
-    if (!clients_.count(p.fd)) continue;
-    if ((p.revents & (POLLIN | POLLHUP | POLLERR)) && !serve(p.fd)) {
-      ::close(p.fd);
-      clients_.erase(p.fd);
-    }
+    auto it = clients_.find(p.fd);
+    if (it == clients_.end()) continue;
+    Client& c = it->second;
+    bool keep = true;
+    if (p.revents & (POLLIN | POLLHUP | POLLERR)) keep = read_from(p.fd, c);
+    if (keep) keep = flush(p.fd, c);
+    // Half-closed and every answer sent (or the peer is gone): done.
+    if (!keep || (c.eof && c.out.empty()) || ((p.revents & POLLERR) && !(p.revents & POLLIN))) drop(p.fd);
   }
 }
 
@@ -170,12 +239,12 @@ Result<json> rpc_call(const std::string& socket_path, const std::string& method,
     return sys_error("cannot connect to " + socket_path, e);
   }
   json req = {{"jsonrpc", "2.0"}, {"id", 1}, {"method", method}, {"params", params}};
-  if (!write_all(fd, req.dump() + "\n")) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  if (!send_all(fd, req.dump(-1, ' ', false, json::error_handler_t::replace) + "\n", deadline)) {
     ::close(fd);
     return sys_error("cannot send to the daemon", errno);
   }
   std::string buf;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (buf.find('\n') == std::string::npos) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     pollfd p{fd, POLLIN, 0};

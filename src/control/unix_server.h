@@ -1,11 +1,24 @@
 // The control socket: a UNIX stream socket carrying newline-delimited
 // JSON-RPC requests and responses. Driven by the daemon's poll loop: the
-// server hands out its descriptors and is told which are ready.
+// server hands out its descriptors and is told which are ready. It never
+// blocks: answers wait in a per-client buffer until the socket takes them.
+//
+// What a misbehaving client can and cannot do:
+//   - hold connections: at max_clients, a new connection evicts the least
+//     recently active one, and clients idle for idle_timeout are closed;
+//   - stop reading: its answers queue up to max_output bytes, then it is
+//     closed; nobody else waits for it;
+//   - send a line past kMaxRequestBytes: it gets an error, the rest of that
+//     line is discarded, and its later lines are served;
+//   - half-close (shutdown(SHUT_WR), as socat and nc -N do): every request it
+//     sent is answered (a last line without a newline too), then it is closed.
 #pragma once
 
 #include <poll.h>
 #include <sys/types.h>
 
+#include <chrono>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -15,29 +28,57 @@
 
 namespace akts::control {
 
+struct ServerLimits {
+  size_t max_clients = 64;
+  std::chrono::milliseconds idle_timeout{30000};
+  size_t max_output = size_t{1} << 20;  // answers a client has not read yet
+  size_t read_budget = size_t{256} << 10;  // bytes read from one client per readiness, for fairness
+};
+
 class UnixServer {
  public:
+  using Clock = std::chrono::steady_clock;
+
   // Binds `path` (mode `mode`). Refuses when another process is listening
-  // there; removes a stale socket file left by a dead one.
-  static Result<std::unique_ptr<UnixServer>> listen(const std::string& path, mode_t mode, const Dispatcher& d);
+  // there, or when something other than a socket sits at the path; removes a
+  // stale socket left by a dead daemon.
+  static Result<std::unique_ptr<UnixServer>> listen(const std::string& path, mode_t mode, const Dispatcher& d,
+                                                    ServerLimits limits = {});
   ~UnixServer();
 
-  // Descriptors to poll for input, listener first.
+  // Descriptors to poll, listener first: POLLIN, and POLLOUT where answers wait.
   std::vector<pollfd> poll_fds() const;
   // Handles readiness reported by poll() for the fds returned above.
   void on_ready(const std::vector<pollfd>& fds);
+  // Closes clients idle for longer than the idle timeout (call it now and then).
+  void sweep(Clock::time_point now);
+  size_t client_count() const { return clients_.size(); }
   const std::string& path() const { return path_; }
 
  private:
-  UnixServer(std::string path, int fd, const Dispatcher& d) : path_(std::move(path)), listen_fd_(fd), d_(d) {}
+  struct Client {
+    std::string in;   // received, not yet a full line
+    std::string out;  // answers not yet sent
+    Clock::time_point last_active;
+    bool eof = false;           // the peer will send nothing more
+    bool discarding = false;    // skipping the rest of an oversize line
+  };
+  UnixServer(std::string path, int fd, const Dispatcher& d, ServerLimits limits)
+      : path_(std::move(path)), listen_fd_(fd), d_(d), limits_(limits) {}
   void accept_clients();
-  // false when the client is to be dropped
-  bool serve(int fd);
+  void evict_least_recent();
+  // Reads what is there and answers complete lines; false when the client is to be dropped.
+  bool read_from(int fd, Client& c);
+  void answer_lines(Client& c, bool at_eof);
+  // Sends what the socket takes now; false on a broken connection.
+  bool flush(int fd, Client& c);
+  void drop(int fd);
 
   std::string path_;
   int listen_fd_;
   const Dispatcher& d_;
-  std::unordered_map<int, std::string> clients_;  // fd -> bytes received, not yet a full line
+  ServerLimits limits_;
+  std::unordered_map<int, Client> clients_;
 };
 
 // Client side: one request, one response, with a timeout.

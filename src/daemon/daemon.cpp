@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "classify/process_tracker.h"
+#include "daemon/tracker_worker.h"
 #include "common/parse.h"
 #include "control/api.h"
 #include "control/unix_server.h"
@@ -26,7 +27,7 @@ using control::json;
 // The control API's view of the running daemon.
 class DaemonBackend : public control::ControlBackend {
  public:
-  DaemonBackend(ExecutionPlane& plane, ProcessTracker& tracker, const DaemonConfig& cfg)
+  DaemonBackend(ExecutionPlane& plane, TrackerWorker& tracker, const DaemonConfig& cfg)
       : plane_(plane), tracker_(tracker), cfg_(cfg), started_(std::chrono::steady_clock::now()) {}
 
   std::vector<control::PolicyView> policies() const override {
@@ -67,7 +68,7 @@ class DaemonBackend : public control::ControlBackend {
             {"policies", policies},
             {"mode", cfg_.switch_all ? "all tasks" : "partial (SCHED_EXT tasks only)"},
             {"guard", guard_json()},
-            {"managed_processes", tracker_.to_json()},
+            {"managed_processes", tracker_.snapshot()},
             {"uptime_seconds",
              std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count()},
             {"exit", ei.kind ? json{{"kind", ei.kind_name}, {"reason", ei.reason}, {"message", ei.message}}
@@ -92,8 +93,12 @@ class DaemonBackend : public control::ControlBackend {
     j["policy_names"] = names;
     return j;
   }
-  Status classify(uint32_t pid, uint32_t cls) override { return tracker_.classify_explicit(pid, cls); }
-  Status unclassify(uint32_t pid) override { return tracker_.unclassify(pid); }
+  Status classify(uint32_t pid, uint32_t cls) override {
+    return tracker_.with_tracker([&](ProcessTracker& t) { return t.classify_explicit(pid, cls); });
+  }
+  Status unclassify(uint32_t pid) override {
+    return tracker_.with_tracker([&](ProcessTracker& t) { return t.unclassify(pid); });
+  }
 
  private:
   static json name_or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
@@ -102,7 +107,7 @@ class DaemonBackend : public control::ControlBackend {
     return g ? g->params.to_json() : json{{"error", g.error().to_string()}};
   }
   ExecutionPlane& plane_;
-  ProcessTracker& tracker_;
+  TrackerWorker& tracker_;
   const DaemonConfig& cfg_;
   std::chrono::steady_clock::time_point started_;
 };
@@ -145,8 +150,33 @@ int run_daemon(const DaemonConfig& cfg) {
   sigemptyset(&mask);
   sigaddset(&mask, SIGINT);
   sigaddset(&mask, SIGTERM);
-  sigprocmask(SIG_BLOCK, &mask, nullptr);
+  sigset_t old_mask;
+  sigprocmask(SIG_BLOCK, &mask, &old_mask);
   int sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sig_fd < 0) {
+    int e = errno;
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);  // never leave SIGTERM blocked
+    spdlog::error("{}", sys_error("signalfd", e).to_string());
+    return 1;
+  }
+  // The loop's clock: ejection checks and idle-client sweeps (scans run on their own thread).
+  int timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (timer_fd < 0) {
+    int e = errno;
+    ::close(sig_fd);
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    spdlog::error("{}", sys_error("timerfd_create", e).to_string());
+    return 1;
+  }
+  struct Cleanup {
+    int sig_fd, timer_fd;
+    sigset_t mask;
+    ~Cleanup() {
+      ::close(timer_fd);
+      ::close(sig_fd);
+      sigprocmask(SIG_SETMASK, &mask, nullptr);
+    }
+  } cleanup{sig_fd, timer_fd, old_mask};
 
   PlaneOptions po;
   po.policies = cfg.policies;
@@ -168,7 +198,8 @@ int run_daemon(const DaemonConfig& cfg) {
       {[&](uint32_t tgid, uint32_t cls) { return (*plane)->set_class(tgid, cls); },
        [&](uint32_t tgid) { return (*plane)->clear_class(tgid); }},
       /*move_to_ext=*/!cfg.switch_all);
-  DaemonBackend backend(**plane, tracker, cfg);
+  TrackerWorker worker(tracker, std::chrono::milliseconds(cfg.scan_interval_ms));
+  DaemonBackend backend(**plane, worker, cfg);
   control::Dispatcher dispatcher;
   control::register_v1(dispatcher, backend);
 
@@ -184,15 +215,16 @@ int run_daemon(const DaemonConfig& cfg) {
   spdlog::info("scheduler attached ({}), slot {} ({}); listening on {}",
                cfg.switch_all ? "all tasks" : "partial mode", *slot, cfg.policies[*slot], cfg.socket_path);
 
-  int timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
   itimerspec its{};
-  its.it_interval.tv_sec = cfg.scan_interval_ms / 1000;
-  its.it_interval.tv_nsec = static_cast<long>(cfg.scan_interval_ms % 1000) * 1000000;
+  its.it_interval.tv_nsec = 100 * 1000000;
   its.it_value.tv_nsec = 1000000;
-  timerfd_settime(timer_fd, 0, &its, nullptr);
+  if (timerfd_settime(timer_fd, 0, &its, nullptr) != 0) {
+    spdlog::error("{}", sys_error("timerfd_settime", errno).to_string());
+    return 1;  // the plane's destructor detaches
+  }
 
   int exit_code = 0;
-  tracker.scan();
+  worker.start();
   while (true) {
     auto fds = (*server)->poll_fds();
     fds.push_back({sig_fd, POLLIN, 0});
@@ -213,12 +245,13 @@ int run_daemon(const DaemonConfig& cfg) {
         exit_code = 1;
         break;
       }
-      tracker.scan();
+      (*server)->sweep(control::UnixServer::Clock::now());
     }
     fds.resize(fds.size() - 2);
     (*server)->on_ready(fds);
   }
 
+  worker.stop();
   tracker.restore_all();
   server->reset();
   auto ei_before = (*plane)->exit_info();
@@ -229,8 +262,6 @@ int run_daemon(const DaemonConfig& cfg) {
     auto ei = (*plane)->exit_info();
     spdlog::info("detached: {} ({})", ei.kind_name, ei.reason);
   }
-  ::close(timer_fd);
-  ::close(sig_fd);
   return exit_code;
 }
 

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "common/log.h"
 
@@ -39,10 +40,16 @@ Status for_each_rodata_var(bpf_object* obj,
   return {};
 }
 
-// name -> value of every enumerator in the running kernel's BTF.
-const std::unordered_map<std::string, int64_t>* kernel_enums(Error* err) {
+struct KernelEnums {
+  std::unordered_map<std::string, int64_t> values;  // enumerator name -> value
+  // enum type name -> its enumerators, in declaration order
+  std::unordered_map<std::string, std::vector<std::pair<std::string, int64_t>>> by_type;
+};
+
+// Every enumerator in the running kernel's BTF, by name and by enum type.
+const KernelEnums* kernel_enums(Error* err) {
   static std::once_flag once;
-  static std::unordered_map<std::string, int64_t> enums;
+  static KernelEnums enums;
   static Error load_error;
   static bool ok = false;
   std::call_once(once, [] {
@@ -53,15 +60,21 @@ const std::unordered_map<std::string, int64_t>* kernel_enums(Error* err) {
     }
     for (uint32_t id = 1; id < btf__type_cnt(vmlinux); ++id) {
       const btf_type* t = btf__type_by_id(vmlinux, id);
+      auto& members = enums.by_type[btf__name_by_offset(vmlinux, t->name_off)];
       if (btf_is_enum(t)) {
         const struct btf_enum* e = btf_enum(t);
-        for (unsigned i = 0; i < btf_vlen(t); ++i, ++e)
-          enums.emplace(btf__name_by_offset(vmlinux, e->name_off),
-                        btf_kflag(t) ? int64_t(e->val) : int64_t(uint32_t(e->val)));
+        for (unsigned i = 0; i < btf_vlen(t); ++i, ++e) {
+          int64_t v = btf_kflag(t) ? int64_t(e->val) : int64_t(uint32_t(e->val));
+          enums.values.emplace(btf__name_by_offset(vmlinux, e->name_off), v);
+          members.emplace_back(btf__name_by_offset(vmlinux, e->name_off), v);
+        }
       } else if (btf_is_enum64(t)) {
         const struct btf_enum64* e = btf_enum64(t);
-        for (unsigned i = 0; i < btf_vlen(t); ++i, ++e)
-          enums.emplace(btf__name_by_offset(vmlinux, e->name_off), int64_t(btf_enum64_value(e)));
+        for (unsigned i = 0; i < btf_vlen(t); ++i, ++e) {
+          int64_t v = int64_t(btf_enum64_value(e));
+          enums.values.emplace(btf__name_by_offset(vmlinux, e->name_off), v);
+          members.emplace_back(btf__name_by_offset(vmlinux, e->name_off), v);
+        }
       }
     }
     btf__free(vmlinux);
@@ -107,9 +120,9 @@ Status init_scx_enums(bpf_object* obj) {
   });
   if (!s) return s;
   for (const auto& var : wanted) {
-    auto it = enums->find(var.substr(2));
+    auto it = enums->values.find(var.substr(2));
     uint64_t v = 0;
-    if (it != enums->end())
+    if (it != enums->values.end())
       v = static_cast<uint64_t>(it->second);
     else
       spdlog::debug("kernel has no enum {}; using 0", var.substr(2));
@@ -118,12 +131,14 @@ Status init_scx_enums(bpf_object* obj) {
   return {};
 }
 
-std::string kernel_enum_name(std::string_view prefix, int64_t value) {
+std::string kernel_enum_name(std::string_view enum_type, int64_t value) {
   Error err;
   const auto* enums = kernel_enums(&err);
   if (!enums) return "";
-  for (const auto& [name, v] : *enums)
-    if (v == value && std::string_view(name).starts_with(prefix)) return name;
+  auto it = enums->by_type.find(std::string(enum_type));
+  if (it == enums->by_type.end()) return "";
+  for (const auto& [name, v] : it->second)
+    if (v == value) return name;
   return "";
 }
 
@@ -131,8 +146,8 @@ Result<int64_t> kernel_enum_value(std::string_view name) {
   Error err;
   const auto* enums = kernel_enums(&err);
   if (!enums) return err;
-  auto it = enums->find(std::string(name));
-  if (it == enums->end()) return errorf(ErrorKind::kUnsupported, "the running kernel has no {}", name);
+  auto it = enums->values.find(std::string(name));
+  if (it == enums->values.end()) return errorf(ErrorKind::kUnsupported, "the running kernel has no {}", name);
   return it->second;
 }
 

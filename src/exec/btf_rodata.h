@@ -27,8 +27,10 @@ Status set_rodata_value(bpf_object* obj, std::string_view name, T value) {
 Status init_scx_enums(bpf_object* obj);
 
 // Name of a kernel enum value by prefix, from the running kernel's BTF,
-// e.g. kernel_enum_name("SCX_EXIT_", 64) == "SCX_EXIT_UNREG"; "" if unknown.
-std::string kernel_enum_name(std::string_view prefix, int64_t value);
+// The name of `value` among the enumerators of one enum type of the running
+// kernel, e.g. kernel_enum_name("scx_exit_kind", 64) == "SCX_EXIT_UNREG" (never
+// another enum's SCX_EXIT_* constant of the same value); "" if unknown.
+std::string kernel_enum_name(std::string_view enum_type, int64_t value);
 
 // Value of a kernel enumerator by name (e.g. "SCX_OPS_SWITCH_PARTIAL").
 Result<int64_t> kernel_enum_value(std::string_view name);

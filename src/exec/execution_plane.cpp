@@ -108,18 +108,26 @@ Error load_error(const std::string& what, int ret, const LibbpfCapture& cap) {
   return e;
 }
 
-bpf_map* dispatcher_prog_array(akts_dispatcher_bpf* s, uint32_t cb) {
+// Per dispatched callback: its prog array and the dispatcher's own program.
+struct CallbackParts {
+  bpf_map* progs;
+  bpf_program* dispatcher;
+};
+
+CallbackParts callback_parts(akts_dispatcher_bpf* s, uint32_t cb) {
   switch (cb) {
-    case AKTS_CB_SELECT_CPU: return s->maps.akts_select_cpu_progs;
-    case AKTS_CB_ENQUEUE: return s->maps.akts_enqueue_progs;
-    case AKTS_CB_DISPATCH: return s->maps.akts_dispatch_progs;
-    case AKTS_CB_RUNNABLE: return s->maps.akts_runnable_progs;
-    case AKTS_CB_RUNNING: return s->maps.akts_running_progs;
-    case AKTS_CB_STOPPING: return s->maps.akts_stopping_progs;
-    case AKTS_CB_QUIESCENT: return s->maps.akts_quiescent_progs;
-    default: return nullptr;
+    case AKTS_CB_SELECT_CPU: return {s->maps.akts_select_cpu_progs, s->progs.akts_select_cpu};
+    case AKTS_CB_ENQUEUE: return {s->maps.akts_enqueue_progs, s->progs.akts_enqueue};
+    case AKTS_CB_DISPATCH: return {s->maps.akts_dispatch_progs, s->progs.akts_dispatch};
+    case AKTS_CB_RUNNABLE: return {s->maps.akts_runnable_progs, s->progs.akts_runnable};
+    case AKTS_CB_RUNNING: return {s->maps.akts_running_progs, s->progs.akts_running};
+    case AKTS_CB_STOPPING: return {s->maps.akts_stopping_progs, s->progs.akts_stopping};
+    case AKTS_CB_QUIESCENT: return {s->maps.akts_quiescent_progs, s->progs.akts_quiescent};
+    default: return {nullptr, nullptr};
   }
 }
+
+bpf_map* dispatcher_prog_array(akts_dispatcher_bpf* s, uint32_t cb) { return callback_parts(s, cb).progs; }
 
 }  // namespace
 
@@ -144,7 +152,6 @@ Result<std::unique_ptr<ExecutionPlane>> ExecutionPlane::load(const PlaneOptions&
   if (auto st = plane->set_guard(opts.guard); !st) return st.error();
   for (uint32_t slot = 0; slot < opts.policies.size(); ++slot)
     if (auto st = plane->load_policy(*find_policy(opts.policies[slot]), slot); !st) return st.error();
-  plane->selector_->override = AKTS_OVERRIDE_OFF;
   plane->select(opts.initial_slot);
   return plane;
 }
@@ -318,17 +325,19 @@ void ExecutionPlane::select(uint32_t slot) {
 
 Status ExecutionPlane::select_with_update(uint32_t slot) {
   uint32_t zero = 0;
-  akts_selector v{slot, override_word()};
-  // Only `selected` is ours to write; re-reading override narrows, but cannot
-  // close, the window in which BPF could set it concurrently: callers that
-  // race a circuit breaker use select().
+  akts_selector v{slot, 0};  // the override lives in its own map: this cannot touch it
   if (int err = bpf_map_update_elem(bpf_map__fd(skel_->maps.akts_selector), &zero, &v, BPF_ANY); err)
     return sys_error("bpf_map_update_elem on the selector", errno);
   return {};
 }
 
-void ExecutionPlane::set_override(uint32_t word) {
-  std::atomic_ref<uint32_t>(selector_->override).store(word, std::memory_order_release);
+Status ExecutionPlane::set_override(uint32_t word) {
+  akts_override_args args{word, 0};
+  LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof(args));
+  if (bpf_prog_test_run_opts(bpf_program__fd(skel_->progs.akts_set_override), &opts) != 0)
+    return sys_error("cannot run akts_set_override", errno);
+  if (static_cast<int>(opts.retval) != 0) return sys_error("akts_set_override failed", static_cast<int>(opts.retval));
+  return {};
 }
 
 uint32_t ExecutionPlane::selected() const {
@@ -336,7 +345,9 @@ uint32_t ExecutionPlane::selected() const {
 }
 
 uint32_t ExecutionPlane::override_word() const {
-  return std::atomic_ref<uint32_t>(selector_->override).load(std::memory_order_acquire);
+  uint32_t zero = 0, word = AKTS_OVERRIDE_OFF;
+  (void)bpf_map_lookup_elem(bpf_map__fd(skel_->maps.akts_override), &zero, &word);
+  return word;
 }
 
 uint32_t ExecutionPlane::effective_slot() const {
@@ -362,8 +373,8 @@ Status ExecutionPlane::clear_class(uint32_t tgid) {
 
 namespace {
 std::vector<bpf_map*> pinned_maps(akts_dispatcher_bpf* s) {
-  std::vector<bpf_map*> maps = {s->maps.akts_selector, s->maps.akts_stats, s->maps.akts_classes,
-                                s->maps.akts_shared};
+  std::vector<bpf_map*> maps = {s->maps.akts_selector, s->maps.akts_override, s->maps.akts_stats,
+                                s->maps.akts_classes, s->maps.akts_shared, s->maps.akts_guard_params};
   for (uint32_t cb = 0; cb < AKTS_NR_CALLBACKS; ++cb) maps.push_back(dispatcher_prog_array(s, cb));
   return maps;
 }
@@ -441,16 +452,8 @@ Status ExecutionPlane::reset_longest_waits() {
 }
 
 int ExecutionPlane::dispatcher_prog_fd(uint32_t cb) const {
-  switch (cb) {
-    case AKTS_CB_SELECT_CPU: return bpf_program__fd(skel_->progs.akts_select_cpu);
-    case AKTS_CB_ENQUEUE: return bpf_program__fd(skel_->progs.akts_enqueue);
-    case AKTS_CB_DISPATCH: return bpf_program__fd(skel_->progs.akts_dispatch);
-    case AKTS_CB_RUNNABLE: return bpf_program__fd(skel_->progs.akts_runnable);
-    case AKTS_CB_RUNNING: return bpf_program__fd(skel_->progs.akts_running);
-    case AKTS_CB_STOPPING: return bpf_program__fd(skel_->progs.akts_stopping);
-    case AKTS_CB_QUIESCENT: return bpf_program__fd(skel_->progs.akts_quiescent);
-    default: return -1;
-  }
+  bpf_program* p = callback_parts(skel_, cb).dispatcher;
+  return p ? bpf_program__fd(p) : -1;
 }
 
 Status ExecutionPlane::switch_via_syscall(uint32_t slot, bool kick) {
@@ -474,7 +477,7 @@ ExitInfo ExecutionPlane::exit_info() const {
   const auto& uei = skel_->data->uei;
   ei.kind = std::atomic_ref<int>(const_cast<int&>(uei.kind)).load(std::memory_order_acquire);
   if (!ei.kind) return ei;
-  ei.kind_name = kernel_enum_name("SCX_EXIT_", ei.kind);
+  ei.kind_name = kernel_enum_name("scx_exit_kind", ei.kind);
   ei.exit_code = uei.exit_code;
   ei.reason = std::string(uei.reason, strnlen(uei.reason, sizeof(uei.reason)));
   ei.message = std::string(uei.msg, strnlen(uei.msg, sizeof(uei.msg)));

@@ -83,8 +83,9 @@ class ExecutionPlane {
   void select(uint32_t slot);
   // The same through the bpf(2) syscall, for comparison and for callers without the mapping.
   Status select_with_update(uint32_t slot);
-  // Writes the override word (AKTS_OVERRIDE_ACTIVE | slot, or AKTS_OVERRIDE_OFF).
-  void set_override(uint32_t word);
+  // Writes the override word (AKTS_OVERRIDE_ACTIVE | slot, or AKTS_OVERRIDE_OFF)
+  // through the akts_set_override syscall program: only BPF writes it.
+  Status set_override(uint32_t word);
   uint32_t selected() const;
   uint32_t override_word() const;
   uint32_t effective_slot() const;

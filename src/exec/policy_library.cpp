@@ -5,43 +5,36 @@
 #include "exec/skeletons.h"
 
 namespace akts {
-namespace {
-
-// Opens skeleton <name>_bpf behind the type-erased PolicyObject.
-#define AKTS_OPEN_POLICY(skel_name)                                                                   \
-  []() -> Result<std::unique_ptr<PolicyObject>> {                                                     \
-    skel_name* s = skel_name##__open();                                                               \
-    if (!s) return sys_error("cannot open BPF object " #skel_name, errno);                           \
-    return std::make_unique<PolicyObject>(                                                            \
-        s, s->obj, [](void* p) { return skel_name##__load(static_cast<skel_name*>(p)); },             \
-        [](void* p) { skel_name##__destroy(static_cast<skel_name*>(p)); });                           \
-  }
-
-}  // namespace
 
 const std::vector<PolicySpec>& builtin_policies() {
   static const std::vector<PolicySpec> kPolicies = {
       {"latency",
        "idle-CPU pick, 1 ms slices, LC queue drained before BE, weighted vtime within each class",
        "request bursts: protects latency-critical tail latency (e.g. time-to-first-token)",
-       AKTS_OPEN_POLICY(akts_latency_bpf)},
+       AKTS_OPEN_SKELETON(akts_latency_bpf)},
       {"throughput",
        "one FIFO for all classes, 20 ms slices, previous-CPU affinity for warm caches",
        "between bursts: maximises batch progress when nothing latency-critical waits",
-       AKTS_OPEN_POLICY(akts_throughput_bpf)},
+       AKTS_OPEN_SKELETON(akts_throughput_bpf)},
   };
   return kPolicies;
 }
 
 const PolicySpec& unverifiable_fixture() {
   static const PolicySpec kSpec = {"unverifiable", "indexes a map value with an unbounded pid",
-                                   "never: it exists to be rejected", AKTS_OPEN_POLICY(akts_unverifiable_bpf)};
+                                   "never: it exists to be rejected", AKTS_OPEN_SKELETON(akts_unverifiable_bpf)};
   return kSpec;
 }
 
 const PolicySpec& greedy_fixture() {
   static const PolicySpec kSpec = {"greedy", "infinite slices, never yields, never drains what others left",
-                                   "never: it exists to be contained by the guard", AKTS_OPEN_POLICY(akts_greedy_bpf)};
+                                   "never: it exists to be contained by the guard", AKTS_OPEN_SKELETON(akts_greedy_bpf)};
+  return kSpec;
+}
+
+const PolicySpec& misfit_fixture() {
+  static const PolicySpec kSpec = {"misfit", "its dispatch program is bound to the runnable member",
+                                   "never: it exists to be refused halfway", AKTS_OPEN_SKELETON(akts_misfit_bpf)};
   return kSpec;
 }
 

@@ -35,6 +35,17 @@ class PolicyObject {
   DestroyFn destroy_;
 };
 
+// Opens skeleton <skel_name> (from exec/skeletons.h) behind the type-erased
+// PolicyObject: an expression of type Result<std::unique_ptr<PolicyObject>>.
+#define AKTS_OPEN_SKELETON(skel_name)                                                                 \
+  ([]() -> ::akts::Result<std::unique_ptr<::akts::PolicyObject>> {                                    \
+    skel_name* s = skel_name##__open();                                                               \
+    if (!s) return ::akts::sys_error("cannot open BPF object " #skel_name, errno);                   \
+    return std::make_unique<::akts::PolicyObject>(                                                    \
+        s, s->obj, [](void* p) { return skel_name##__load(static_cast<skel_name*>(p)); },             \
+        [](void* p) { skel_name##__destroy(static_cast<skel_name*>(p)); });                           \
+  })
+
 struct PolicySpec {
   std::string_view name;
   std::string_view summary;    // what it does, one line
@@ -52,5 +63,8 @@ const PolicySpec& unverifiable_fixture();
 // A policy that starves every task the contract lets it (infinite slices, no
 // hand-off), for testing that the frame's guard alone bounds waits.
 const PolicySpec& greedy_fixture();
+// A policy whose dispatch program the kernel refuses in the dispatch array
+// after two other arrays took theirs: the admission must undo those two.
+const PolicySpec& misfit_fixture();
 
 }  // namespace akts

@@ -24,8 +24,6 @@ SchedExtState read_sched_ext_state() {
   if (!s.supported) return s;
   s.state = read_line(std::string(kRoot) + "/state");
   s.ops = read_line(std::string(kRoot) + "/root/ops");
-  auto seq = read_line(std::string(kRoot) + "/enable_seq");
-  if (!seq.empty()) s.enable_seq = std::strtoull(seq.c_str(), nullptr, 10);
   return s;
 }
 

@@ -13,7 +13,6 @@ struct SchedExtState {
   bool supported = false;  // the directory exists: CONFIG_SCHED_CLASS_EXT
   std::string state;       // "disabled", "enabling", "enabled", "disabling"
   std::string ops;         // the active scheduler's name, "" when none
-  uint64_t enable_seq = 0;
 };
 
 SchedExtState read_sched_ext_state();

@@ -25,3 +25,4 @@ extern "C" {
 #include "akts_sa_throughput.skel.h"
 #include "akts_unverifiable.skel.h"
 #include "akts_greedy.skel.h"
+#include "akts_misfit.skel.h"

@@ -12,31 +12,21 @@
 #include "telemetry/stats.h"
 
 namespace akts {
-namespace {
-
-#define AKTS_OPEN_STANDALONE(skel_name)                                                    \
-  [&]() -> std::unique_ptr<PolicyObject> {                                                 \
-    skel_name* s = skel_name##__open();                                                    \
-    if (!s) return nullptr;                                                                \
-    return std::make_unique<PolicyObject>(                                                 \
-        s, s->obj, [](void* p) { return skel_name##__load(static_cast<skel_name*>(p)); },  \
-        [](void* p) { skel_name##__destroy(static_cast<skel_name*>(p)); });                \
-  }()
-
-}  // namespace
 
 Result<std::unique_ptr<StandaloneScheduler>> StandaloneScheduler::load(const std::string& build) {
   route_libbpf_logging();
   std::unique_ptr<StandaloneScheduler> s(new StandaloneScheduler());
+  Result<std::unique_ptr<PolicyObject>> opened = make_error(ErrorKind::kInvalidArgument, "");
   if (build == "latency")
-    s->obj_ = AKTS_OPEN_STANDALONE(akts_sa_latency_bpf);
+    opened = AKTS_OPEN_SKELETON(akts_sa_latency_bpf)();
   else if (build == "throughput")
-    s->obj_ = AKTS_OPEN_STANDALONE(akts_sa_throughput_bpf);
+    opened = AKTS_OPEN_SKELETON(akts_sa_throughput_bpf)();
   else if (build == "latency_nocount")
-    s->obj_ = AKTS_OPEN_STANDALONE(akts_sa_latency_nocount_bpf);
+    opened = AKTS_OPEN_SKELETON(akts_sa_latency_nocount_bpf)();
   else
     return errorf(ErrorKind::kInvalidArgument, "no stand-alone build named '{}'", build);
-  if (!s->obj_) return sys_error("cannot open the stand-alone " + build + " object", errno);
+  if (!opened) return opened.error();
+  s->obj_ = std::move(opened).value();
   bpf_object* obj = s->obj_->obj();
   if (auto st = init_scx_enums(obj); !st) return st.error();
   bpf_map* map;

@@ -1,10 +1,15 @@
 #include "selftest/selftest.h"
 
 #include <bpf/bpf.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <thread>
@@ -42,7 +47,9 @@ constexpr Check kInvalid{"invalid_index_inert",
 constexpr Check kStorm{"switch_storm", "switching at 1 kHz among valid and invalid slots under 2:1 oversubscription"};
 constexpr Check kClasses{"classes", "waits of LC-classified processes land in the LC histogram, the rest in BE"};
 constexpr Check kNice{"nice_weights", "the vtime policy shares a CPU by nice weight; FIFO does not"};
-constexpr Check kPinned{"pinned_maps", "pinned maps outlive the loader's fds: a switch through the pinned selector works"};
+constexpr Check kPinned{"pinned_maps",
+                        "a switch through the pinned selector works; once every fd of the loader is closed, the "
+                        "pinned prog arrays still hold the library"};
 constexpr Check kAdmission{"admission",
                            "a policy admitted while running serves its slot; one the verifier rejects changes nothing"};
 constexpr Check kBounded{"bounded_wait",
@@ -317,6 +324,8 @@ std::chrono::nanoseconds with_emulation_slack(std::chrono::nanoseconds bound) {
   return bound + bound / 2 + std::chrono::milliseconds(20);
 }
 
+nlohmann::json json_class(uint32_t cls) { return std::string(class_name(cls)); }
+
 double to_ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
 double to_ms(std::chrono::nanoseconds ns) { return static_cast<double>(ns.count()) / 1e6; }
 
@@ -451,8 +460,10 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
     };
     std::vector<Step> steps;
     const std::vector<uint32_t> circuit = {latency, throughput, empty, latency, empty, throughput, latency};
-    for (bool kick : {false, true})
-      for (size_t i = 1; i < circuit.size(); ++i) steps.push_back({circuit[i - 1], circuit[i], kick});
+    // Without the guard only greedy can starve anything: go straight to it.
+    if (o.guard)
+      for (bool kick : {false, true})
+        for (size_t i = 1; i < circuit.size(); ++i) steps.push_back({circuit[i - 1], circuit[i], kick});
     const std::vector<uint32_t> via_greedy = {latency, greedy, throughput, greedy, empty, greedy, latency};
     for (size_t i = 1; i < via_greedy.size(); ++i) steps.push_back({via_greedy[i - 1], via_greedy[i], false});
     const int kHogs = 3;
@@ -590,7 +601,7 @@ CheckResult check_override(const SelftestOptions& o, KernelLogWatch* kmsg) {
     };
     for (const auto& s : steps) {
       plane.select(s.selected);
-      plane.set_override(s.override_word);
+      if (auto st = plane.set_override(s.override_word); !st) return fail(r, st.error().to_string());
       auto phase = run_phase(plane, phase_workers(o));
       if (!phase) return fail(r, phase.error().to_string());
       const Stats& d = phase->delta;
@@ -608,11 +619,72 @@ CheckResult check_override(const SelftestOptions& o, KernelLogWatch* kmsg) {
         fail(r, std::string(s.label) + ": " + why);
       }
     }
-    plane.set_override(AKTS_OVERRIDE_OFF);
+    (void)plane.set_override(AKTS_OVERRIDE_OFF);
     if (r.status == "pass")
       r.detail = "override to slot 1 ran slot 1 with slot 0 selected; forced default fell through; cleared ran slot 0";
   });
   return r;
+}
+
+// The class in the kernel's own map (akts_classes), not what user space believes.
+std::optional<uint32_t> kernel_class(ExecutionPlane& plane, pid_t tgid) {
+  uint32_t key = static_cast<uint32_t>(tgid), cls = 0;
+  if (bpf_map_lookup_elem(plane.classes_map_fd(), &key, &cls) != 0) return std::nullopt;
+  return cls;
+}
+
+// A classified process forks (the child inherits in BPF at once), then its
+// leader exits while another thread runs on (the class must stay), then the
+// last thread exits (the class must go).
+void check_class_lifetime(CheckResult& r, ExecutionPlane& plane) {
+  int go[2], forked[2];
+  if (pipe2(go, O_CLOEXEC) != 0 || pipe2(forked, O_CLOEXEC) != 0) return fail(r, "pipe");
+  pid_t pid = fork();
+  if (pid < 0) return fail(r, "fork");
+  if (pid == 0) {
+    sched_param sp{};
+    sched_setscheduler(0, kSchedExt, &sp);
+    char c;
+    if (read(go[0], &c, 1) != 1) _exit(1);
+    pid_t child = fork();  // after the parent classified us
+    if (child == 0) {
+      usleep(1500 * 1000);
+      _exit(0);
+    }
+    (void)!write(forked[1], &child, sizeof(child));
+    std::thread([] {
+      usleep(1000 * 1000);
+      _exit(0);  // the last thread: the process ends here
+    }).detach();
+    pthread_exit(nullptr);  // the leader goes first
+  }
+  close(go[0]);
+  close(forked[1]);
+  nlohmann::json j;
+  if (auto st = plane.set_class(static_cast<uint32_t>(pid), AKTS_CLASS_LC); !st) fail(r, st.error().to_string());
+  (void)!write(go[1], "x", 1);
+  pid_t child = -1;
+  if (read(forked[0], &child, sizeof(child)) != sizeof(child)) fail(r, "the classified process did not fork");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // its leader has exited by now
+  auto child_cls = kernel_class(plane, child);
+  auto after_leader = kernel_class(plane, pid);
+  j["child_inherited_lc"] = child_cls == AKTS_CLASS_LC;
+  j["class_after_leader_exit"] = after_leader ? json_class(*after_leader) : nlohmann::json(nullptr);
+  if (child_cls != AKTS_CLASS_LC) fail(r, "a child forked by an LC process is not LC in the kernel's map");
+  if (after_leader != AKTS_CLASS_LC) fail(r, "the class went with the leader while another thread still runs");
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::this_thread::sleep_for(kSettle);
+  auto after_exit = kernel_class(plane, pid);
+  j["class_after_last_thread"] = after_exit ? json_class(*after_exit) : nlohmann::json(nullptr);
+  if (after_exit) fail(r, "the class outlived the process's last thread");
+  if (child > 0) {
+    waitpid(child, &status, 0);  // reaped by init if its parent is gone; this is best effort
+    (void)plane.clear_class(static_cast<uint32_t>(child));
+  }
+  close(go[1]);
+  close(forked[0]);
+  r.counts["lifetime"] = j;
 }
 
 CheckResult check_classes(const SelftestOptions& o, KernelLogWatch* kmsg) {
@@ -650,8 +722,11 @@ CheckResult check_classes(const SelftestOptions& o, KernelLogWatch* kmsg) {
       if (cls == AKTS_CLASS_LC)
         for (pid_t p : group->pids()) (void)plane.clear_class(static_cast<uint32_t>(p));
     }
+    check_class_lifetime(r, plane);
     if (r.status == "pass")
-      r.detail = fmt::format("LC workers: {} waits, all LC; unclassified workers: {} waits, all BE",
+      r.detail = fmt::format("LC workers: {} waits, all LC; unclassified workers: {} waits, all BE; a child forked "
+                             "by an LC process is LC in the kernel; the class outlives an exited leader while its "
+                             "threads run and goes with the last",
                              r.counts["lc_workers"]["waits_in_own_class"].get<uint64_t>(),
                              r.counts["be_workers"]["waits_in_own_class"].get<uint64_t>());
   });
@@ -708,17 +783,20 @@ CheckResult check_nice(const SelftestOptions& o, KernelLogWatch* kmsg) {
 CheckResult check_pinned(const SelftestOptions& o, KernelLogWatch* kmsg) {
   CheckResult r = start(kPinned);
   const std::string dir = fmt::format("/sys/fs/bpf/akts-selftest-{}", getpid());
+  std::vector<std::pair<uint32_t, uint32_t>> expected;  // (slot, select_cpu program id) while loaded
+  auto remove_pins = [&] {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  };
   attached_cycle(r, kmsg, default_plane(), [&](ExecutionPlane& plane) {
     if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return fail(r, "cannot create " + dir);
     if (auto st = plane.pin(dir); !st) return fail(r, st.error().to_string());
+    for (const auto& p : plane.policies()) expected.emplace_back(p.slot, p.prog_ids[AKTS_CB_SELECT_CPU]);
     int fd = bpf_obj_get((dir + "/akts_selector").c_str());
-    if (fd < 0) {
-      plane.unpin();
-      return fail(r, "cannot open the pinned selector");
-    }
+    if (fd < 0) return fail(r, "cannot open the pinned selector");
     plane.select(0);
     uint32_t zero = 0;
-    akts_selector v{1, AKTS_OVERRIDE_OFF};
+    akts_selector v{1, 0};
     int ret = bpf_map_update_elem(fd, &zero, &v, BPF_ANY);
     close(fd);
     r.counts["selected_after_pinned_write"] = plane.selected();
@@ -727,13 +805,29 @@ CheckResult check_pinned(const SelftestOptions& o, KernelLogWatch* kmsg) {
     if (!phase) return fail(r, phase.error().to_string());
     if (auto why = judge_all_reached(phase->delta, 1); !why.empty()) fail(r, why);
     r.counts["invocations_in_slot_1"] = phase->delta.total_calls(1);
-    plane.unpin();
-    rmdir(dir.c_str());
-    if (r.status == "pass")
-      r.detail = fmt::format("selector, counters, classes and prog arrays pinned in bpffs; {} invocations followed "
-                             "a switch made through the pin",
-                             phase->delta.total_calls(1));
   });
+  // The plane is gone: every fd the loader held is closed. Only the pins keep
+  // the maps, and a prog array empties itself when its last user reference goes.
+  int arr = bpf_obj_get((dir + "/akts_select_cpu_progs").c_str());
+  uint32_t survived = 0;
+  if (arr < 0) {
+    fail(r, "the pinned select_cpu prog array is gone after the loader closed its fds");
+  } else {
+    for (const auto& [slot, id] : expected) {
+      uint32_t got = 0;
+      if (bpf_map_lookup_elem(arr, &slot, &got) == 0 && got == id && id != 0) ++survived;
+    }
+    close(arr);
+  }
+  r.counts["programs_held_by_pins_after_close"] = survived;
+  if (arr >= 0 && survived != expected.size())
+    fail(r, fmt::format("after the loader closed its fds, the pinned array held {} of {} programs", survived,
+                        expected.size()));
+  remove_pins();
+  if (r.status == "pass")
+    r.detail = fmt::format("a switch made through the pinned selector took {} invocations; with the loader's fds "
+                           "closed the pinned array still held {}/{} programs",
+                           r.counts["invocations_in_slot_1"].get<uint64_t>(), survived, expected.size());
   return r;
 }
 
@@ -769,11 +863,24 @@ CheckResult check_admission(const SelftestOptions& o, KernelLogWatch* kmsg) {
     r.counts["rejected"]["slot_programs_after"] = filled;
     if (filled || plane.policies().size() != before) fail(r, "the rejected policy left something behind");
     if (read_sched_ext_state().state != "enabled") fail(r, "the scheduler did not survive the rejection");
-    // 2. Into an occupied slot: refused.
+    // 2. One the kernel refuses halfway (select_cpu and enqueue in, dispatch refused): undone.
+    const uint32_t misfit_slot = 4;
+    auto half = plane.admit(misfit_fixture(), misfit_slot);
+    uint32_t left = 0;
+    for (uint32_t cb = 0; cb < kNumCallbacks; ++cb) {
+      auto id = plane.slot_prog_id(cb, misfit_slot);
+      left += id && *id != 0;
+    }
+    r.counts["refused_halfway"] = {{"refused", !half.ok()},
+                                   {"error", half ? "" : half.error().to_string()},
+                                   {"slot_programs_after", left}};
+    if (half) fail(r, "the kernel accepted the misfit policy's dispatch program");
+    if (left || plane.policies().size() != before) fail(r, "the refused admission left programs in its slot");
+    // 3. Into an occupied slot: refused.
     auto occupied = plane.admit(*find_policy("latency"), 0);
     r.counts["occupied_slot_refused"] = !occupied.ok();
     if (occupied) fail(r, "admission into an occupied slot was accepted");
-    // 3. A good policy into an empty slot, while running; then switch to it.
+    // 4. A good policy into an empty slot, while running; then switch to it.
     const uint32_t new_slot = 3;
     auto good = plane.admit(*find_policy("throughput"), new_slot);
     if (!good) return fail(r, "admitting throughput into slot 3: " + good.error().to_string());
@@ -787,8 +894,8 @@ CheckResult check_admission(const SelftestOptions& o, KernelLogWatch* kmsg) {
     if (auto w = judge_workers(phase->workers, o.workers); !w.empty()) fail(r, w);
     plane.select(0);
     if (r.status == "pass")
-      r.detail = fmt::format("the verifier refused the bad policy ({}), slot {} stayed empty; throughput admitted "
-                             "into slot {} took {}/{} invocations",
+      r.detail = fmt::format("the verifier refused the bad policy ({}), slot {} stayed empty; one refused halfway "
+                             "was undone; throughput admitted into slot {} took {}/{} invocations",
                              verifier_reason(key_lines), bad_slot, new_slot,
                              phase->delta.total_calls(new_slot), phase->delta.total_entries());
   });

@@ -1,10 +1,12 @@
 // libFuzzer target: any bytes into the control API (JSON-RPC layer and the v1
-// method set over a fake backend). It must never crash, always answer with a
-// JSON-RPC 2.0 response (or nothing, for notifications), and never select a
-// slot that is neither filled nor asked for with force.
+// method set over a fake backend). It must never crash or throw, always answer
+// with a JSON-RPC 2.0 response in valid UTF-8 (or nothing, for notifications),
+// and never select a slot that is neither filled nor asked for with force.
+// tests/fuzz/jsonrpc.dict steers it to multi-byte and invalid sequences.
 #include <cstdint>
 #include <string_view>
 
+#include "common/text.h"
 #include "control/api.h"
 
 namespace {
@@ -23,7 +25,9 @@ class FuzzBackend : public akts::control::ControlBackend {
     selected_ = slot;
     return {};
   }
-  json status() const override { return json::object(); }
+  // What the system hands the daemon is not always valid UTF-8 (process names
+  // from /proc are raw bytes cut at 15): answers must serialise anyway.
+  json status() const override { return json{{"comm", std::string("srv\xe2\x82")}, {"bad", std::string("\xff")}}; }
   akts::Result<json> stats(bool) override { return json::object(); }
   akts::Status classify(uint32_t, uint32_t) override { return {}; }
   akts::Status unclassify(uint32_t) override { return {}; }
@@ -49,6 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   backend.selected_ = 0;
   std::string out = d.handle(in);
   if (!out.empty()) {
+    if (!akts::is_valid_utf8(out)) __builtin_trap();
     json r = json::parse(out, nullptr, false);
     if (r.is_discarded()) __builtin_trap();
     if (r.is_array()) {

@@ -9,7 +9,14 @@ TEST(ParseU32, AcceptsPlainIntegers) {
   EXPECT_EQ(*parse_u32("0", "slot"), 0u);
   EXPECT_EQ(*parse_u32("7", "slot"), 7u);
   EXPECT_EQ(*parse_u32("4294967295", "slot"), 4294967295u);
-  EXPECT_EQ(*parse_u32("0xffffffff", "slot"), 0xffffffffu);
+}
+
+// Decimal only, as documented: a base prefix or a leading zero is refused, not read.
+TEST(ParseU32, RefusesHexAndLeadingZeros) {
+  for (const char* bad : {"0x1", "0xffffffff", "01", "00", "0X1", "007"}) {
+    auto r = parse_u32(bad, "slot");
+    EXPECT_FALSE(r.ok()) << "accepted '" << bad << "'";
+  }
 }
 
 // What agents and people actually type, per the paper's 0.5B model ("0.3").

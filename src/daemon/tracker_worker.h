@@ -1,0 +1,57 @@
+// The process tracker on a thread of its own: a long /proc scan never delays
+// the control socket, a switch or a signal. Requests that change classes take
+// the tracker's lock (waiting at most for the scan in progress); status reads a
+// snapshot and never waits.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "classify/process_tracker.h"
+
+namespace akts {
+
+class TrackerWorker {
+ public:
+  TrackerWorker(ProcessTracker& tracker, std::chrono::milliseconds period);
+  ~TrackerWorker();
+  TrackerWorker(const TrackerWorker&) = delete;
+  TrackerWorker& operator=(const TrackerWorker&) = delete;
+
+  // One scan now, then one every period on the worker thread.
+  void start();
+  // Cancels a scan in progress and joins the thread (idempotent).
+  void stop();
+
+  // Runs f(tracker) under the tracker's lock and refreshes the snapshot.
+  template <class F>
+  auto with_tracker(F&& f) {
+    std::lock_guard lock(mu_);
+    auto r = f(tracker_);
+    publish();
+    return r;
+  }
+  // Managed processes as of the last scan or change.
+  nlohmann::json snapshot() const;
+
+ private:
+  void loop();
+  void publish();  // with mu_ held
+
+  ProcessTracker& tracker_;
+  std::chrono::milliseconds period_;
+  std::mutex mu_;  // the tracker
+  mutable std::mutex snap_mu_;
+  nlohmann::json snap_ = nlohmann::json::array();
+  std::mutex wake_mu_;
+  std::condition_variable wake_;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
+
+}  // namespace akts

@@ -1,0 +1,237 @@
+// The process tracker on a fake /proc: threads, real-time threads, pid reuse,
+// a leader that exits before its threads, refusals, names. No root needed:
+// the scheduling-policy calls go to a fake.
+#include "classify/process_tracker.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "akts.h"
+
+namespace akts {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr int kExt = 7;
+
+class FakeOps : public SchedPolicyOps {
+ public:
+  int get(pid_t tid) override {
+    auto it = policy.find(tid);
+    return it == policy.end() ? -ESRCH : it->second;
+  }
+  int set(pid_t tid, int p) override {
+    auto it = policy.find(tid);
+    if (it == policy.end()) return -ESRCH;
+    it->second = p;
+    ++sets[tid];
+    return 0;
+  }
+  std::map<pid_t, int> policy;
+  std::map<pid_t, int> sets;
+};
+
+class FakeProc {
+ public:
+  FakeProc() : root_(fs::temp_directory_path() / fmt::format("akts-proc-{}-{}", getpid(), counter_++)) {
+    fs::create_directories(root_);
+  }
+  ~FakeProc() { fs::remove_all(root_); }
+  std::string root() const { return root_.string(); }
+
+  // A process with its threads (the first is the leader unless leader_gone).
+  void add(uint32_t pid, uint32_t ppid, const std::string& comm, uint64_t start, std::vector<uint32_t> tids,
+           uint32_t flags = 0, uint32_t tgid_in_status = 0) {
+    fs::remove_all(root_ / std::to_string(pid));
+    fs::create_directories(root_ / std::to_string(pid) / "task");
+    write(pid, "stat",
+          fmt::format("{} ({}) S {} {} {} 0 -1 {} 0 0 0 0 0 0 0 0 20 0 {} 0 {} 0 0\n", pid, comm, ppid, pid, pid,
+                      flags, tids.size(), start));
+    write(pid, "status", fmt::format("Name:\t{}\nTgid:\t{}\nPid:\t{}\n", comm, tgid_in_status ? tgid_in_status : pid, pid));
+    for (uint32_t t : tids) fs::create_directories(root_ / std::to_string(pid) / "task" / std::to_string(t));
+  }
+  void remove(uint32_t pid) { fs::remove_all(root_ / std::to_string(pid)); }
+  void remove_thread(uint32_t pid, uint32_t tid) {
+    fs::remove_all(root_ / std::to_string(pid) / "task" / std::to_string(tid));
+  }
+
+ private:
+  void write(uint32_t pid, const char* file, const std::string& text) {
+    std::ofstream(root_ / std::to_string(pid) / file) << text;
+  }
+  fs::path root_;
+  static inline int counter_ = 0;
+};
+
+struct Recorder {
+  std::map<uint32_t, uint32_t> classes;
+  std::vector<uint32_t> cleared;
+  ProcessTracker::Hooks hooks() {
+    return {[this](uint32_t tgid, uint32_t cls) {
+              classes[tgid] = cls;
+              return Status{};
+            },
+            [this](uint32_t tgid) {
+              classes.erase(tgid);
+              cleared.push_back(tgid);
+              return Status{};
+            }};
+  }
+};
+
+class TrackerTest : public ::testing::Test {
+ protected:
+  ProcessTracker make(std::vector<Matcher> m = {}) {
+    classifier_ = std::make_unique<Classifier>(std::move(m));
+    return ProcessTracker(*classifier_, rec_.hooks(), true, proc_.root(), ops_, /*self=*/999999);
+  }
+  static Matcher comm(const std::string& c, uint32_t cls = AKTS_CLASS_BE) {
+    Matcher m;
+    m.kind = Matcher::Kind::kComm;
+    m.value = c;
+    m.cls = cls;
+    return m;
+  }
+  FakeProc proc_;
+  FakeOps ops_;
+  Recorder rec_;
+  std::unique_ptr<Classifier> classifier_;
+};
+
+TEST_F(TrackerTest, EveryThreadMovesAndGetsItsOwnPolicyBack) {
+  proc_.add(100, 1, "server", 5, {100, 101, 102});
+  ops_.policy = {{100, SCHED_OTHER}, {101, SCHED_BATCH}, {102, SCHED_IDLE}};
+  auto t = make();
+  ASSERT_TRUE(t.classify_explicit(100, AKTS_CLASS_LC).ok());
+  EXPECT_EQ(rec_.classes[100], AKTS_CLASS_LC);
+  for (pid_t tid : {100, 101, 102}) EXPECT_EQ(ops_.policy[tid], kExt) << tid;
+  t.restore_all();
+  EXPECT_EQ(ops_.policy[100], SCHED_OTHER);
+  EXPECT_EQ(ops_.policy[101], SCHED_BATCH);
+  EXPECT_EQ(ops_.policy[102], SCHED_IDLE);
+  EXPECT_TRUE(rec_.classes.empty());
+}
+
+TEST_F(TrackerTest, RealTimeThreadsAreLeftAlone) {
+  proc_.add(100, 1, "rt", 5, {100, 101});
+  ops_.policy = {{100, SCHED_OTHER}, {101, SCHED_FIFO}};
+  auto t = make();
+  ASSERT_TRUE(t.classify_explicit(100, AKTS_CLASS_LC).ok());
+  EXPECT_EQ(ops_.policy[100], kExt);
+  EXPECT_EQ(ops_.policy[101], SCHED_FIFO);
+  EXPECT_EQ(ops_.sets[101], 0);
+  // A moved thread that makes itself real-time keeps its choice on release.
+  ops_.policy[100] = SCHED_RR;
+  t.restore_all();
+  EXPECT_EQ(ops_.policy[100], SCHED_RR);
+  EXPECT_EQ(ops_.policy[101], SCHED_FIFO);
+}
+
+TEST_F(TrackerTest, NewThreadsAndThreadsThatResetThemselvesAreAdopted) {
+  proc_.add(100, 1, "cyclictest", 5, {100});
+  ops_.policy = {{100, SCHED_OTHER}};
+  auto t = make({comm("cyclictest", AKTS_CLASS_LC)});
+  t.scan();
+  EXPECT_EQ(ops_.policy[100], kExt);
+  proc_.add(100, 1, "cyclictest", 5, {100, 101});
+  ops_.policy[101] = SCHED_BATCH;
+  ops_.policy[100] = SCHED_OTHER;  // it set itself back
+  t.scan();
+  EXPECT_EQ(ops_.policy[100], kExt);
+  EXPECT_EQ(ops_.policy[101], kExt);
+  t.restore_all();
+  EXPECT_EQ(ops_.policy[100], SCHED_OTHER);
+  EXPECT_EQ(ops_.policy[101], SCHED_BATCH);
+}
+
+TEST_F(TrackerTest, AReusedPidIsANewProcess) {
+  proc_.add(100, 1, "batch", 5, {100});
+  ops_.policy = {{100, SCHED_OTHER}};
+  auto t = make();
+  ASSERT_TRUE(t.classify_explicit(100, AKTS_CLASS_LC).ok());
+  // The process exits and an unrelated one gets pid 100 (another start time).
+  proc_.add(100, 1, "unrelated", 9, {100});
+  ops_.policy[100] = SCHED_OTHER;
+  ops_.sets.clear();
+  t.scan();
+  EXPECT_EQ(t.managed_count(), 0u);               // the explicit class was for the old process
+  EXPECT_EQ(ops_.sets[100], 0);                   // and nothing touched the new one
+  EXPECT_EQ(rec_.cleared, std::vector<uint32_t>{100});
+  EXPECT_FALSE(rec_.classes.count(100));
+  // Released on shutdown: still nothing done to the newcomer.
+  t.restore_all();
+  EXPECT_EQ(ops_.sets[100], 0);
+}
+
+TEST_F(TrackerTest, RestoreActsOnlyOnTheProcessItManaged) {
+  proc_.add(100, 1, "batch", 5, {100, 101});
+  ops_.policy = {{100, SCHED_OTHER}, {101, SCHED_OTHER}};
+  auto t = make({comm("batch")});
+  t.scan();
+  // Between the last scan and shutdown the process is replaced under the same pid.
+  proc_.add(100, 1, "batch", 7, {100, 101});
+  ops_.sets.clear();
+  t.restore_all();
+  EXPECT_EQ(ops_.sets[100], 0);
+  EXPECT_EQ(ops_.sets[101], 0);
+}
+
+TEST_F(TrackerTest, ALeaderThatExitsFirstKeepsTheProcessManaged) {
+  proc_.add(100, 1, "server", 5, {100, 101});
+  ops_.policy = {{100, SCHED_OTHER}, {101, SCHED_OTHER}};
+  auto t = make({comm("server", AKTS_CLASS_LC)});
+  t.scan();
+  proc_.remove_thread(100, 100);  // the leader is gone; /proc/100 stays while 101 runs
+  ops_.policy.erase(100);
+  t.scan();
+  EXPECT_EQ(t.managed_count(), 1u);
+  EXPECT_EQ(rec_.classes[100], AKTS_CLASS_LC);
+  EXPECT_TRUE(rec_.cleared.empty());
+  t.restore_all();
+  EXPECT_EQ(ops_.policy[101], SCHED_OTHER);
+}
+
+TEST_F(TrackerTest, RefusesWhatItCannotHonour) {
+  proc_.add(100, 1, "app", 5, {100, 101});
+  proc_.add(101, 1, "app", 5, {101}, 0, /*tgid_in_status=*/100);  // a thread id
+  proc_.add(50, 2, "kworker/0:1", 1, {50}, 0x00200000);
+  proc_.add(1, 0, "init", 1, {1});
+  ops_.policy = {{100, SCHED_OTHER}, {101, SCHED_OTHER}, {50, SCHED_OTHER}, {1, SCHED_OTHER}};
+  auto t = make();
+  for (uint32_t pid : {101u, 50u, 1u, 999999u, 4242u}) {
+    auto st = t.classify_explicit(pid, AKTS_CLASS_LC);
+    EXPECT_FALSE(st.ok()) << pid;
+    if (!st.ok()) {
+      EXPECT_EQ(st.error().kind, ErrorKind::kInvalidArgument) << pid;
+    }
+  }
+  EXPECT_NE(t.classify_explicit(101, AKTS_CLASS_LC).error().message.find("thread of process 100"), std::string::npos);
+  EXPECT_EQ(t.managed_count(), 0u);
+  EXPECT_TRUE(ops_.sets.empty());
+  EXPECT_TRUE(rec_.classes.empty());
+}
+
+TEST_F(TrackerTest, NamesFollowExecAndAreValidUtf8) {
+  proc_.add(100, 1, "akts", 5, {100});
+  ops_.policy = {{100, SCHED_OTHER}};
+  auto t = make();
+  ASSERT_TRUE(t.classify_explicit(100, AKTS_CLASS_LC).ok());
+  proc_.add(100, 1, "llama-server", 5, {100});
+  t.scan();
+  EXPECT_EQ(t.to_json()[0]["comm"], "llama-server");
+  proc_.add(100, 1, "bad\xff\xc3name", 5, {100});  // the kernel cuts names at 15 bytes, mid-character
+  t.scan();
+  std::string dumped = t.to_json().dump();  // throws on invalid UTF-8
+  EXPECT_NE(dumped.find("bad\xEF\xBF\xBD"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace akts

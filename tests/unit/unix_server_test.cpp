@@ -1,0 +1,220 @@
+// The control socket's transport under misbehaving clients: half-close,
+// oversize lines after a newline, slow readers, idle connections, invalid
+// UTF-8. A real UNIX socket and poll loop; a trivial method set behind it.
+#include "control/unix_server.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+namespace akts::control {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / fmt::format("akts-sock-{}-{}", getpid(), n_++);
+    fs::create_directories(dir_);
+    path_ = (dir_ / "s.sock").string();
+    d_.add("echo", [](const json& p) -> Result<json> { return p; });
+    d_.add("big", [](const json&) -> Result<json> { return json(std::string(100000, 'x')); });
+    d_.add("raw", [](const json&) -> Result<json> { return json{{"comm", std::string("ab\xff\xc3")}}; });
+  }
+  void TearDown() override {
+    stop();
+    fs::remove_all(dir_);
+  }
+  void start(ServerLimits limits = {}) {
+    auto s = UnixServer::listen(path_, 0600, d_, limits);
+    ASSERT_TRUE(s.ok()) << s.error().to_string();
+    server_ = std::move(*s);
+    loop_ = std::thread([this] {
+      while (!done_) {
+        auto fds = server_->poll_fds();
+        ::poll(fds.data(), fds.size(), 10);
+        server_->on_ready(fds);
+        server_->sweep(UnixServer::Clock::now());
+      }
+    });
+  }
+  void stop() {
+    done_ = true;
+    if (loop_.joinable()) loop_.join();
+    server_.reset();
+  }
+  int connect_client() {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::strncpy(a.sun_path, path_.c_str(), sizeof(a.sun_path) - 1);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    timeval tv{5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    return fd;
+  }
+  static void send_text(int fd, const std::string& s) {
+    size_t off = 0;
+    while (off < s.size()) {
+      ssize_t n = ::send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
+      ASSERT_GT(n, 0);
+      off += static_cast<size_t>(n);
+    }
+  }
+  // Reads until EOF (or timeout); returns the lines.
+  static std::vector<std::string> read_lines(int fd, size_t want = SIZE_MAX) {
+    std::string buf;
+    std::vector<std::string> lines;
+    char chunk[65536];
+    while (lines.size() < want) {
+      ssize_t n = ::recv(fd, chunk, sizeof(chunk), 0);
+      if (n <= 0) break;
+      buf.append(chunk, static_cast<size_t>(n));
+      size_t nl;
+      while ((nl = buf.find('\n')) != std::string::npos) {
+        lines.push_back(buf.substr(0, nl));
+        buf.erase(0, nl + 1);
+      }
+    }
+    return lines;
+  }
+  static std::string req(int id, const std::string& method, const json& params = json::object()) {
+    return json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump() + "\n";
+  }
+
+  fs::path dir_;
+  std::string path_;
+  Dispatcher d_;
+  std::unique_ptr<UnixServer> server_;
+  std::thread loop_;
+  std::atomic<bool> done_{false};
+  static inline int n_ = 0;
+};
+
+TEST_F(ServerTest, HalfCloseGetsEveryBufferedRequestAnswered) {
+  start();
+  int fd = connect_client();
+  // Two full lines and a last one without its newline, then SHUT_WR (socat, nc -N).
+  std::string last = req(3, "echo", {{"x", 3}});
+  last.pop_back();
+  send_text(fd, req(1, "echo", {{"x", 1}}) + req(2, "echo", {{"x", 2}}) + last);
+  ::shutdown(fd, SHUT_WR);
+  auto lines = read_lines(fd);
+  ASSERT_EQ(lines.size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(json::parse(lines[i])["result"]["x"], i + 1);
+  ::close(fd);
+}
+
+TEST_F(ServerTest, AnOversizeLineAfterANewlineIsRefusedAndLaterLinesServed) {
+  start();
+  int fd = connect_client();
+  send_text(fd, req(1, "echo") + std::string(kMaxRequestBytes + 5000, 'a'));
+  send_text(fd, std::string(3000, 'b') + "\n" + req(2, "echo"));
+  auto lines = read_lines(fd, 3);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(json::parse(lines[0])["id"], 1);
+  EXPECT_EQ(json::parse(lines[1])["error"]["code"], kInvalidRequest);
+  EXPECT_EQ(json::parse(lines[2])["id"], 2);
+  ::close(fd);
+}
+
+TEST_F(ServerTest, ASlowReaderHoldsNobodyAndIsDroppedPastItsBuffer) {
+  ServerLimits lim;
+  lim.max_output = 1 << 20;
+  start(lim);
+  int slow = connect_client();
+  int small = 4096;
+  setsockopt(slow, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+  // 40 answers of 100 KB that it never reads.
+  std::string many;
+  for (int i = 0; i < 40; ++i) many += req(i, "big");
+  std::thread sender([&] { send_text(slow, many); });
+  // Meanwhile another client is answered at once.
+  auto t0 = std::chrono::steady_clock::now();
+  int fd = connect_client();
+  send_text(fd, req(7, "echo", {{"ok", true}}));
+  auto lines = read_lines(fd, 1);
+  auto took = std::chrono::steady_clock::now() - t0;
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(json::parse(lines[0])["result"]["ok"], true);
+  EXPECT_LT(took, 1s);
+  ::close(fd);
+  sender.join();
+  // The slow one was cut off: reading now ends in EOF (or a reset) well before 40 answers.
+  auto got = read_lines(slow);
+  EXPECT_LT(got.size(), 40u);
+  ::close(slow);
+}
+
+TEST_F(ServerTest, IdleConnectionsCannotLockOutAnOperator) {
+  ServerLimits lim;
+  lim.max_clients = 4;
+  start(lim);
+  std::vector<int> idle;
+  for (int i = 0; i < 10; ++i) idle.push_back(connect_client());
+  std::this_thread::sleep_for(50ms);
+  int fd = connect_client();
+  send_text(fd, req(1, "echo", {{"switch", 1}}));
+  auto lines = read_lines(fd, 1);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(json::parse(lines[0])["result"]["switch"], 1);
+  EXPECT_LE(server_->client_count(), 4u);
+  ::close(fd);
+  for (int i : idle) ::close(i);
+}
+
+TEST_F(ServerTest, IdleClientsAreClosedAfterTheTimeout) {
+  ServerLimits lim;
+  lim.idle_timeout = 100ms;
+  start(lim);
+  int fd = connect_client();
+  std::this_thread::sleep_for(400ms);
+  char c;
+  EXPECT_EQ(::recv(fd, &c, 1, 0), 0);  // closed by the server
+  ::close(fd);
+}
+
+TEST_F(ServerTest, InvalidUtf8InAndOutStaysValidJson) {
+  start();
+  int fd = connect_client();
+  send_text(fd, std::string("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}\n"));
+  // A multi-byte method name whose 40-byte cut would split a character.
+  std::string name;
+  for (int i = 0; i < 30; ++i) name += "\xc3\xa9";  // é
+  send_text(fd, req(2, name));
+  send_text(fd, req(3, "raw"));
+  auto lines = read_lines(fd, 3);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(json::parse(lines[0])["error"]["code"], kParseError);
+  EXPECT_EQ(json::parse(lines[1])["error"]["code"], kMethodNotFound);
+  EXPECT_EQ(json::parse(lines[2])["result"]["comm"], "ab\xEF\xBF\xBD\xEF\xBF\xBD");
+  ::close(fd);
+}
+
+TEST_F(ServerTest, OnlyAStaleSocketIsReplaced) {
+  std::ofstream(path_) << "precious";
+  auto s = UnixServer::listen(path_, 0600, d_);
+  EXPECT_FALSE(s.ok());
+  std::ifstream in(path_);
+  std::string text;
+  in >> text;
+  EXPECT_EQ(text, "precious");
+  fs::remove(path_);
+  fs::create_directory(path_);
+  EXPECT_FALSE(UnixServer::listen(path_, 0600, d_).ok());
+  EXPECT_TRUE(fs::is_directory(path_));
+}
+
+}  // namespace
+}  // namespace akts::control
