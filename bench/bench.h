@@ -1,5 +1,6 @@
 // `akts bench`: what a policy switch costs next to every other way to change a
-// scheduler, and what the dispatcher costs per scheduling event.
+// scheduler, what the dispatcher costs per scheduling event, and how promptly
+// the daemon answers a switch under load.
 #pragma once
 
 #include <string>
@@ -22,7 +23,17 @@ struct DispatchOptions {
   std::string out;
 };
 
+struct ControlOptions {
+  std::string socket = "/run/akts/akts.sock";
+  int idle_clients = 64;  // connections held open and silent throughout
+  size_t requests = 500;  // v1.switch round trips, alternating slots 0 and 1
+  std::string note;       // what else was going on, for the report
+  bool json = false;
+  std::string out;
+};
+
 int run_actuation(const ActuationOptions& o);
+int run_control(const ControlOptions& o);
 int run_dispatch(const DispatchOptions& o);
 
 }  // namespace akts::bench

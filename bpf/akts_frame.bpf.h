@@ -402,7 +402,12 @@ static __always_inline s32 akts_frame_init_task(struct task_struct *p, struct sc
 	 * may refine it at its next scan. Threads share their process's entry.
 	 */
 	if (args->fork && p->pid == p->tgid) {
-		u32 tgid = p->tgid, ptgid = BPF_CORE_READ(p, real_parent, tgid);
+		/*
+		 * The forking task is current. Not p->real_parent: at this point of
+		 * copy_process() it still holds the forker's own parent, copied with
+		 * the task struct, so reading it skipped a generation.
+		 */
+		u32 tgid = p->tgid, ptgid = bpf_get_current_pid_tgid() >> 32;
 		u32 *pcls = bpf_map_lookup_elem(&akts_classes, &ptgid);
 
 		if (pcls && !bpf_map_lookup_elem(&akts_classes, &tgid))

@@ -198,6 +198,22 @@ int cmd_stats(const ClientOptions& o, std::chrono::nanoseconds interval, int cou
 int cmd_classify(const ClientOptions& o, const std::string& pid_text, const std::string& cls) {
   auto pid = parse_u32(pid_text, "pid");
   if (!pid) return report(pid.error(), o.json);
+  if (cls.empty()) {
+    auto r = call(o, "v1.class", {{"pid", *pid}});
+    if (!r) return report(r.error(), o.json);
+    if (o.json) {
+      std::cout << r->dump(2) << "\n";
+    } else {
+      const json& m = (*r)["managed"];
+      std::cout << fmt::format("pid {}: the kernel schedules it as {}{}; {}\n", *pid,
+                               (*r)["kernel_class"].get<std::string>(),
+                               (*r)["kernel_entry"].get<bool>() ? "" : " (no entry: the default)",
+                               m.is_null() ? std::string("the daemon's rules do not name it")
+                                           : fmt::format("the daemon holds {} ({})", m["class"].get<std::string>(),
+                                                         m["reason"].get<std::string>()));
+    }
+    return kExitOk;
+  }
   auto r = call(o, "v1.classify", {{"pid", *pid}, {"class", cls}});
   if (!r) return report(r.error(), o.json);
   if (o.json)

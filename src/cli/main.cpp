@@ -198,9 +198,12 @@ int main(int argc, char** argv) {
   run->add_option("command", run_argv, "the command and its arguments (after --)")->required();
 
   std::string cl_pid, cl_class;
-  auto* classify = app.add_subcommand("classify", "Put a running process (and its threads, children) in a class.");
+  auto* classify = app.add_subcommand(
+      "classify",
+      "Put a running process (and its threads, children) in a class; without a class, show the class\nthe kernel "
+      "applies to it now and what the daemon's rules decided.");
   classify->add_option("pid", cl_pid, "process id")->required();
-  classify->add_option("class", cl_class, "lc or be")->required()->check(CLI::IsMember({"lc", "be"}));
+  classify->add_option("class", cl_class, "lc or be")->check(CLI::IsMember({"lc", "be"}));
   add_client_flags(classify, co);
 
   // local commands
@@ -257,6 +260,19 @@ int main(int argc, char** argv) {
   disp->add_flag("--json", dopt.json, "print the report as JSON");
   disp->add_option("--out", dopt.out, "also write the JSON report to this file");
 
+  akts::bench::ControlOptions copt;
+  auto* ctl = bench->add_subcommand(
+      "control",
+      "Round trips of v1.switch to a running daemon while --idle-clients connections sit open and silent:\n"
+      "how promptly an operator's switch gets through. Needs a running daemon.");
+  ctl->add_option("--socket", copt.socket, "the daemon's socket");
+  ctl->add_option("--idle-clients", copt.idle_clients, "connections held open without a request")
+      ->check(CLI::Range(0, 10000));
+  ctl->add_option("-n,--requests", copt.requests, "switch round trips")->check(CLI::Range(size_t{1}, size_t{1000000}));
+  ctl->add_option("--note", copt.note, "what else is going on (copied into the report)");
+  ctl->add_flag("--json", copt.json, "print the report as JSON");
+  ctl->add_option("--out", copt.out, "also write the JSON report to this file");
+
   bool lib_json = false;
   auto* library = app.add_subcommand("library", "List the policies compiled into this binary, in slot order.");
   library->add_flag("--json", lib_json, "print as JSON");
@@ -306,6 +322,7 @@ int main(int argc, char** argv) {
   if (*library) return cmd_library(lib_json);
   if (*act) return akts::bench::run_actuation(ao);
   if (*disp) return akts::bench::run_dispatch(dopt);
+  if (*ctl) return akts::bench::run_control(copt);
   if (*daemon) return cmd_daemon(df);
   if (*policies) return akts::cli::cmd_policies(co);
   if (*sw) return akts::cli::cmd_switch(co, target, force);

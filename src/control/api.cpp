@@ -125,6 +125,15 @@ void register_v1(Dispatcher& d, ControlBackend& b) {
     return json{{"pid", *pid}, {"class", *cls_text}};
   });
 
+  d.add("v1.class", [&b](const json& params) -> Result<json> {
+    if (auto st = check_param_names(params, {"pid"}); !st) return st.error();
+    auto pid = param_u32(params, "pid");
+    if (!pid) return pid.error();
+    if (*pid == 0 || *pid > 4194304)
+      return errorf(ErrorKind::kInvalidArgument, "pid {} is not a valid process id", *pid);
+    return b.class_of(*pid);
+  });
+
   d.add("v1.unclassify", [&b](const json& params) -> Result<json> {
     if (auto st = check_param_names(params, {"pid"}); !st) return st.error();
     auto pid = param_u32(params, "pid");

@@ -15,6 +15,10 @@
 //        after this reading.
 //   v1.classify {pid, class}       -> class is "lc" or "be"; the process and its threads and children
 //   v1.unclassify {pid}
+//   v1.class {pid}                 -> {pid, kernel_class, kernel_entry, managed}: the class the
+//        kernel applies right now (its map, which a fork fills at once; "be"
+//        with kernel_entry false when the pid has no entry) and what the
+//        daemon's tracker holds ({class, reason} or null).
 #pragma once
 
 #include <cstdint>
@@ -46,6 +50,7 @@ class ControlBackend {
   virtual Result<json> stats(bool reset_longest) = 0;
   virtual Status classify(uint32_t pid, uint32_t cls) = 0;
   virtual Status unclassify(uint32_t pid) = 0;
+  virtual Result<json> class_of(uint32_t pid) = 0;
 };
 
 // Resolves what a person or an agent asked to switch to. Refuses anything that

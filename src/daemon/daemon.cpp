@@ -96,6 +96,17 @@ class DaemonBackend : public control::ControlBackend {
   Status classify(uint32_t pid, uint32_t cls) override {
     return tracker_.with_tracker([&](ProcessTracker& t) { return t.classify_explicit(pid, cls); });
   }
+  Result<json> class_of(uint32_t pid) override {
+    auto k = plane_.get_class(pid);
+    if (!k) return k.error();
+    json managed = nullptr;
+    for (const auto& m : tracker_.snapshot())
+      if (m["pid"] == pid) managed = {{"class", m["class"]}, {"reason", m["reason"]}};
+    return json{{"pid", pid},
+                {"kernel_class", std::string(class_name(k->value_or(AKTS_CLASS_BE)))},
+                {"kernel_entry", k->has_value()},
+                {"managed", managed}};
+  }
   Status unclassify(uint32_t pid) override {
     return tracker_.with_tracker([&](ProcessTracker& t) { return t.unclassify(pid); });
   }

@@ -371,6 +371,13 @@ Status ExecutionPlane::clear_class(uint32_t tgid) {
   return {};
 }
 
+Result<std::optional<uint32_t>> ExecutionPlane::get_class(uint32_t tgid) const {
+  uint32_t cls = 0;
+  if (bpf_map_lookup_elem(classes_map_fd(), &tgid, &cls) == 0) return std::optional<uint32_t>(cls);
+  if (errno == ENOENT) return std::optional<uint32_t>();
+  return sys_error(fmt::format("cannot read the class of pid {}", tgid), errno);
+}
+
 namespace {
 std::vector<bpf_map*> pinned_maps(akts_dispatcher_bpf* s) {
   std::vector<bpf_map*> maps = {s->maps.akts_selector, s->maps.akts_override, s->maps.akts_stats,

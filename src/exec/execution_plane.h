@@ -95,6 +95,8 @@ class ExecutionPlane {
   // Class of a process (tgid; its threads share it): AKTS_CLASS_LC or AKTS_CLASS_BE.
   Status set_class(uint32_t tgid, uint32_t cls);
   Status clear_class(uint32_t tgid);
+  // The kernel's entry for a process; nullopt when it has none (it runs as BE).
+  Result<std::optional<uint32_t>> get_class(uint32_t tgid) const;
 
   // Pins the maps a restarted daemon needs (selector, counters, classes, shared
   // state, the prog arrays) under `dir` in bpffs; unpin() removes them.

@@ -31,6 +31,7 @@ class FuzzBackend : public akts::control::ControlBackend {
   akts::Result<json> stats(bool) override { return json::object(); }
   akts::Status classify(uint32_t, uint32_t) override { return {}; }
   akts::Status unclassify(uint32_t) override { return {}; }
+  akts::Result<json> class_of(uint32_t pid) override { return json{{"pid", pid}}; }
   uint32_t selected_ = 0;
 };
 

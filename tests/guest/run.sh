@@ -42,6 +42,7 @@ TESTS=(
 	cli_errors          # bad arguments get a clear error and a non-zero exit
 	busy_refusal        # akts refuses to attach while another scheduler is active
 	daemon              # the daemon, its socket and the CLI, end to end
+	control             # requests that once aborted it, half-close, a switch under load
 	ejection            # the daemon reports a kernel ejection and cleans up
 	bounded_wait        # without the guard, the bounded-wait check fails (negative control)
 	switch_all          # --switch-all manages every task

@@ -25,6 +25,20 @@ wait_managed() { # pid -> waits up to 3 s for it to be managed
 	return 1
 }
 
+kernel_class() { # pid -> the class in the kernel's map ("lc", "be", or "none" without an entry)
+	akts classify "$1" --json | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+print(r["kernel_class"] if r["kernel_entry"] else "none")'
+}
+
+thread_policies() { # pid -> "tid POLICY" per thread
+	local t
+	for t in /proc/"$1"/task/*; do
+		echo "${t##*/} $(chrt -p "${t##*/}" | head -n1 | awk '{print $NF}')"
+	done
+}
+
 rpc_error_code() { # raw request -> error code or "none"
 	$RPC "$1" | python3 -c '
 import json, sys
@@ -54,7 +68,8 @@ t_daemon() {
 	cat >"$cfg" <<JSON
 {"initial": "throughput",
  "classes": [{"class": "lc", "pid": $pid_proc}, {"class": "lc", "cgroup": "/serving"},
-             {"class": "lc", "comm": "lcwork"}, {"class": "be", "comm": "stress-ng"}]}
+             {"class": "lc", "comm": "lcwork"}, {"class": "be", "comm": "stress-ng"},
+             {"class": "lc", "comm": "mtwork"}]}
 JSON
 	check "check-config accepts the test config" akts daemon --check-config -c "$cfg"
 	akts daemon -c "$cfg" >"$OUT/daemon.log" 2>&1 &
@@ -68,6 +83,35 @@ JSON
 	/tmp/lcwork 300 &
 	local comm_proc=$!
 	sleep 300 &
+	# A multithreaded process with a real-time thread: every normal thread moves, the
+	# SCHED_FIFO one is left alone, and each gets its own policy back on release.
+	python3 -c '
+import ctypes, os, threading, time
+ctypes.CDLL(None).prctl(15, b"mtwork")
+def rt():
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+    open("/tmp/mt.rt", "w").write(str(threading.get_native_id()))
+    time.sleep(300)
+def batch():
+    os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+    open("/tmp/mt.batch", "w").write(str(threading.get_native_id()))
+    time.sleep(300)
+threading.Thread(target=rt, daemon=True).start()
+threading.Thread(target=batch, daemon=True).start()
+threading.Thread(target=time.sleep, args=(300,), daemon=True).start()
+time.sleep(300)' &
+	local mt_proc=$!
+	for i in $(seq 1 50); do [[ -s /tmp/mt.rt && -s /tmp/mt.batch ]] && break; sleep 0.1; done
+	local rt_tid batch_tid
+	rt_tid=$(cat /tmp/mt.rt)
+	batch_tid=$(cat /tmp/mt.batch)
+	wait_managed $mt_proc
+	sleep 0.3
+	thread_policies $mt_proc >"$OUT/mt_threads_managed.txt"
+	check "every normal thread of a matched process is in SCHED_EXT ($(grep -c SCHED_EXT "$OUT/mt_threads_managed.txt") of $(wc -l <"$OUT/mt_threads_managed.txt"))" \
+		test "$(grep -vc -e SCHED_EXT -e "^$rt_tid " "$OUT/mt_threads_managed.txt")" -eq 0
+	check "its SCHED_FIFO thread was left alone" grep -q "^$rt_tid SCHED_FIFO" "$OUT/mt_threads_managed.txt"
+	check "the kernel's map holds the class the daemon decided: $(kernel_class $mt_proc)" test "$(kernel_class $mt_proc)" = lc
 	local cg_proc=$!
 	echo $cg_proc >/sys/fs/cgroup/serving/cgroup.procs
 	stress-ng --cpu 2 --timeout 60 --temp-path /tmp -q &
@@ -82,6 +126,9 @@ JSON
 	child=$(pgrep -P $be_proc | head -n1)
 	wait_managed "$child"
 	check "children inherit: $(managed_reason "$child")" test "$(managed_reason "$child")" = "be inherited from $be_proc"
+	check "the kernel's map agrees for the child: $(kernel_class "$child")" test "$(kernel_class "$child")" = be
+	check "akts classify PID shows the kernel's class: $(akts classify $comm_proc | head -c 120)" \
+		bash -c "akts classify $comm_proc | grep -q 'as lc; the daemon holds lc (comm lcwork)'"
 
 	# akts run: explicit beats every matcher (its comm would say be).
 	cp /bin/sleep /tmp/stress-ng
@@ -141,7 +188,10 @@ sys.exit(0 if tot > 0 and tot == ft else 1)' "$OUT/stats_forced.json"
 	check "scheduler detached" test "$(cat /sys/kernel/sched_ext/state)" = disabled
 	check "socket removed" test ! -e $SOCK
 	check "managed process back in SCHED_OTHER" bash -c "chrt -p $comm_proc | grep -q SCHED_OTHER"
+	thread_policies $mt_proc >"$OUT/mt_threads_released.txt"
+	check "every thread got its own policy back (FIFO, BATCH, OTHER): $(awk '{print $2}' "$OUT/mt_threads_released.txt" | sort | uniq -c | tr '\n' ' ')" \
+		bash -c "grep -q '^$rt_tid SCHED_FIFO' $OUT/mt_threads_released.txt && grep -q '^$batch_tid SCHED_BATCH' $OUT/mt_threads_released.txt && ! grep -q SCHED_EXT $OUT/mt_threads_released.txt"
 	check "no daemon: a clear error, exit 3" bash -c "akts status 2>&1 | grep -q 'no akts daemon'; test \${PIPESTATUS[0]} -eq 3"
-	kill $pid_proc $comm_proc $cg_proc $be_proc 2>/dev/null
-	wait $pid_proc $comm_proc $cg_proc $be_proc 2>/dev/null
+	kill $pid_proc $comm_proc $cg_proc $be_proc $mt_proc 2>/dev/null
+	wait $pid_proc $comm_proc $cg_proc $be_proc $mt_proc 2>/dev/null
 }

@@ -32,6 +32,7 @@ class FakeBackend : public ControlBackend {
     return {};
   }
   Status unclassify(uint32_t) override { return {}; }
+  Result<json> class_of(uint32_t pid) override { return json{{"pid", pid}}; }
 
   uint32_t selected_ = 0;
   int selects = 0;
