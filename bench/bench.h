@@ -32,7 +32,15 @@ struct ControlOptions {
   std::string out;
 };
 
+struct TailcallOptions {
+  uint32_t repeat = 10'000'000;  // runs per sample (the kernel reports the mean)
+  int rounds = 7;
+  bool json = false;
+  std::string out;
+};
+
 int run_actuation(const ActuationOptions& o);
+int run_tailcall(const TailcallOptions& o);
 int run_control(const ControlOptions& o);
 int run_dispatch(const DispatchOptions& o);
 

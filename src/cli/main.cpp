@@ -260,6 +260,15 @@ int main(int argc, char** argv) {
   disp->add_flag("--json", dopt.json, "print the report as JSON");
   disp->add_option("--out", dopt.out, "also write the JSON report to this file");
 
+  akts::bench::TailcallOptions topt;
+  auto* tcall = bench->add_subcommand(
+      "tailcall",
+      "The dispatcher's mechanism alone, timed natively: a selector read plus bpf_tail_call against the same\n"
+      "read without it (XDP programs under BPF_PROG_TEST_RUN; any kernel with BPF, no sched_ext needed).");
+  tcall->add_option("--repeat", topt.repeat, "runs per sample")->check(CLI::Range(1000u, 1000000000u));
+  tcall->add_option("--rounds", topt.rounds, "interleaved samples per arm")->check(CLI::Range(1, 1000));
+  tcall->add_flag("--json", topt.json, "print the report as JSON");
+  tcall->add_option("--out", topt.out, "also write the JSON report to this file");
   akts::bench::ControlOptions copt;
   auto* ctl = bench->add_subcommand(
       "control",
@@ -323,6 +332,7 @@ int main(int argc, char** argv) {
   if (*act) return akts::bench::run_actuation(ao);
   if (*disp) return akts::bench::run_dispatch(dopt);
   if (*ctl) return akts::bench::run_control(copt);
+  if (*tcall) return akts::bench::run_tailcall(topt);
   if (*daemon) return cmd_daemon(df);
   if (*policies) return akts::cli::cmd_policies(co);
   if (*sw) return akts::cli::cmd_switch(co, target, force);

@@ -463,6 +463,8 @@ int ExecutionPlane::dispatcher_prog_fd(uint32_t cb) const {
   return p ? bpf_program__fd(p) : -1;
 }
 
+int ExecutionPlane::tick_prog_fd() const { return bpf_program__fd(skel_->progs.akts_tick); }
+
 Status ExecutionPlane::switch_via_syscall(uint32_t slot, bool kick) {
   akts_switch_args args{slot, kick ? 1u : 0u};
   LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof(args));

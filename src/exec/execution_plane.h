@@ -119,6 +119,8 @@ class ExecutionPlane {
   int prog_array_fd(uint32_t cb) const;
   // The dispatcher's own program for a dispatched callback (bpf_stats land on it).
   int dispatcher_prog_fd(uint32_t cb) const;
+  // The frame's ops.tick (the guard's rescue-slice cap), never dispatched.
+  int tick_prog_fd() const;
   // Switch through the akts_switch syscall program; kick preempts every CPU.
   Status switch_via_syscall(uint32_t slot, bool kick);
   // Raw per-CPU counters (for fields that are not summed, e.g. slot_seen_ns).

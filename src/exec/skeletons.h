@@ -26,3 +26,4 @@ extern "C" {
 #include "akts_unverifiable.skel.h"
 #include "akts_greedy.skel.h"
 #include "akts_misfit.skel.h"
+#include "akts_tailcall.skel.h"

@@ -50,6 +50,18 @@ for k, c in pe["configs"].items():
     sane = c["events"] > 0 and c["ns_per_event"] > 0
     print("ok" if sane else "not", f"per-event cost {k}: {c['ns_per_event']:.0f} ns over {c['events']} events", sep="\t")
 print("ok" if pe.get("dispatcher_over_standalone", 0) > 0 else "not", f"dispatcher/stand-alone ratio reported ({pe.get('dispatcher_over_standalone')})", sep="\t")
+g = pe.get("guard", {})
+print("ok" if g.get("timer_firings", 0) > 0 and g.get("timer_ns_per_firing", 0) > 0 else "not", f"the guard's timer cost is reported: {g.get('timer_ns_per_firing', 0):.0f} ns per firing over {g.get('timer_firings')} firings", sep="\t")
+PY
+)
+	local t=$OUT/bench_tailcall.json
+	bench_json "$t" tailcall --rounds 3 --repeat 100000 || return
+	verdicts < <(python3 - "$t" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+arms = r["ns_per_run"]
+sane = len(arms) == 3 and all(v["n"] == 3 and v["p50_ns"] > 0 for v in arms.values())
+print("ok" if sane else "not", f"tailcall arms ran: {json.dumps({k: v['p50_ns'] for k, v in arms.items()})}", sep="\t")
 PY
 )
 }
