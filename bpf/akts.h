@@ -69,19 +69,20 @@
  *   more (since it became runnable, or was last preempted) is moved to the
  *   head of the local DSQ of a CPU it may run on (its last CPU if allowed)
  *   with a slice of rescue_slice_ns, preempting that CPU; the frame's own
- *   ops.tick ends a rescued task's run after rescue_slice_ns whatever slice a
- *   policy gives it. Local DSQs cannot be
+ *   ops.tick ends a rescued task's slice after rescue_slice_ns whatever slice
+ *   a policy gives it, so the next rescued task in that local DSQ runs (with
+ *   none waiting there, the policy's dispatch may let it go on). Local DSQs cannot be
  *   walked (the kernel refuses to iterate or peek them), so a CPU whose local
  *   DSQ has stayed non-empty for max_wait_ns is preempted at every firing in
  *   which its current task has run at least rescue_slice_ns.
- *   With W = max_wait_ns, P = period_ns, R = rescue_slice_ns, J the timer's
- *   lateness (reported as late_max_ns) and N the SCHED_EXT tasks that may run
- *   on the task's CPU, and R' = R rounded up to a whole tick (1/HZ, 4 ms on
- *   the pinned kernel), a runnable task in a registered queue starts running
- *   within
+ *   With W = max_wait_ns, P = period_ns, R = rescue_slice_ns (R <= P), J
+ *   the timer's lateness plus its own longest run (late_max_ns + run_ns_max),
+ *   N the SCHED_EXT tasks that may run on the task's CPU and R' = R + one
+ *   tick (the cap is checked at ticks: 1/HZ, 4 ms on the pinned kernel), a
+ *   runnable task in a registered queue starts running within
  *       W + P + J + (N - 1) * R'           (while (N - 1) * R' < W)
- *   and one that a policy put d-deep in a local DSQ within W + (d + 1) * P + J
- *   (R <= P), not counting time the CPU spends in higher scheduling classes
+ *   and one that a policy put d-deep in a local DSQ within W + (d + 1) * P + J,
+ *   not counting time the CPU spends in higher scheduling classes
  *   (fair tasks in partial mode, real-time tasks, interrupts). Parameters live
  *   in akts_guard_params and may change at run time; max_wait_ns 0 turns the
  *   guard off (tests only). The timer, which the circuit breaker will share,
@@ -159,7 +160,7 @@ struct akts_queue {
  */
 struct akts_guard_params {
 	__u64 max_wait_ns;     /* W; AKTS_GUARD_OFF turns the guard off (tests only) */
-	__u64 rescue_slice_ns; /* R, clamped to [50 us, 1 s] by BPF */
+	__u64 rescue_slice_ns; /* R, clamped to [50 us, 1 s] by BPF; at most P */
 	__u64 period_ns;       /* P, clamped to [1 ms, 1 s] by BPF */
 };
 

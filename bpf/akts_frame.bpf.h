@@ -112,6 +112,7 @@ static __always_inline struct akts_cpu_run *akts_cpu_run_here(void)
  */
 static __always_inline s32 akts_guard_target_cpu(struct task_struct *p)
 {
+	const struct cpumask *online;
 	s32 cpu = scx_bpf_task_cpu(p);
 	u32 any;
 
@@ -119,7 +120,10 @@ static __always_inline s32 akts_guard_target_cpu(struct task_struct *p)
 		return cpu;
 	if (p->migration_disabled)
 		return -1;
-	any = bpf_cpumask_any_distribute(p->cpus_ptr);
+	/* Online only: a move to an offline CPU lands in the global DSQ, which the guard cannot see. */
+	online = scx_bpf_get_online_cpumask();
+	any = bpf_cpumask_any_and_distribute(p->cpus_ptr, online);
+	scx_bpf_put_cpumask(online);
 	return any < scx_bpf_nr_cpu_ids() ? (s32)any : -1;
 }
 
@@ -155,20 +159,24 @@ static __always_inline void akts_guard_scan_queue(u64 dsq, struct akts_guard_sca
 			__sync_fetch_and_add(&gs->rescue_failed, 1);
 			continue;
 		}
-		tctx->flags |= AKTS_TASK_RESCUED;
 		/* To the head of that CPU's local DSQ; PREEMPT ends the current slice. */
 		scx_bpf_dsq_move_set_slice(BPF_FOR_EACH_ITER, sc->rescue_slice);
-		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL_ON | cpu, SCX_ENQ_PREEMPT))
+		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL_ON | cpu, SCX_ENQ_PREEMPT)) {
+			tctx->flags |= AKTS_TASK_RESCUED;
 			__sync_fetch_and_add(&gs->rescues[cls], 1);
+		}
 	}
 }
 
 /* Preempts CPUs whose local DSQ has stayed non-empty for max_wait (akts.h). */
 static __always_inline void akts_guard_local_dsqs(struct akts_guard_scan *sc, struct akts_guard_state *gs)
 {
-	u32 zero = 0, cpu, nr_cpus = scx_bpf_nr_cpu_ids();
+	u32 zero = 0;
+	int *cpup;
 
-	bpf_for(cpu, 0, nr_cpus) {
+	/* Possible CPUs only: a CPU id in a gap of the possible mask ejects the scheduler. */
+	for_each_possible_cpu(cpup) {
+		u32 cpu = *cpup;
 		struct akts_cpu_run *run = bpf_map_lookup_percpu_elem(&akts_cpu_run, &zero, cpu);
 		u64 ran_at;
 
@@ -228,8 +236,14 @@ static int akts_guard_fire(void *map, int *key, struct akts_guard_timer *gt)
 		if (took > gs->run_ns_max)
 			gs->run_ns_max = took;
 	}
-	gt->due_ns = bpf_ktime_get_ns() + period;
-	bpf_timer_start(&gt->timer, period, 0);
+	/*
+	 * Fixed rate: the next firing is due one period after this one was, so
+	 * the scan's own run time does not stretch the period; a firing that is
+	 * already late waits one period from now.
+	 */
+	end = bpf_ktime_get_ns();
+	gt->due_ns = gt->due_ns && gt->due_ns + period > end ? gt->due_ns + period : end + period;
+	bpf_timer_start(&gt->timer, gt->due_ns - end, 0);
 	return 0;
 }
 
@@ -372,8 +386,10 @@ static __always_inline void akts_mark_stopping(struct task_struct *p)
 }
 
 /*
- * ops.tick, never dispatched to a policy: a rescued task's run ends after the
- * rescue slice even if its policy gave it more (an infinite slice, say).
+ * ops.tick, never dispatched to a policy: a rescued task's slice ends after
+ * the rescue slice even if its policy gave it more (an infinite slice, say),
+ * so the next task waiting in that CPU's local DSQ (another rescue) runs. If
+ * none waits there, the policy's dispatch may let it go on as an ordinary run.
  */
 static __always_inline void akts_frame_tick(struct task_struct *p)
 {
@@ -386,8 +402,10 @@ static __always_inline void akts_frame_tick(struct task_struct *p)
 		return;
 	gp = bpf_map_lookup_elem(&akts_guard_params, &zero);
 	cap = akts_clamp(gp ? gp->rescue_slice_ns : 0, AKTS_GUARD_DEFAULT_RESCUE_SLICE_NS, 50000, 1000000000);
-	if (bpf_ktime_get_ns() - tctx->running_at >= cap)
+	if (bpf_ktime_get_ns() - tctx->running_at >= cap) {
 		p->scx.slice = 0;
+		tctx->flags &= ~AKTS_TASK_RESCUED;
+	}
 }
 
 static __always_inline s32 akts_frame_init_task(struct task_struct *p, struct scx_init_task_args *args)
@@ -421,12 +439,14 @@ static __always_inline s32 akts_frame_init_task(struct task_struct *p, struct sc
  * A process's class goes with its last thread, not with its leader: a leader
  * may exit (pthread_exit in main) while its other threads run on. Every
  * exiting thread has already left signal->live, so the last one sees 0.
+ * A cancelled fork's new process goes too.
  */
-static __always_inline void akts_frame_exit_task(struct task_struct *p)
+static __always_inline void akts_frame_exit_task(struct task_struct *p, struct scx_exit_task_args *args)
 {
 	u32 tgid = p->tgid;
 
-	if (BPF_CORE_READ(p, signal, live.counter) == 0)
+	/* A fork that failed after init_task never ran: drop what it inherited. */
+	if ((args->cancelled && p->pid == p->tgid) || BPF_CORE_READ(p, signal, live.counter) == 0)
 		bpf_map_delete_elem(&akts_classes, &tgid);
 }
 

@@ -154,7 +154,7 @@ s32 BPF_STRUCT_OPS(akts_init_task, struct task_struct *p, struct scx_init_task_a
 
 void BPF_STRUCT_OPS(akts_exit_task, struct task_struct *p, struct scx_exit_task_args *args)
 {
-	akts_frame_exit_task(p);
+	akts_frame_exit_task(p, args);
 }
 
 void BPF_STRUCT_OPS(akts_enable, struct task_struct *p)
@@ -205,17 +205,18 @@ u64 queued_total;
 SEC("syscall")
 int akts_count_queued(void *ctx)
 {
-	u32 i, cpu, nr_cpus = scx_bpf_nr_cpu_ids();
 	u64 total = 0;
+	int *cpu;
 	s32 n;
+	u32 i;
 
 	for (i = 0; i < AKTS_NR_DSQS; i++) {
 		n = scx_bpf_dsq_nr_queued(AKTS_DSQ_FIRST + i);
 		if (n > 0)
 			total += n;
 	}
-	for (cpu = 0; cpu < 256 && cpu < nr_cpus; cpu++) {
-		n = scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | cpu);
+	for_each_possible_cpu(cpu) {
+		n = scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | *cpu);
 		if (n > 0)
 			total += n;
 	}
@@ -231,15 +232,17 @@ int akts_count_queued(void *ctx)
 SEC("syscall")
 int akts_switch(struct akts_switch_args *args)
 {
-	u32 zero = 0, cpu, nr_cpus = scx_bpf_nr_cpu_ids();
-	struct akts_selector *sel = bpf_map_lookup_elem(&akts_selector, &zero);
+	struct akts_selector *sel;
+	u32 zero = 0;
+	int *cpu;
 
+	sel = bpf_map_lookup_elem(&akts_selector, &zero);
 	if (!sel)
 		return -ENOENT;
 	WRITE_ONCE(sel->selected, args->slot);
 	if (args->kick)
-		for (cpu = 0; cpu < 256 && cpu < nr_cpus; cpu++)
-			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+		for_each_possible_cpu(cpu)
+			scx_bpf_kick_cpu(*cpu, SCX_KICK_PREEMPT);
 	return 0;
 }
 
@@ -251,15 +254,16 @@ int akts_switch(struct akts_switch_args *args)
 SEC("syscall")
 int akts_set_override(struct akts_override_args *args)
 {
-	u32 zero = 0, cpu, nr_cpus = scx_bpf_nr_cpu_ids();
-	u32 *ovr = bpf_map_lookup_elem(&akts_override, &zero);
+	u32 zero = 0, *ovr;
+	int *cpu;
 
+	ovr = bpf_map_lookup_elem(&akts_override, &zero);
 	if (!ovr)
 		return -ENOENT;
 	WRITE_ONCE(*ovr, args->word);
 	if (args->kick)
-		for (cpu = 0; cpu < 256 && cpu < nr_cpus; cpu++)
-			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+		for_each_possible_cpu(cpu)
+			scx_bpf_kick_cpu(*cpu, SCX_KICK_PREEMPT);
 	return 0;
 }
 

@@ -59,7 +59,7 @@ UEI_DEFINE(uei);
 	}                                                                                       \
 	void BPF_STRUCT_OPS(sa_exit_task, struct task_struct *p, struct scx_exit_task_args *args) \
 	{                                                                                       \
-		akts_frame_exit_task(p);                                                        \
+		akts_frame_exit_task(p, args);                                                  \
 	}                                                                                       \
 	void BPF_STRUCT_OPS(sa_enable, struct task_struct *p)                                  \
 	{                                                                                       \

@@ -148,6 +148,12 @@ Result<std::unique_ptr<ExecutionPlane>> ExecutionPlane::load(const PlaneOptions&
   if (opts.watchdog_timeout_ms > 30000)
     return errorf(ErrorKind::kInvalidArgument, "the watchdog timeout is at most 30000 ms, not {}",
                   opts.watchdog_timeout_ms);
+  if (opts.watchdog_timeout_ms && opts.guard.enabled &&
+      opts.guard.max_wait + 2 * opts.guard.period >= std::chrono::milliseconds(opts.watchdog_timeout_ms))
+    return errorf(ErrorKind::kInvalidArgument,
+                  "the guard's max_wait plus two periods must stay below the {} ms watchdog, or the kernel ejects "
+                  "the scheduler before the guard acts",
+                  opts.watchdog_timeout_ms);
   if (auto st = plane->load_dispatcher(opts); !st) return st.error();
   if (auto st = plane->set_guard(opts.guard); !st) return st.error();
   for (uint32_t slot = 0; slot < opts.policies.size(); ++slot)

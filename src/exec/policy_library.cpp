@@ -32,6 +32,12 @@ const PolicySpec& greedy_fixture() {
   return kSpec;
 }
 
+const PolicySpec& hoarder_fixture() {
+  static const PolicySpec kSpec = {"hoarder", "every task in its CPU's local DSQ, infinite slices, never yields",
+                                   "never: it exists to be contained by the guard", AKTS_OPEN_SKELETON(akts_hoarder_bpf)};
+  return kSpec;
+}
+
 const PolicySpec& misfit_fixture() {
   static const PolicySpec kSpec = {"misfit", "its dispatch program is bound to the runnable member",
                                    "never: it exists to be refused halfway", AKTS_OPEN_SKELETON(akts_misfit_bpf)};

@@ -63,6 +63,9 @@ const PolicySpec& unverifiable_fixture();
 // A policy that starves every task the contract lets it (infinite slices, no
 // hand-off), for testing that the frame's guard alone bounds waits.
 const PolicySpec& greedy_fixture();
+// A policy that keeps its tasks in local DSQs with infinite slices: only the
+// guard's per-CPU check of local DSQs keeps them running.
+const PolicySpec& hoarder_fixture();
 // A policy whose dispatch program the kernel refuses in the dispatch array
 // after two other arrays took theirs: the admission must undo those two.
 const PolicySpec& misfit_fixture();

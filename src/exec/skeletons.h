@@ -25,5 +25,6 @@ extern "C" {
 #include "akts_sa_throughput.skel.h"
 #include "akts_unverifiable.skel.h"
 #include "akts_greedy.skel.h"
+#include "akts_hoarder.skel.h"
 #include "akts_misfit.skel.h"
 #include "akts_tailcall.skel.h"

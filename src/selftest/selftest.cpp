@@ -326,6 +326,11 @@ std::chrono::nanoseconds with_emulation_slack(std::chrono::nanoseconds bound) {
 
 nlohmann::json json_class(uint32_t cls) { return std::string(class_name(cls)); }
 
+// J of the bound: how late the guard's timer fired, plus its own longest run.
+std::chrono::nanoseconds guard_lateness(const GuardReport& g) {
+  return std::chrono::nanoseconds(g.state.late_max_ns + g.state.run_ns_max);
+}
+
 double to_ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
 double to_ms(std::chrono::nanoseconds ns) { return static_cast<double>(ns.count()) / 1e6; }
 
@@ -395,8 +400,7 @@ CheckResult check_storm(const SelftestOptions& o, KernelLogWatch* kmsg) {
     if (!g) return fail(r, g.error().to_string());
     // Every worker may run on every CPU: N is all of them.
     const uint32_t n_tasks = static_cast<uint32_t>(w.count + sleepers.count);
-    auto bound = g->params.bound(n_tasks, std::chrono::nanoseconds(g->state.late_max_ns),
-                                 std::chrono::nanoseconds(g->state.tick_ns));
+    auto bound = g->params.bound(n_tasks, guard_lateness(*g), std::chrono::nanoseconds(g->state.tick_ns));
     uint64_t longest = std::max(g->longest.ns[AKTS_CLASS_BE], g->longest.ns[AKTS_CLASS_LC]);
     r.counts["longest_wait_ms"] = to_ms(longest);
     r.counts["bound_ms"] = to_ms(bound);
@@ -443,9 +447,11 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
   r.counts["emulation_slack"] = "bound * 1.5 + 20 ms";
   attached_cycle(r, kmsg, po, [&](ExecutionPlane& plane) {
     if (plane.policies().size() != 2) return fail(r, "needs the two built-in policies in slots 0 and 1");
-    const uint32_t latency = 0, throughput = 1, empty = 2, greedy = 3;
-    // A policy that starves whatever the contract lets it: only the guard can keep its tasks running.
+    const uint32_t latency = 0, throughput = 1, empty = 2, greedy = 3, hoarder = 4;
+    // Policies that starve whatever the contract lets them: only the guard can keep their tasks running.
     if (auto st = plane.admit(greedy_fixture(), greedy); !st) return fail(r, "admitting greedy: " + st.error().to_string());
+    if (auto st = plane.admit(hoarder_fixture(), hoarder); !st)
+      return fail(r, "admitting hoarder: " + st.error().to_string());
     auto slot_label = [&](uint32_t s) {
       for (const auto& p : plane.policies())
         if (p.slot == s) return p.name;
@@ -464,7 +470,8 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
     if (o.guard)
       for (bool kick : {false, true})
         for (size_t i = 1; i < circuit.size(); ++i) steps.push_back({circuit[i - 1], circuit[i], kick});
-    const std::vector<uint32_t> via_greedy = {latency, greedy, throughput, greedy, empty, greedy, latency};
+    const std::vector<uint32_t> via_greedy = {latency, greedy, throughput, greedy, empty, greedy, latency,
+                                              hoarder, throughput, hoarder, latency};
     for (size_t i = 1; i < via_greedy.size(); ++i) steps.push_back({via_greedy[i - 1], via_greedy[i], false});
     const int kHogs = 3;
     const auto settle = std::chrono::milliseconds(300);
@@ -485,8 +492,9 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
     nlohmann::json scenarios = nlohmann::json::array();
     double worst_ms = 0, worst_bound_ms = 0;
     int held = 0;
+    uint64_t local_kicks = 0;
     auto hold_and_judge = [&](const std::string& label, const std::vector<pid_t>& pids, uint32_t tasks_on_cpu,
-                              nlohmann::json& out) {
+                              nlohmann::json& out, bool local_dsqs) {
       std::vector<uint64_t> t0;
       for (pid_t p : pids) t0.push_back(cpu_time_ns(p));
       auto g0 = plane.read_guard();
@@ -494,16 +502,24 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
       std::this_thread::sleep_for(o.hold);
       auto g = plane.read_guard();
       if (!g) return fail(r, g.error().to_string());
+      auto lateness = guard_lateness(*g);
+      auto bound = local_dsqs ? g->params.local_bound(tasks_on_cpu - 1, lateness)
+                              : g->params.bound(tasks_on_cpu, lateness, std::chrono::nanoseconds(g->state.tick_ns));
+      // Progress, not just a run: at least half a rescue slice for every bound that passed.
+      const double floor_ns = 0.5 * static_cast<double>(o.hold.count()) * 1e6 /
+                              static_cast<double>(bound.count()) * static_cast<double>(g->params.rescue_slice.count());
       nlohmann::json cpu_ms = nlohmann::json::array();
       bool all_progressed = true;
       for (size_t i = 0; i < pids.size(); ++i) {
         uint64_t ran = cpu_time_ns(pids[i]) - t0[i];
         cpu_ms.push_back(to_ms(ran));
-        all_progressed = all_progressed && ran > 0;
+        all_progressed = all_progressed && static_cast<double>(ran) >= floor_ns;
       }
-      auto bound = g->params.bound(tasks_on_cpu, std::chrono::nanoseconds(g->state.late_max_ns),
-                                   std::chrono::nanoseconds(g->state.tick_ns));
-      uint64_t longest = std::max(g->longest.ns[AKTS_CLASS_BE], g->longest.ns[AKTS_CLASS_LC]);
+      out["progress_floor_ms"] = floor_ns / 1e6;
+      // A wait that has not ended yet is in the oldest waiter, not in the longest wait.
+      uint64_t longest = std::max<uint64_t>({g->longest.ns[AKTS_CLASS_BE], g->longest.ns[AKTS_CLASS_LC],
+                                   g->state.oldest_wait_ns[AKTS_CLASS_BE], g->state.oldest_wait_ns[AKTS_CLASS_LC]});
+      local_kicks += g->state.local_kicks - g0->state.local_kicks;
       out["cpu_ms"] = cpu_ms;
       out["longest_wait_ms"] = {{"be", to_ms(g->longest.ns[AKTS_CLASS_BE])}, {"lc", to_ms(g->longest.ns[AKTS_CLASS_LC])}};
       out["bound_ms"] = to_ms(bound);
@@ -514,7 +530,8 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
       worst_ms = std::max(worst_ms, to_ms(longest));
       worst_bound_ms = std::max(worst_bound_ms, to_ms(bound));
       ++held;
-      if (!all_progressed) fail(r, label + ": a task got no CPU at all during the hold");
+      if (!all_progressed)
+        fail(r, fmt::format("{}: a task got less than {:.1f} ms of CPU during the hold", label, floor_ns / 1e6));
       if (std::chrono::nanoseconds(longest) > with_emulation_slack(bound))
         fail(r, fmt::format("{}: a task waited {:.1f} ms, bound {:.1f} ms (+ emulation slack)", label,
                             to_ms(longest), to_ms(bound)));
@@ -531,7 +548,7 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
         plane.select(to);
       }
       nlohmann::json sc = {{"from", slot_label(from)}, {"to", slot_label(to)}, {"switch", kick ? "kick" : "store"}};
-      hold_and_judge(label, hogs->pids(), kHogs, sc);
+      hold_and_judge(label, hogs->pids(), kHogs, sc, to == hoarder || from == hoarder);
       scenarios.push_back(sc);
     }
     plane.select(latency);
@@ -561,7 +578,7 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
       nlohmann::json sc = {{"policy", "latency"}, {"lc_tasks", 2}, {"be_tasks", 1}};
       uint64_t be0 = cpu_time_ns(pids.back()), all0 = 0;
       for (pid_t p : pids) all0 += cpu_time_ns(p);
-      hold_and_judge("LC precedence", pids, 3, sc);
+      hold_and_judge("LC precedence", pids, 3, sc, false);
       uint64_t be1 = cpu_time_ns(pids.back()), all1 = 0;
       for (pid_t p : pids) all1 += cpu_time_ns(p);
       double share = all1 > all0 ? static_cast<double>(be1 - be0) / static_cast<double>(all1 - all0) : 0.0;
@@ -574,6 +591,8 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
         if (auto why = judge_workers(out, n); !why.empty()) fail(r, "LC precedence: " + why);
       }
     }
+    r.counts["local_kicks"] = local_kicks;
+    if (o.guard && local_kicks == 0) fail(r, "the per-CPU check of local DSQs never acted (hoarder)");
     r.counts["worst_longest_wait_ms"] = worst_ms;
     r.counts["worst_bound_ms"] = worst_bound_ms;
     if (r.status == "pass")

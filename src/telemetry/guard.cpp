@@ -22,9 +22,9 @@ Status GuardParams::validate() const {
   if (period > max_wait)
     return errorf(ErrorKind::kInvalidArgument, "guard_period ({} ms) must not exceed max_wait ({} ms)",
                   ms(period.count()), ms(max_wait.count()));
-  if (rescue_slice >= max_wait)
-    return errorf(ErrorKind::kInvalidArgument, "rescue_slice ({} ms) must be below max_wait ({} ms)",
-                  ms(rescue_slice.count()), ms(max_wait.count()));
+  if (rescue_slice > period)
+    return errorf(ErrorKind::kInvalidArgument, "rescue_slice ({} ms) must not exceed guard_period ({} ms)",
+                  ms(rescue_slice.count()), ms(period.count()));
   return {};
 }
 
@@ -47,9 +47,12 @@ GuardParams GuardParams::from_kernel(const akts_guard_params& k) {
 
 nanoseconds GuardParams::bound(uint32_t tasks_per_cpu, nanoseconds lateness, nanoseconds tick) const {
   if (tick.count() <= 0) tick = std::chrono::milliseconds(10);
-  nanoseconds rescue_run = (rescue_slice + tick - nanoseconds(1)) / tick * tick;
   uint32_t others = tasks_per_cpu > 0 ? tasks_per_cpu - 1 : 0;
-  return max_wait + period + lateness + others * rescue_run;
+  return max_wait + period + lateness + others * (rescue_slice + tick);
+}
+
+nanoseconds GuardParams::local_bound(uint32_t depth, nanoseconds lateness) const {
+  return max_wait + (depth + 1) * period + lateness;
 }
 
 nlohmann::json GuardParams::to_json() const {

@@ -26,10 +26,12 @@ struct GuardParams {
   akts_guard_params to_kernel() const;
   static GuardParams from_kernel(const akts_guard_params& k);
   // W + P + J + (N - 1) * R' for N tasks that may run on one CPU, J the
-  // timer's observed lateness, R' = R rounded up to whole ticks (tick 0:
+  // timer's lateness plus its longest run, R' = R + one tick (tick 0:
   // unknown, taken as 10 ms, HZ=100); the bound of a task in a registered queue.
   std::chrono::nanoseconds bound(uint32_t tasks_per_cpu, std::chrono::nanoseconds lateness,
                                  std::chrono::nanoseconds tick) const;
+  // W + (d + 1) * P + J for a task a policy put d-deep in a local DSQ.
+  std::chrono::nanoseconds local_bound(uint32_t depth, std::chrono::nanoseconds lateness) const;
   nlohmann::json to_json() const;
 };
 

@@ -41,7 +41,7 @@ TEST(Guard, RefusesWhatBpfWouldClampOrWhatMakesNoSense) {
   EXPECT_FALSE(with([](GuardParams& g) { g.period = 500us; }).ok());
   EXPECT_FALSE(with([](GuardParams& g) { g.rescue_slice = 10us; }).ok());
   EXPECT_FALSE(with([](GuardParams& g) { g.period = 300ms; }).ok());        // above max_wait
-  EXPECT_FALSE(with([](GuardParams& g) { g.rescue_slice = 200ms; }).ok());  // not below max_wait
+  EXPECT_FALSE(with([](GuardParams& g) { g.rescue_slice = 30ms; }).ok());  // above the period
   EXPECT_TRUE(with([](GuardParams& g) { g.max_wait = 50ms; g.period = 5ms; }).ok());
 }
 
@@ -49,12 +49,14 @@ TEST(Guard, BoundIsTheContractsFormula) {
   GuardParams g;  // W 200 ms, P 20 ms, R 2 ms
   // One task alone on its CPU: W + P + J.
   EXPECT_EQ(g.bound(1, 3ms, 4ms), 223ms);
-  // Three tasks, a 4 ms tick: each other task may run R rounded up to a tick.
-  EXPECT_EQ(g.bound(3, 3ms, 4ms), 231ms);
+  // Three tasks, a 4 ms tick: each other rescued task runs at most R plus the tick that ends it.
+  EXPECT_EQ(g.bound(3, 3ms, 4ms), 235ms);
   // An unknown tick is taken as 10 ms (HZ=100).
-  EXPECT_EQ(g.bound(3, 0ms, 0ms), 240ms);
+  EXPECT_EQ(g.bound(3, 0ms, 0ms), 244ms);
   g.rescue_slice = 5ms;
-  EXPECT_EQ(g.bound(2, 0ms, 4ms), 228ms);
+  EXPECT_EQ(g.bound(2, 0ms, 4ms), 229ms);
+  // A task two deep in a local DSQ a policy fills: W + 3P + J.
+  EXPECT_EQ(g.local_bound(2, 1ms), 261ms);
 }
 
 TEST(Guard, LongestWaitIsTheMaximumOverCpusWithItsPid) {
