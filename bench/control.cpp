@@ -38,7 +38,7 @@ int run_control(const ControlOptions& o) {
     std::cerr << "akts: bench control: " << first.error().to_string() << "\n";
     return 3;
   }
-  uint32_t original = (*first)["selected"];
+  uint32_t original = first->value("selected", 0u);
   std::vector<double> rtt;
   size_t failed = 0;
   for (size_t i = 0; i < o.requests; ++i) {

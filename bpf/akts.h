@@ -49,7 +49,10 @@
  *     too often without running it);
  *   - leave an enqueued task in no queue at all (the kernel's watchdog is the
  *     only backstop for that);
- *   - create or destroy DSQs outside the registry.
+ *   - create or destroy DSQs outside the registry;
+ *   - write the frame's fields of struct akts_task_ctx (ready_at, flags):
+ *     task storage is shared, so this one cannot be enforced by the loader
+ *     (it refuses a policy that declares any of the frame's own maps).
  *   Anything else (infinite slices, refilling prev's slice in dispatch,
  *   strict priorities, never calling dispatch for a queue) cannot break the
  *   bound.
@@ -90,10 +93,13 @@
  *   class in the registered queues right now, rescues, its own run time. The
  *   longest wait of each class since the last reset is exact (not bucketed),
  *   per CPU in akts_wait_max.
- *   Limits: the timer runs in softirq context on one CPU; in --switch-all mode
- *   a long softirq backlog moves to ksoftirqd, which akts itself schedules
- *   (and rescues), so J can grow. A migration-disabled task whose CPU is not
- *   in its mask cannot be moved (counted in rescue_failed).
+ *   Limits: the timer runs in softirq context on one CPU. In --switch-all
+ *   mode a softirq backlog moves to ksoftirqd, which akts itself schedules: a
+ *   policy that starves ksoftirqd can delay the very timer that would rescue
+ *   it, and then only the kernel's watchdog remains (the circuit breaker's
+ *   work). A task whose CPU is not in its mask and that may not migrate
+ *   cannot be moved (counted in rescue_failed; not seen in practice, as the
+ *   kernel narrows such a task's mask to its CPU).
  *
  * Classes
  *   akts_classes maps a process (tgid) to enum akts_class; threads share their

@@ -181,7 +181,7 @@ void ProcessTracker::unmanage(uint32_t tgid, bool alive) {
   managed_.erase(it);
 }
 
-void ProcessTracker::scan(const std::atomic<bool>* cancel) {
+void ProcessTracker::scan(const std::atomic<bool>* cancel, const std::function<void()>& pause) {
   auto cancelled = [&] { return cancel && cancel->load(std::memory_order_relaxed); };
   DIR* d = opendir(proc_root_.c_str());
   if (!d) return;
@@ -212,6 +212,7 @@ void ProcessTracker::scan(const std::atomic<bool>* cancel) {
   std::erase_if(warned_, [&](const auto& w) { return !alive.count(w.first); });
   for (const auto& [tgid, p] : alive) {
     if (cancelled()) return;
+    if (pause) pause();
     std::optional<Decision> parent;
     if (auto pm = managed_.find(p.ppid); pm != managed_.end()) parent = Decision{pm->second.cls, pm->second.reason};
     auto decision = classifier_.classify(p, parent);
@@ -249,7 +250,10 @@ Status ProcessTracker::unclassify(uint32_t tgid) {
   if (!classifier_.has_explicit(tgid) && !managed_.count(tgid))
     return errorf(ErrorKind::kInvalidArgument, "pid {} is not managed", tgid);
   classifier_.clear_explicit(tgid);
-  unmanage(tgid, true);
+  auto it = managed_.find(tgid);
+  auto p = read_proc(tgid);
+  // Act on the threads only if this pid is still the process we managed.
+  unmanage(tgid, it != managed_.end() && p && p->start_time == it->second.start_time);
   return {};
 }
 

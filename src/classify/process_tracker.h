@@ -3,10 +3,13 @@
 // the hooks, and in partial mode moves its threads into SCHED_EXT; when the
 // process exits, or the daemon stops, it undoes both.
 //
-// A process is known by its pid and its start time, so a reused pid is a new
+// A process is known by its pid and its start time (in clock ticks: a pid
+// reused within one tick would look the same), so a reused pid is a new
 // process, never an old one's. Each thread is handled on its own: real-time
 // threads (SCHED_FIFO, SCHED_RR, SCHED_DEADLINE) are left alone, and on
-// release every thread the tracker moved gets back its own earlier policy.
+// release every thread the tracker moved gets back its own earlier policy;
+// one it first saw already in SCHED_EXT (born from a moved thread, or put
+// there by someone else) gets SCHED_OTHER.
 #pragma once
 
 #include <sys/types.h>
@@ -49,8 +52,10 @@ class ProcessTracker {
                  SchedPolicyOps& ops = system_sched_policy_ops(), uint32_t self = 0);
 
   // One pass over /proc: new, changed and vanished processes. Stops early,
-  // leaving the rest for the next pass, once *cancel becomes true.
-  void scan(const std::atomic<bool>* cancel = nullptr);
+  // leaving the rest for the next pass, once *cancel becomes true. Between
+  // two processes it calls pause() (if given), where a caller that owns the
+  // tracker's lock may let others in.
+  void scan(const std::atomic<bool>* cancel = nullptr, const std::function<void()>& pause = {});
   // An explicit classification (akts run, v1.classify), applied at once.
   // Refuses what cannot be honoured: a thread id, pid 1, a kernel thread, the daemon.
   Status classify_explicit(uint32_t tgid, uint32_t cls);

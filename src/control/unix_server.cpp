@@ -1,11 +1,13 @@
 #include "control/unix_server.h"
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -61,10 +63,15 @@ Result<std::unique_ptr<UnixServer>> UnixServer::listen(const std::string& path, 
     if (!S_ISSOCK(st.st_mode))
       return errorf(ErrorKind::kInvalidArgument, "{} exists and is not a socket; remove it or choose another path",
                     path);
-    int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    bool live = probe >= 0 && ::connect(probe, reinterpret_cast<sockaddr*>(&*addr), sizeof(*addr)) == 0;
-    if (probe >= 0) ::close(probe);
-    if (live) return errorf(ErrorKind::kBusy, "another akts daemon is listening on {}", path);
+    int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (probe < 0) return sys_error("socket", errno);
+    int rc = ::connect(probe, reinterpret_cast<sockaddr*>(&*addr), sizeof(*addr));
+    int e = errno;
+    ::close(probe);
+    // A full backlog (EAGAIN) is a live daemon too; only "refused" means nobody listens.
+    if (rc == 0 || e == EAGAIN || e == EINPROGRESS)
+      return errorf(ErrorKind::kBusy, "another akts daemon is listening on {}", path);
+    if (e != ECONNREFUSED) return sys_error("cannot probe the socket at " + path, e);
     ::unlink(path.c_str());  // stale: its daemon is gone
   }
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -110,22 +117,37 @@ void UnixServer::drop(int fd) {
   clients_.erase(fd);
 }
 
-void UnixServer::evict_least_recent() {
+bool UnixServer::evict_least_recent() {
   auto victim = clients_.end();
-  for (auto it = clients_.begin(); it != clients_.end(); ++it)
-    if (victim == clients_.end() || it->second.last_active < victim->second.last_active) victim = it;
-  if (victim == clients_.end()) return;
+  for (auto it = clients_.begin(); it != clients_.end(); ++it) {
+    const Client& c = it->second;
+    if (!c.out.empty() || c.backlog || !c.in.empty()) continue;  // work in flight: not idle
+    int unread = 0;
+    if (::ioctl(it->first, FIONREAD, &unread) == 0 && unread > 0) continue;  // a request not read yet
+    if (victim == clients_.end() || c.last_active < victim->second.last_active) victim = it;
+  }
+  if (victim == clients_.end()) return false;
   spdlog::debug("control socket: {} clients connected; closing the least recently active", clients_.size());
   drop(victim->first);
+  return true;
 }
 
 void UnixServer::accept_clients() {
   while (true) {
     int c = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (c < 0) return;
-    if (clients_.size() >= limits_.max_clients) evict_least_recent();
+    if (clients_.size() >= limits_.max_clients && !evict_least_recent()) {
+      ::close(c);  // every client has work in flight: this one may retry
+      continue;
+    }
     clients_[c].last_active = Clock::now();
   }
+}
+
+bool UnixServer::backlog() const {
+  for (const auto& [fd, c] : clients_)
+    if (c.backlog) return true;
+  return false;
 }
 
 void UnixServer::sweep(Clock::time_point now) {
@@ -136,8 +158,15 @@ void UnixServer::sweep(Clock::time_point now) {
 }
 
 void UnixServer::answer_lines(Client& c, bool at_eof) {
-  size_t start = 0, nl;
+  size_t start = 0, nl, answered = 0;
+  c.backlog = false;
   while ((nl = c.in.find('\n', start)) != std::string::npos) {
+    if (answered == limits_.lines_per_turn) {  // the rest waits for the next turn
+      c.backlog = true;
+      c.in.erase(0, start);
+      return;
+    }
+    ++answered;
     std::string_view line(c.in.data() + start, nl - start);
     start = nl + 1;
     if (c.discarding) {  // the tail of an oversize line
@@ -159,7 +188,7 @@ void UnixServer::answer_lines(Client& c, bool at_eof) {
     c.discarding = true;
   }
   if (c.discarding) c.in.clear();
-  if (at_eof && !c.discarding && !c.in.empty()) {  // a last request without its newline
+  if (at_eof && !c.discarding && !c.in.empty() && c.in.size() <= kMaxRequestBytes) {  // a last request without its newline
     std::string resp = d_.handle(c.in);
     if (!resp.empty()) c.out += resp + "\n";
     c.in.clear();
@@ -184,10 +213,24 @@ bool UnixServer::read_from(int fd, Client& c) {
     c.in.append(chunk, static_cast<size_t>(n));
     budget -= std::min(budget, static_cast<size_t>(n));
     answer_lines(c, false);  // as it arrives, so no line grows past the limit in memory
+    if (!flush(fd, c)) return false;
     if (c.out.size() > limits_.max_output) return false;  // it sends but does not read
+    if (c.backlog) break;  // its turn is over
   }
-  if (c.eof) answer_lines(c, true);
+  if (c.eof && !c.backlog) answer_lines(c, true);
   return c.out.size() <= limits_.max_output;
+}
+
+bool UnixServer::serve(int fd, Client& c, short revents) {
+  if (c.backlog) {
+    answer_lines(c, c.eof);
+    if (!flush(fd, c) || c.out.size() > limits_.max_output) return false;
+  }
+  if (!c.backlog && (revents & (POLLIN | POLLHUP | POLLERR)) && !read_from(fd, c)) return false;
+  if (!flush(fd, c)) return false;
+  if ((revents & POLLERR) && !(revents & POLLIN)) return false;
+  // Half-closed and every answer sent: done.
+  return !(c.eof && !c.backlog && c.out.empty());
 }
 
 bool UnixServer::flush(int fd, Client& c) {
@@ -204,21 +247,28 @@ bool UnixServer::flush(int fd, Client& c) {
 }
 
 void UnixServer::on_ready(const std::vector<pollfd>& fds) {
+  // Clients first, the listener last: a client's request already here is read
+  // before new connections can push it out, and an fd closed below cannot be
+  // handed to a new client while this pass still holds its old events.
+  bool listener_ready = false;
+  std::vector<int> served;
   for (const auto& p : fds) {
-    if (!p.revents) continue;
     if (p.fd == listen_fd_) {
-      accept_clients();
+      listener_ready = p.revents != 0;
       continue;
     }
     auto it = clients_.find(p.fd);
-    if (it == clients_.end()) continue;
-    Client& c = it->second;
-    bool keep = true;
-    if (p.revents & (POLLIN | POLLHUP | POLLERR)) keep = read_from(p.fd, c);
-    if (keep) keep = flush(p.fd, c);
-    // Half-closed and every answer sent (or the peer is gone): done.
-    if (!keep || (c.eof && c.out.empty()) || ((p.revents & POLLERR) && !(p.revents & POLLIN))) drop(p.fd);
+    if (it == clients_.end() || (!p.revents && !it->second.backlog)) continue;
+    served.push_back(p.fd);
+    if (!serve(p.fd, it->second, p.revents)) drop(p.fd);
   }
+  // Clients with a backlog that poll() did not report this time.
+  std::vector<int> backlogged;
+  for (const auto& [fd, c] : clients_)
+    if (c.backlog && std::find(served.begin(), served.end(), fd) == served.end()) backlogged.push_back(fd);
+  for (int fd : backlogged)
+    if (!serve(fd, clients_[fd], 0)) drop(fd);
+  if (listener_ready) accept_clients();
 }
 
 Result<json> rpc_call(const std::string& socket_path, const std::string& method, const json& params,

@@ -5,7 +5,11 @@
 //
 // What a misbehaving client can and cannot do:
 //   - hold connections: at max_clients, a new connection evicts the least
-//     recently active one, and clients idle for idle_timeout are closed;
+//     recently active client with nothing in flight (no request unread or
+//     unanswered), or is refused when every client has one, and clients idle
+//     for idle_timeout are closed;
+//   - flood requests: each client gets at most lines_per_turn answers per
+//     turn of the loop, so one busy client cannot hold the others;
 //   - stop reading: its answers queue up to max_output bytes, then it is
 //     closed; nobody else waits for it;
 //   - send a line past kMaxRequestBytes: it gets an error, the rest of that
@@ -33,6 +37,7 @@ struct ServerLimits {
   std::chrono::milliseconds idle_timeout{30000};
   size_t max_output = size_t{1} << 20;  // answers a client has not read yet
   size_t read_budget = size_t{256} << 10;  // bytes read from one client per readiness, for fairness
+  size_t lines_per_turn = 64;              // requests answered per client per turn
 };
 
 class UnixServer {
@@ -52,6 +57,9 @@ class UnixServer {
   void on_ready(const std::vector<pollfd>& fds);
   // Closes clients idle for longer than the idle timeout (call it now and then).
   void sweep(Clock::time_point now);
+  // True when requests already received wait for their turn: poll without
+  // blocking and call on_ready() again.
+  bool backlog() const;
   size_t client_count() const { return clients_.size(); }
   const std::string& path() const { return path_; }
 
@@ -62,14 +70,19 @@ class UnixServer {
     Clock::time_point last_active;
     bool eof = false;           // the peer will send nothing more
     bool discarding = false;    // skipping the rest of an oversize line
+    bool backlog = false;       // complete lines left for the next turn
   };
   UnixServer(std::string path, int fd, const Dispatcher& d, ServerLimits limits)
       : path_(std::move(path)), listen_fd_(fd), d_(d), limits_(limits) {}
   void accept_clients();
-  void evict_least_recent();
+  // Makes room for one more client; false when every client has a request in flight.
+  bool evict_least_recent();
   // Reads what is there and answers complete lines; false when the client is to be dropped.
   bool read_from(int fd, Client& c);
+  // Answers up to lines_per_turn complete lines (and, at EOF, a last unterminated one).
   void answer_lines(Client& c, bool at_eof);
+  // Serves a client: its backlog, what it sent, its pending answers. false: drop it.
+  bool serve(int fd, Client& c, short revents);
   // Sends what the socket takes now; false on a broken connection.
   bool flush(int fd, Client& c);
   void drop(int fd);

@@ -240,7 +240,8 @@ int run_daemon(const DaemonConfig& cfg) {
     auto fds = (*server)->poll_fds();
     fds.push_back({sig_fd, POLLIN, 0});
     fds.push_back({timer_fd, POLLIN, 0});
-    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) break;
+    // Requests already received but not yet answered (a client's turn ran out): do not block.
+    if (::poll(fds.data(), fds.size(), (*server)->backlog() ? 0 : -1) < 0 && errno != EINTR) break;
     if (fds[fds.size() - 2].revents) {
       signalfd_siginfo si{};
       (void)!::read(sig_fd, &si, sizeof(si));

@@ -1,6 +1,8 @@
 // The tracker's scan thread and the snapshot the status answer reads.
 #include "daemon/tracker_worker.h"
 
+#include <spdlog/spdlog.h>
+
 namespace akts {
 
 TrackerWorker::TrackerWorker(ProcessTracker& tracker, std::chrono::milliseconds period)
@@ -9,30 +11,40 @@ TrackerWorker::TrackerWorker(ProcessTracker& tracker, std::chrono::milliseconds 
 TrackerWorker::~TrackerWorker() { stop(); }
 
 void TrackerWorker::start() {
-  {
-    std::lock_guard lock(mu_);
-    tracker_.scan(&stopping_);
-    publish();
-  }
   thread_ = std::thread([this] { loop(); });
 }
 
 void TrackerWorker::stop() {
-  stopping_ = true;
+  {
+    std::lock_guard lock(wake_mu_);  // so the worker cannot miss it between its check and its wait
+    stopping_ = true;
+  }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
+void TrackerWorker::scan_once() {
+  std::unique_lock lock(mu_);
+  tracker_.scan(&stopping_, [&] {
+    if (waiting_.load() == 0) return;
+    lock.unlock();  // a request is waiting: let it through
+    while (waiting_.load() > 0 && !stopping_) std::this_thread::yield();
+    lock.lock();
+  });
+  publish();
+}
+
 void TrackerWorker::loop() {
+  // The first scan right away, then one per period. Nothing thrown here may
+  // end the daemon: a failed scan is logged and the next one tries again.
   while (!stopping_) {
-    {
-      std::unique_lock lock(wake_mu_);
-      wake_.wait_for(lock, period_, [this] { return stopping_.load(); });
+    try {
+      scan_once();
+    } catch (const std::exception& e) {
+      spdlog::error("process scan failed: {}", e.what());
     }
-    if (stopping_) break;
-    std::lock_guard lock(mu_);
-    tracker_.scan(&stopping_);
-    publish();
+    std::unique_lock lock(wake_mu_);
+    wake_.wait_for(lock, period_, [this] { return stopping_.load(); });
   }
 }
 

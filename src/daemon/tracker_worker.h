@@ -1,7 +1,8 @@
 // The process tracker on a thread of its own: a long /proc scan never delays
 // the control socket, a switch or a signal. Requests that change classes take
-// the tracker's lock (waiting at most for the scan in progress); status reads a
-// snapshot and never waits.
+// the tracker's lock; a scan lets them in between two processes, so they wait
+// for one process's handling, not for a whole scan. Status reads a snapshot
+// and never waits.
 #pragma once
 
 #include <atomic>
@@ -31,7 +32,9 @@ class TrackerWorker {
   // Runs f(tracker) under the tracker's lock and refreshes the snapshot.
   template <class F>
   auto with_tracker(F&& f) {
-    std::lock_guard lock(mu_);
+    waiting_.fetch_add(1);
+    std::unique_lock lock(mu_);
+    waiting_.fetch_sub(1);
     auto r = f(tracker_);
     publish();
     return r;
@@ -41,11 +44,13 @@ class TrackerWorker {
 
  private:
   void loop();
-  void publish();  // with mu_ held
+  void scan_once();  // takes mu_, yields it to waiting requests between processes
+  void publish();    // with mu_ held
 
   ProcessTracker& tracker_;
   std::chrono::milliseconds period_;
   std::mutex mu_;  // the tracker
+  std::atomic<int> waiting_{0};  // requests waiting for mu_
   mutable std::mutex snap_mu_;
   nlohmann::json snap_ = nlohmann::json::array();
   std::mutex wake_mu_;

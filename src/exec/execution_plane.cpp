@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdarg>
 #include <cstring>
@@ -220,17 +221,30 @@ Status ExecutionPlane::load_policy(const PolicySpec& spec, uint32_t slot) {
   if (auto st = set_rodata_value<uint32_t>(obj, "akts_slot", slot); !st) return st;
   if (auto st = init_scx_enums(obj); !st) return st;
 
-  // Point the policy's copies of the shared maps at the dispatcher's.
+  // Point the policy's copies of the shared maps (akts_common.bpf.h) at the
+  // dispatcher's. Only those: a policy that declares one of the frame's own
+  // maps (the guard's, the override, the prog arrays) is refused, so no
+  // policy, admitted at run time or not, can reach them.
+  static constexpr std::string_view kShared[] = {"akts_selector", "akts_stats", "akts_tasks", "akts_classes",
+                                                 "akts_shared"};
   bpf_map* map;
   bpf_object__for_each_map(map, obj) {
     if (bpf_map__type(map) == BPF_MAP_TYPE_STRUCT_OPS) {
       bpf_map__set_autoattach(map, false);  // a holder: never registered
       continue;
     }
-    bpf_map* shared = bpf_object__find_map_by_name(skel_->obj, bpf_map__name(map));
-    if (!shared) continue;
-    if (int err = bpf_map__reuse_fd(map, bpf_map__fd(shared)); err)
-      return sys_error(fmt::format("policy {}: cannot share map {}", name, bpf_map__name(map)), err);
+    std::string_view mname = bpf_map__name(map);
+    bool shared_name = std::find(std::begin(kShared), std::end(kShared), mname) != std::end(kShared);
+    bpf_map* dispatcher_map = bpf_object__find_map_by_name(skel_->obj, bpf_map__name(map));
+    if (!shared_name) {
+      if (dispatcher_map && !mname.ends_with(".rodata") && !mname.ends_with(".bss") && !mname.ends_with(".data"))
+        return errorf(ErrorKind::kInvalidArgument, "policy {}: map {} belongs to the frame; a policy may share only "
+                      "the maps of akts_common.bpf.h", name, mname);
+      continue;  // the policy's own map (its .rodata, .bss, ...)
+    }
+    if (!dispatcher_map) continue;
+    if (int err = bpf_map__reuse_fd(map, bpf_map__fd(dispatcher_map)); err)
+      return sys_error(fmt::format("policy {}: cannot share map {}", name, mname), err);
   }
 
   LibbpfCapture cap;

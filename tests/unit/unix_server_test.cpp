@@ -136,9 +136,9 @@ TEST_F(ServerTest, ASlowReaderHoldsNobodyAndIsDroppedPastItsBuffer) {
   int slow = connect_client();
   int small = 4096;
   setsockopt(slow, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
-  // 40 answers of 100 KB that it never reads.
+  // 200 answers of 100 KB (20 MB, far past any socket buffer) that it does not read.
   std::string many;
-  for (int i = 0; i < 40; ++i) many += req(i, "big");
+  for (int i = 0; i < 200; ++i) many += req(i, "big");
   std::thread sender([&] { send_text(slow, many); });
   // Meanwhile another client is answered at once.
   auto t0 = std::chrono::steady_clock::now();
@@ -151,9 +151,9 @@ TEST_F(ServerTest, ASlowReaderHoldsNobodyAndIsDroppedPastItsBuffer) {
   EXPECT_LT(took, 1s);
   ::close(fd);
   sender.join();
-  // The slow one was cut off: reading now ends in EOF (or a reset) well before 40 answers.
+  // The slow one was cut off: reading now ends in EOF (or a reset) well before 200 answers.
   auto got = read_lines(slow);
-  EXPECT_LT(got.size(), 40u);
+  EXPECT_LT(got.size(), 200u);
   ::close(slow);
 }
 
@@ -172,6 +172,41 @@ TEST_F(ServerTest, IdleConnectionsCannotLockOutAnOperator) {
   EXPECT_LE(server_->client_count(), 4u);
   ::close(fd);
   for (int i : idle) ::close(i);
+}
+
+TEST_F(ServerTest, AFloodOfRequestsIsAnsweredInTurnsAndCompletely) {
+  ServerLimits lim;
+  lim.lines_per_turn = 8;
+  start(lim);
+  int flood = connect_client();
+  std::string many;
+  for (int i = 0; i < 2000; ++i) many += req(i, "echo", {{"i", i}});
+  send_text(flood, many);
+  int fd = connect_client();
+  send_text(fd, req(1, "echo", {{"other", true}}));
+  auto mine = read_lines(fd, 1);
+  ASSERT_EQ(mine.size(), 1u);
+  EXPECT_EQ(json::parse(mine[0])["result"]["other"], true);
+  auto all = read_lines(flood, 2000);
+  ASSERT_EQ(all.size(), 2000u);
+  EXPECT_EQ(json::parse(all.back())["result"]["i"], 1999);
+  ::close(fd);
+  ::close(flood);
+}
+
+TEST_F(ServerTest, AConnectFloodDoesNotPushOutARequestInFlight) {
+  ServerLimits lim;
+  lim.max_clients = 4;
+  start(lim);
+  int op = connect_client();
+  send_text(op, req(1, "big"));  // a large answer the operator reads slowly
+  std::vector<int> flood;
+  for (int i = 0; i < 50; ++i) flood.push_back(connect_client());
+  auto lines = read_lines(op, 1);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(json::parse(lines[0])["result"].get<std::string>().size(), 100000u);
+  ::close(op);
+  for (int f : flood) ::close(f);
 }
 
 TEST_F(ServerTest, IdleClientsAreClosedAfterTheTimeout) {
