@@ -247,6 +247,21 @@ struct akts_shared {
 	__u64 vtime_now; /* global virtual clock of the vtime DSQs */
 };
 
+#ifdef __bpf__
+/* The effective slot from the two selector words (see Selector); AKTS_SLOT_NONE without them. */
+static __always_inline __u32 akts_slot_from(const struct akts_selector *sel, const __u32 *ovr_word)
+{
+	__u32 ovr;
+
+	if (!sel || !ovr_word)
+		return AKTS_SLOT_NONE;
+	ovr = *(const volatile __u32 *)ovr_word;
+	if (ovr & AKTS_OVERRIDE_ACTIVE)
+		return ovr & AKTS_OVERRIDE_SLOT_MASK;
+	return *(const volatile __u32 *)&sel->selected;
+}
+#endif
+
 #ifdef __cplusplus
 static_assert(sizeof(struct akts_selector) == 8, "selector layout");
 static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2), "stats layout");

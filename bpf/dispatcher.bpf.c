@@ -47,16 +47,9 @@ AKTS_PROG_ARRAY(quiescent);
 
 static __always_inline u32 akts_effective_slot(void)
 {
-	u32 zero = 0, ovr;
-	struct akts_selector *sel = bpf_map_lookup_elem(&akts_selector, &zero);
-	u32 *ovr_word = bpf_map_lookup_elem(&akts_override, &zero);
+	u32 zero = 0;
 
-	if (!sel || !ovr_word)
-		return AKTS_SLOT_NONE;
-	ovr = READ_ONCE(*ovr_word);
-	if (ovr & AKTS_OVERRIDE_ACTIVE)
-		return ovr & AKTS_OVERRIDE_SLOT_MASK;
-	return READ_ONCE(sel->selected);
+	return akts_slot_from(bpf_map_lookup_elem(&akts_selector, &zero), bpf_map_lookup_elem(&akts_override, &zero));
 }
 
 /*

@@ -21,18 +21,25 @@ struct {
 } bench_selector SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u32);
+} bench_override SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
 	__uint(max_entries, AKTS_MAX_SLOTS);
 	__type(key, u32);
 	__type(value, u32);
 } bench_progs SEC(".maps");
 
+/* The dispatcher's akts_effective_slot(): both words, each in its map. */
 static __always_inline u32 bench_slot(void)
 {
 	u32 zero = 0;
-	struct akts_selector *sel = bpf_map_lookup_elem(&bench_selector, &zero);
 
-	return sel ? *(volatile u32 *)&sel->selected : AKTS_SLOT_NONE;
+	return akts_slot_from(bpf_map_lookup_elem(&bench_selector, &zero), bpf_map_lookup_elem(&bench_override, &zero));
 }
 
 /* What a policy in a slot returns. */
