@@ -76,16 +76,17 @@
  *   a policy gives it, so the next rescued task in that local DSQ runs (with
  *   none waiting there, the policy's dispatch may let it go on). Local DSQs cannot be
  *   walked (the kernel refuses to iterate or peek them), so a CPU whose local
- *   DSQ has stayed non-empty for max_wait_ns is preempted at every firing in
- *   which its current task has run at least rescue_slice_ns.
+ *   DSQ every firing has seen non-empty for max_wait_ns is preempted at each
+ *   firing in which its current task has run at least rescue_slice_ns.
  *   With W = max_wait_ns, P = period_ns, R = rescue_slice_ns (R <= P), J
  *   the timer's lateness plus its own longest run (late_max_ns + run_ns_max),
  *   N the SCHED_EXT tasks that may run on the task's CPU and R' = R + one
  *   tick (the cap is checked at ticks: 1/HZ, 4 ms on the pinned kernel), a
  *   runnable task in a registered queue starts running within
  *       W + P + J + (N - 1) * R'           (while (N - 1) * R' < W)
- *   and one that a policy put d-deep in a local DSQ within W + (d + 1) * P + J,
- *   not counting time the CPU spends in higher scheduling classes
+ *   and one that a policy put d-deep in a local DSQ within W + (d + 2) * (P + J)
+ *   (a queue is seen at firings only: one period may pass before it is first
+ *   seen and one more before W has elapsed at a firing), not counting time the CPU spends in higher scheduling classes
  *   (fair tasks in partial mode, real-time tasks, interrupts). Parameters live
  *   in akts_guard_params and may change at run time; max_wait_ns 0 turns the
  *   guard off (tests only). The timer, which the circuit breaker will share,
@@ -168,6 +169,7 @@ struct akts_guard_params {
 	__u64 max_wait_ns;     /* W; AKTS_GUARD_OFF turns the guard off (tests only) */
 	__u64 rescue_slice_ns; /* R, clamped to [50 us, 1 s] by BPF; at most P */
 	__u64 period_ns;       /* P, clamped to [1 ms, 1 s] by BPF */
+	__u64 reset_gen;       /* bump it: the timer zeroes late_max_ns and run_ns_max */
 };
 
 #define AKTS_GUARD_OFF 0xffffffffffffffffull
@@ -189,6 +191,7 @@ struct akts_guard_state {
 	__u64 rescue_failed;		       /* overdue, but no CPU could take it */
 	__u64 oldest_wait_ns[AKTS_NR_CLASSES]; /* oldest waiter per class at the last firing */
 	__u64 tick_ns;			       /* 1/HZ of the running kernel; 0 if unknown */
+	__u64 reset_gen_seen;		       /* the last reset_gen acted on */
 };
 
 /* Longest wait per class since the last reset (akts_wait_max, per CPU). */
@@ -267,14 +270,14 @@ static_assert(sizeof(struct akts_selector) == 8, "selector layout");
 static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2), "stats layout");
 static_assert(sizeof(struct akts_switch_args) == 8, "switch args layout");
 static_assert(sizeof(struct akts_task_ctx) == 24, "task ctx layout");
-static_assert(sizeof(struct akts_guard_state) == 8 * 13, "guard state layout");
+static_assert(sizeof(struct akts_guard_state) == 8 * 14, "guard state layout");
 static_assert(sizeof(struct akts_wait_max) == 24, "wait max layout");
 #else
 _Static_assert(sizeof(struct akts_selector) == 8, "selector layout");
 _Static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2), "stats layout");
 _Static_assert(sizeof(struct akts_switch_args) == 8, "switch args layout");
 _Static_assert(sizeof(struct akts_task_ctx) == 24, "task ctx layout");
-_Static_assert(sizeof(struct akts_guard_state) == 8 * 13, "guard state layout");
+_Static_assert(sizeof(struct akts_guard_state) == 8 * 14, "guard state layout");
 _Static_assert(sizeof(struct akts_wait_max) == 24, "wait max layout");
 #endif
 

@@ -159,12 +159,16 @@ static __always_inline void akts_guard_scan_queue(u64 dsq, struct akts_guard_sca
 			__sync_fetch_and_add(&gs->rescue_failed, 1);
 			continue;
 		}
-		/* To the head of that CPU's local DSQ; PREEMPT ends the current slice. */
+		/*
+		 * To the head of that CPU's local DSQ; PREEMPT ends the current
+		 * slice. Flagged first: once moved it may run (and stop) at once.
+		 */
+		tctx->flags |= AKTS_TASK_RESCUED;
 		scx_bpf_dsq_move_set_slice(BPF_FOR_EACH_ITER, sc->rescue_slice);
-		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL_ON | cpu, SCX_ENQ_PREEMPT)) {
-			tctx->flags |= AKTS_TASK_RESCUED;
+		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL_ON | cpu, SCX_ENQ_PREEMPT))
 			__sync_fetch_and_add(&gs->rescues[cls], 1);
-		}
+		else
+			tctx->flags &= ~AKTS_TASK_RESCUED;
 	}
 }
 
@@ -213,6 +217,11 @@ static int akts_guard_fire(void *map, int *key, struct akts_guard_timer *gt)
 		sc.max_wait = gp->max_wait_ns ? gp->max_wait_ns : AKTS_GUARD_DEFAULT_MAX_WAIT_NS;
 		sc.rescue_slice = akts_clamp(gp->rescue_slice_ns, AKTS_GUARD_DEFAULT_RESCUE_SLICE_NS, 50000,
 					     1000000000);
+		if (gp->reset_gen != gs->reset_gen_seen) {
+			gs->late_max_ns = 0;
+			gs->run_ns_max = 0;
+			gs->reset_gen_seen = gp->reset_gen;
+		}
 		if (gt->due_ns && sc.now > gt->due_ns && sc.now - gt->due_ns > gs->late_max_ns)
 			gs->late_max_ns = sc.now - gt->due_ns;
 		if (sc.max_wait != AKTS_GUARD_OFF) {

@@ -181,15 +181,14 @@ void ProcessTracker::unmanage(uint32_t tgid, bool alive) {
   managed_.erase(it);
 }
 
-void ProcessTracker::scan(const std::atomic<bool>* cancel, const std::function<void()>& pause) {
-  auto cancelled = [&] { return cancel && cancel->load(std::memory_order_relaxed); };
+std::optional<ProcessTracker::Listing> ProcessTracker::list_processes(const std::atomic<bool>* cancel) const {
   DIR* d = opendir(proc_root_.c_str());
-  if (!d) return;
-  std::map<uint32_t, ProcInfo> alive;  // ordered by pid: parents usually come first
+  if (!d) return std::nullopt;
+  Listing alive;  // ordered by pid: parents usually come first
   while (dirent* e = readdir(d)) {
-    if (cancelled()) {
+    if (cancel && cancel->load(std::memory_order_relaxed)) {
       closedir(d);
-      return;  // an incomplete listing must not release anything
+      return std::nullopt;  // an incomplete listing must not release anything
     }
     uint32_t tgid = 0;
     if (!parse_pid(e->d_name, &tgid) || tgid == self_ || tgid <= 2) continue;
@@ -198,12 +197,25 @@ void ProcessTracker::scan(const std::atomic<bool>* cancel, const std::function<v
     alive.emplace(tgid, std::move(*p));
   }
   closedir(d);
+  return alive;
+}
+
+void ProcessTracker::scan(const std::atomic<bool>* cancel, const std::function<void()>& pause) {
+  auto alive = list_processes(cancel);
+  if (alive) apply(*alive, cancel, pause);
+}
+
+void ProcessTracker::apply(const Listing& alive, const std::atomic<bool>* cancel, const std::function<void()>& pause) {
+  auto cancelled = [&] { return cancel && cancel->load(std::memory_order_relaxed); };
   for (auto it = managed_.begin(); it != managed_.end();) {
     uint32_t tgid = it->first;
     uint64_t started = it->second.start_time;
     ++it;
     auto a = alive.find(tgid);
     if (a == alive.end() || a->second.start_time != started) {
+      // The listing may predate an explicit classification made since: ask /proc once more.
+      auto now = read_proc(tgid);
+      if (now && now->start_time == started) continue;
       // Gone (or its pid already reused): an explicit class was for that process only.
       classifier_.clear_explicit(tgid);
       unmanage(tgid, false);

@@ -17,6 +17,8 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -56,6 +58,11 @@ class ProcessTracker {
   // two processes it calls pause() (if given), where a caller that owns the
   // tracker's lock may let others in.
   void scan(const std::atomic<bool>* cancel = nullptr, const std::function<void()>& pause = {});
+  // The two halves of scan(): read /proc (touches no state of the tracker,
+  // so it may run while another thread holds the tracker), then apply it.
+  using Listing = std::map<uint32_t, ProcInfo>;
+  std::optional<Listing> list_processes(const std::atomic<bool>* cancel = nullptr) const;
+  void apply(const Listing& alive, const std::atomic<bool>* cancel = nullptr, const std::function<void()>& pause = {});
   // An explicit classification (akts run, v1.classify), applied at once.
   // Refuses what cannot be honoured: a thread id, pid 1, a kernel thread, the daemon.
   Status classify_explicit(uint32_t tgid, uint32_t cls);

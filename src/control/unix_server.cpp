@@ -103,7 +103,8 @@ UnixServer::~UnixServer() {
 }
 
 std::vector<pollfd> UnixServer::poll_fds() const {
-  std::vector<pollfd> fds{{listen_fd_, POLLIN, 0}};
+  short listen_ev = Clock::now() < accept_paused_until_ ? 0 : POLLIN;
+  std::vector<pollfd> fds{{listen_fd_, listen_ev, 0}};
   for (const auto& [fd, c] : clients_) {
     short ev = c.eof ? 0 : POLLIN;
     if (!c.out.empty()) ev |= POLLOUT;
@@ -119,11 +120,14 @@ void UnixServer::drop(int fd) {
 
 bool UnixServer::evict_least_recent() {
   auto victim = clients_.end();
+  auto now = Clock::now();
   for (auto it = clients_.begin(); it != clients_.end(); ++it) {
     const Client& c = it->second;
-    if (!c.out.empty() || c.backlog || !c.in.empty()) continue;  // work in flight: not idle
     int unread = 0;
-    if (::ioctl(it->first, FIONREAD, &unread) == 0 && unread > 0) continue;  // a request not read yet
+    bool busy = !c.out.empty() || c.backlog || !c.in.empty() ||
+                (::ioctl(it->first, FIONREAD, &unread) == 0 && unread > 0);  // a request not read yet
+    // Busy but without progress for a while (a line dribbled in, answers not read): fair game.
+    if (busy && now - c.last_progress < limits_.stall_timeout) continue;
     if (victim == clients_.end() || c.last_active < victim->second.last_active) victim = it;
   }
   if (victim == clients_.end()) return false;
@@ -135,18 +139,26 @@ bool UnixServer::evict_least_recent() {
 void UnixServer::accept_clients() {
   while (true) {
     int c = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (c < 0) return;
+    if (c < 0) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        spdlog::warn("control socket: cannot accept ({}); pausing new connections", std::strerror(errno));
+        accept_paused_until_ = Clock::now() + std::chrono::milliseconds(200);
+      }
+      return;
+    }
     if (clients_.size() >= limits_.max_clients && !evict_least_recent()) {
-      ::close(c);  // every client has work in flight: this one may retry
+      ::close(c);  // every client is busy and making progress: this one may retry
       continue;
     }
-    clients_[c].last_active = Clock::now();
+    Client& cl = clients_[c];
+    cl.last_active = cl.last_progress = Clock::now();
   }
 }
 
 bool UnixServer::backlog() const {
+  // A client held back by its unread answers waits for POLLOUT, not for a turn.
   for (const auto& [fd, c] : clients_)
-    if (c.backlog) return true;
+    if (c.backlog && c.out.size() <= limits_.max_output / 2) return true;
   return false;
 }
 
@@ -158,15 +170,16 @@ void UnixServer::sweep(Clock::time_point now) {
 }
 
 void UnixServer::answer_lines(Client& c, bool at_eof) {
-  size_t start = 0, nl, answered = 0;
+  size_t start = 0, nl;
   c.backlog = false;
   while ((nl = c.in.find('\n', start)) != std::string::npos) {
-    if (answered == limits_.lines_per_turn) {  // the rest waits for the next turn
+    // The rest waits: for the next turn, or for the client to read what it has.
+    if (c.answered >= limits_.lines_per_turn || c.out.size() > limits_.max_output / 2) {
       c.backlog = true;
       c.in.erase(0, start);
       return;
     }
-    ++answered;
+    ++c.answered;
     std::string_view line(c.in.data() + start, nl - start);
     start = nl + 1;
     if (c.discarding) {  // the tail of an oversize line
@@ -218,10 +231,12 @@ bool UnixServer::read_from(int fd, Client& c) {
     if (c.backlog) break;  // its turn is over
   }
   if (c.eof && !c.backlog) answer_lines(c, true);
+  if (!flush(fd, c)) return false;
   return c.out.size() <= limits_.max_output;
 }
 
 bool UnixServer::serve(int fd, Client& c, short revents) {
+  c.answered = 0;  // a new turn
   if (c.backlog) {
     answer_lines(c, c.eof);
     if (!flush(fd, c) || c.out.size() > limits_.max_output) return false;
@@ -243,6 +258,7 @@ bool UnixServer::flush(int fd, Client& c) {
     c.out.erase(0, static_cast<size_t>(n));
     c.last_active = Clock::now();
   }
+  if (c.in.empty() && !c.backlog) c.last_progress = Clock::now();  // everything asked was answered and taken
   return true;
 }
 
@@ -265,7 +281,9 @@ void UnixServer::on_ready(const std::vector<pollfd>& fds) {
   // Clients with a backlog that poll() did not report this time.
   std::vector<int> backlogged;
   for (const auto& [fd, c] : clients_)
-    if (c.backlog && std::find(served.begin(), served.end(), fd) == served.end()) backlogged.push_back(fd);
+    if (c.backlog && c.out.size() <= limits_.max_output / 2 &&
+        std::find(served.begin(), served.end(), fd) == served.end())
+      backlogged.push_back(fd);
   for (int fd : backlogged)
     if (!serve(fd, clients_[fd], 0)) drop(fd);
   if (listener_ready) accept_clients();

@@ -5,13 +5,16 @@
 //
 // What a misbehaving client can and cannot do:
 //   - hold connections: at max_clients, a new connection evicts the least
-//     recently active client with nothing in flight (no request unread or
-//     unanswered), or is refused when every client has one, and clients idle
-//     for idle_timeout are closed;
+//     recently active client that is idle (no request unread or unanswered)
+//     or stalled (nothing answered and read for stall_timeout: a line sent a
+//     byte at a time, answers not read), or is refused when every client is
+//     busy; clients idle for idle_timeout are closed;
 //   - flood requests: each client gets at most lines_per_turn answers per
-//     turn of the loop, so one busy client cannot hold the others;
-//   - stop reading: its answers queue up to max_output bytes, then it is
-//     closed; nobody else waits for it;
+//     turn of the loop, and none while its unread answers pass half of
+//     max_output, so one busy client cannot hold the others;
+//   - stop reading: its answers wait (no more are made for it) and it is
+//     closed once a single answer would take it past max_output, or when it
+//     is evicted as stalled; nobody else waits for it;
 //   - send a line past kMaxRequestBytes: it gets an error, the rest of that
 //     line is discarded, and its later lines are served;
 //   - half-close (shutdown(SHUT_WR), as socat and nc -N do): every request it
@@ -35,6 +38,7 @@ namespace akts::control {
 struct ServerLimits {
   size_t max_clients = 64;
   std::chrono::milliseconds idle_timeout{30000};
+  std::chrono::milliseconds stall_timeout{2000};  // a client busy this long without progress may be evicted
   size_t max_output = size_t{1} << 20;  // answers a client has not read yet
   size_t read_budget = size_t{256} << 10;  // bytes read from one client per readiness, for fairness
   size_t lines_per_turn = 64;              // requests answered per client per turn
@@ -68,6 +72,8 @@ class UnixServer {
     std::string in;   // received, not yet a full line
     std::string out;  // answers not yet sent
     Clock::time_point last_active;
+    Clock::time_point last_progress;  // connected, or last had every answer read
+    size_t answered = 0;        // answers made in this turn
     bool eof = false;           // the peer will send nothing more
     bool discarding = false;    // skipping the rest of an oversize line
     bool backlog = false;       // complete lines left for the next turn
@@ -89,6 +95,7 @@ class UnixServer {
 
   std::string path_;
   int listen_fd_;
+  Clock::time_point accept_paused_until_{};  // after EMFILE: do not spin on a listener we cannot drain
   const Dispatcher& d_;
   ServerLimits limits_;
   std::unordered_map<int, Client> clients_;

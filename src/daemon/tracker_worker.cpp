@@ -24,8 +24,11 @@ void TrackerWorker::stop() {
 }
 
 void TrackerWorker::scan_once() {
+  // Reading /proc needs no lock: requests are never held up by it.
+  auto listing = tracker_.list_processes(&stopping_);
+  if (!listing) return;
   std::unique_lock lock(mu_);
-  tracker_.scan(&stopping_, [&] {
+  tracker_.apply(*listing, &stopping_, [&] {
     if (waiting_.load() == 0) return;
     lock.unlock();  // a request is waiting: let it through
     while (waiting_.load() > 0 && !stopping_) std::this_thread::yield();
@@ -35,16 +38,24 @@ void TrackerWorker::scan_once() {
 }
 
 void TrackerWorker::loop() {
-  // The first scan right away, then one per period. Nothing thrown here may
-  // end the daemon: a failed scan is logged and the next one tries again.
+  // The first scan right away, then one per period; in between, the snapshot
+  // is refreshed after requests changed something. Nothing thrown here may end
+  // the daemon: a failed scan is logged and the next one tries again.
+  auto next_scan = std::chrono::steady_clock::now();
   while (!stopping_) {
     try {
-      scan_once();
+      if (std::chrono::steady_clock::now() >= next_scan) {
+        scan_once();
+        next_scan = std::chrono::steady_clock::now() + period_;
+      } else if (dirty_.exchange(false)) {
+        std::lock_guard lock(mu_);
+        publish();
+      }
     } catch (const std::exception& e) {
       spdlog::error("process scan failed: {}", e.what());
     }
     std::unique_lock lock(wake_mu_);
-    wake_.wait_for(lock, period_, [this] { return stopping_.load(); });
+    wake_.wait_until(lock, next_scan, [this] { return stopping_.load() || dirty_.load(); });
   }
 }
 

@@ -1,8 +1,9 @@
 // The process tracker on a thread of its own: a long /proc scan never delays
-// the control socket, a switch or a signal. Requests that change classes take
-// the tracker's lock; a scan lets them in between two processes, so they wait
-// for one process's handling, not for a whole scan. Status reads a snapshot
-// and never waits.
+// the control socket, a switch or a signal. Reading /proc takes no lock;
+// applying it does, and lets waiting requests in between two processes, so a
+// request that changes classes waits for one process's handling, not for a
+// scan. Status reads a snapshot, refreshed by the worker after every scan and
+// every change, and never waits.
 #pragma once
 
 #include <atomic>
@@ -29,14 +30,21 @@ class TrackerWorker {
   // Cancels a scan in progress and joins the thread (idempotent).
   void stop();
 
-  // Runs f(tracker) under the tracker's lock and refreshes the snapshot.
+  // Runs f(tracker) under the tracker's lock; the worker refreshes the
+  // snapshot right after (not here: that would cost the caller's thread a
+  // rebuild per request).
   template <class F>
   auto with_tracker(F&& f) {
     waiting_.fetch_add(1);
     std::unique_lock lock(mu_);
     waiting_.fetch_sub(1);
     auto r = f(tracker_);
-    publish();
+    lock.unlock();
+    {
+      std::lock_guard wl(wake_mu_);
+      dirty_ = true;
+    }
+    wake_.notify_all();
     return r;
   }
   // Managed processes as of the last scan or change.
@@ -51,6 +59,7 @@ class TrackerWorker {
   std::chrono::milliseconds period_;
   std::mutex mu_;  // the tracker
   std::atomic<int> waiting_{0};  // requests waiting for mu_
+  std::atomic<bool> dirty_{false};  // a request changed the tracker since the last snapshot
   mutable std::mutex snap_mu_;
   nlohmann::json snap_ = nlohmann::json::array();
   std::mutex wake_mu_;

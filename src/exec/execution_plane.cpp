@@ -233,14 +233,15 @@ Status ExecutionPlane::load_policy(const PolicySpec& spec, uint32_t slot) {
       bpf_map__set_autoattach(map, false);  // a holder: never registered
       continue;
     }
+    if (bpf_map__is_internal(map)) continue;  // the policy's own .rodata, .bss, .data.*
     std::string_view mname = bpf_map__name(map);
     bool shared_name = std::find(std::begin(kShared), std::end(kShared), mname) != std::end(kShared);
     bpf_map* dispatcher_map = bpf_object__find_map_by_name(skel_->obj, bpf_map__name(map));
     if (!shared_name) {
-      if (dispatcher_map && !mname.ends_with(".rodata") && !mname.ends_with(".bss") && !mname.ends_with(".data"))
+      if (dispatcher_map)
         return errorf(ErrorKind::kInvalidArgument, "policy {}: map {} belongs to the frame; a policy may share only "
                       "the maps of akts_common.bpf.h", name, mname);
-      continue;  // the policy's own map (its .rodata, .bss, ...)
+      continue;  // a map of the policy's own
     }
     if (!dispatcher_map) continue;
     if (int err = bpf_map__reuse_fd(map, bpf_map__fd(dispatcher_map)); err)
@@ -443,7 +444,8 @@ Status ExecutionPlane::set_guard(const GuardParams& params) {
   if (params.enabled)
     if (auto st = params.validate(); !st) return st;
   uint32_t zero = 0;
-  akts_guard_params k = params.to_kernel();
+  akts_guard_params k = params.to_kernel(), old{};
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.akts_guard_params), &zero, &old) == 0) k.reset_gen = old.reset_gen;
   if (bpf_map_update_elem(bpf_map__fd(skel_->maps.akts_guard_params), &zero, &k, BPF_ANY) != 0)
     return sys_error("cannot write the guard's settings", errno);
   return {};
@@ -468,6 +470,15 @@ Result<GuardReport> ExecutionPlane::read_guard() const {
 }
 
 Status ExecutionPlane::reset_longest_waits() {
+  // The timer's worst lateness and run restart too (it zeroes them when it sees the new generation).
+  {
+    uint32_t zero = 0;
+    akts_guard_params k{};
+    if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.akts_guard_params), &zero, &k) == 0) {
+      ++k.reset_gen;
+      (void)bpf_map_update_elem(bpf_map__fd(skel_->maps.akts_guard_params), &zero, &k, BPF_ANY);
+    }
+  }
   int ncpus = libbpf_num_possible_cpus();
   if (ncpus <= 0) return sys_error("cannot count possible CPUs", ncpus);
   // A wait that ends on another CPU while this runs may survive the reset.

@@ -52,7 +52,7 @@ nanoseconds GuardParams::bound(uint32_t tasks_per_cpu, nanoseconds lateness, nan
 }
 
 nanoseconds GuardParams::local_bound(uint32_t depth, nanoseconds lateness) const {
-  return max_wait + (depth + 1) * period + lateness;
+  return max_wait + (depth + 2) * (period + lateness);
 }
 
 nlohmann::json GuardParams::to_json() const {

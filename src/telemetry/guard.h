@@ -30,7 +30,7 @@ struct GuardParams {
   // unknown, taken as 10 ms, HZ=100); the bound of a task in a registered queue.
   std::chrono::nanoseconds bound(uint32_t tasks_per_cpu, std::chrono::nanoseconds lateness,
                                  std::chrono::nanoseconds tick) const;
-  // W + (d + 1) * P + J for a task a policy put d-deep in a local DSQ.
+  // W + (d + 2) * (P + J) for a task a policy put d-deep in a local DSQ.
   std::chrono::nanoseconds local_bound(uint32_t depth, std::chrono::nanoseconds lateness) const;
   nlohmann::json to_json() const;
 };
