@@ -119,7 +119,7 @@ Status ProcessTracker::adopt_threads(uint32_t tgid, Managed& m) const {
     if (!normal_policy(pol)) continue;  // real-time: not ours to move
     int r = ops_.set(static_cast<pid_t>(tid), kSchedExt);
     if (r == 0) {
-      still[tid] = known != m.moved.end() ? known->second : pol;
+      still[tid] = pol;  // the policy it has now is its own choice, even if it left SCHED_EXT by itself
     } else if (r != -ESRCH && st.ok()) {
       st = sys_error(fmt::format("cannot move thread {} of pid {} into SCHED_EXT", tid, tgid), -r);
     }

@@ -7,7 +7,8 @@
 // reused within one tick would look the same), so a reused pid is a new
 // process, never an old one's. Each thread is handled on its own: real-time
 // threads (SCHED_FIFO, SCHED_RR, SCHED_DEADLINE) are left alone, and on
-// release every thread the tracker moved gets back its own earlier policy;
+// release every thread the tracker moved gets back its own policy (the last
+// one it chose itself, e.g. after leaving SCHED_EXT on its own);
 // one it first saw already in SCHED_EXT (born from a moved thread, or put
 // there by someone else) gets SCHED_OTHER.
 #pragma once

@@ -143,12 +143,12 @@ TEST_F(TrackerTest, NewThreadsAndThreadsThatResetThemselvesAreAdopted) {
   EXPECT_EQ(ops_.policy[100], kExt);
   proc_.add(100, 1, "cyclictest", 5, {100, 101});
   ops_.policy[101] = SCHED_BATCH;
-  ops_.policy[100] = SCHED_OTHER;  // it set itself back
+  ops_.policy[100] = SCHED_IDLE;  // it left SCHED_EXT by itself, for a policy of its choice
   t.scan();
   EXPECT_EQ(ops_.policy[100], kExt);
   EXPECT_EQ(ops_.policy[101], kExt);
   t.restore_all();
-  EXPECT_EQ(ops_.policy[100], SCHED_OTHER);
+  EXPECT_EQ(ops_.policy[100], SCHED_IDLE);  // its latest own choice, not the one before
   EXPECT_EQ(ops_.policy[101], SCHED_BATCH);
 }
 
