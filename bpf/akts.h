@@ -70,30 +70,37 @@
  *   A BPF timer owned by the frame, not by any policy, fires every period_ns.
  *   It walks every registered queue; a task waiting there for max_wait_ns or
  *   more (since it became runnable, or was last preempted) is moved to the
- *   head of the local DSQ of a CPU it may run on (its last CPU if allowed)
- *   with a slice of rescue_slice_ns, preempting that CPU; the frame's own
- *   ops.tick ends a rescued task's slice after rescue_slice_ns whatever slice
- *   a policy gives it, so the next rescued task in that local DSQ runs (with
- *   none waiting there, the policy's dispatch may let it go on). Local DSQs cannot be
- *   walked (the kernel refuses to iterate or peek them), so a CPU whose local
- *   DSQ every firing has seen non-empty for max_wait_ns is preempted at each
- *   firing in which its current task has run at least rescue_slice_ns.
- *   With W = max_wait_ns, P = period_ns, R = rescue_slice_ns (R <= P), J
- *   the timer's lateness plus its own longest run (late_max_ns + run_ns_max),
- *   N the SCHED_EXT tasks that may run on the task's CPU and R' = R + one
- *   tick (the cap is checked at ticks: 1/HZ, 4 ms on the pinned kernel), a
+ *   head of the local DSQ of a CPU it may run on (its last CPU if allowed,
+ *   else an online CPU of its mask) with a slice of rescue_slice_ns,
+ *   preempting that CPU. The frame's own ops.tick ends a rescued task's slice
+ *   after rescue_slice_ns whatever slice a policy gives it, so the next
+ *   rescued task in that local DSQ runs (with none waiting there, the
+ *   policy's dispatch may let it go on). Local DSQs cannot be walked (the
+ *   kernel refuses to iterate or peek them), so a CPU whose local DSQ every
+ *   firing has seen non-empty for max_wait_ns is preempted at each firing in
+ *   which its current task has run at least rescue_slice_ns.
+ *
+ *   With W = max_wait_ns, P = period_ns, R = rescue_slice_ns (R <= P), J the
+ *   timer's lateness plus its own longest run (late_max_ns + run_ns_max), N
+ *   the SCHED_EXT tasks that may run on the task's CPU and R' = R + one tick
+ *   (the cap is checked at ticks: 1/HZ, 4 ms on the pinned kernel), a
  *   runnable task in a registered queue starts running within
  *       W + P + J + (N - 1) * R'           (while (N - 1) * R' < W)
- *   and one that a policy put d-deep in a local DSQ within W + (d + 2) * (P + J)
- *   (a queue is seen at firings only: one period may pass before it is first
- *   seen and one more before W has elapsed at a firing), not counting time the CPU spends in higher scheduling classes
- *   (fair tasks in partial mode, real-time tasks, interrupts). Parameters live
- *   in akts_guard_params and may change at run time; max_wait_ns 0 turns the
- *   guard off (tests only). The timer, which the circuit breaker will share,
+ *   and one that a policy put d-deep in a local DSQ within
+ *       W + (d + 2) * (P + J)
+ *   (a local DSQ is seen at firings only: a period may pass before it is
+ *   first seen, and one more before W has elapsed at a firing). Time the CPU
+ *   spends in higher scheduling classes (fair tasks in partial mode,
+ *   real-time tasks, interrupts) is not counted.
+ *
+ *   Parameters live in akts_guard_params and may change at run time; a field
+ *   left 0 takes its default, and max_wait_ns AKTS_GUARD_OFF turns the guard
+ *   off (tests only). The timer, which the circuit breaker will share,
  *   publishes what it saw in akts_guard_state: the oldest task waiting per
  *   class in the registered queues right now, rescues, its own run time. The
  *   longest wait of each class since the last reset is exact (not bucketed),
  *   per CPU in akts_wait_max.
+ *
  *   Limits: the timer runs in softirq context on one CPU. In --switch-all
  *   mode a softirq backlog moves to ksoftirqd, which akts itself schedules: a
  *   policy that starves ksoftirqd can delay the very timer that would rescue

@@ -11,8 +11,9 @@
  * is charged by run time scaled by nice weight.
  *
  * Limits: LC strictly precedes BE, so a CPU-bound LC process holds batch work
- * back to what the frame's bounded-wait guard grants it (a rescue slice every
- * max_wait, about 1% by default); short slices cost batch throughput in context switches and cache
+ * back to what the frame's bounded-wait guard grants it (a rescue slice about
+ * every max_wait: 1-2% of the CPU measured with the defaults); short slices
+ * cost batch throughput in context switches and cache
  * misses. It does not preempt a running BE task for a waking LC one: that
  * waits for the next slice end, at most slice_ns.
  *
