@@ -13,8 +13,8 @@
 //     turn of the loop, and none while its unread answers pass half of
 //     max_output, so one busy client cannot hold the others;
 //   - stop reading: its answers wait (no more are made for it) and it is
-//     closed once a single answer would take it past max_output, or when it
-//     is evicted as stalled; nobody else waits for it;
+//     closed when idle for idle_timeout, when evicted as stalled, or once a
+//     single answer would take it past max_output; nobody else waits for it;
 //   - send a line past kMaxRequestBytes: it gets an error, the rest of that
 //     line is discarded, and its later lines are served;
 //   - half-close (shutdown(SHUT_WR), as socat and nc -N do): every request it

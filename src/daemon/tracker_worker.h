@@ -25,7 +25,7 @@ class TrackerWorker {
   TrackerWorker(const TrackerWorker&) = delete;
   TrackerWorker& operator=(const TrackerWorker&) = delete;
 
-  // One scan now, then one every period on the worker thread.
+  // Starts the worker thread: a scan at once, then one every period.
   void start();
   // Cancels a scan in progress and joins the thread (idempotent).
   void stop();
