@@ -22,7 +22,7 @@ namespace {
 // Mean ns per run over `repeat` runs, as the kernel measures it.
 Result<double> time_prog(int prog_fd, uint32_t repeat) {
   char pkt[64] = {};
-  LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = pkt, .data_size_in = sizeof(pkt), .repeat = repeat);
+  LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = pkt, .data_size_in = sizeof(pkt), .repeat = static_cast<int>(repeat));
   if (bpf_prog_test_run_opts(prog_fd, &opts) != 0) return sys_error("BPF_PROG_TEST_RUN", errno);
   return static_cast<double>(opts.duration);
 }

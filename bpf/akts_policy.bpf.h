@@ -33,6 +33,25 @@ static __always_inline void akts_count_call(enum akts_callback cb)
 #endif
 }
 
+/*
+ * Callbacks a policy needs only for the counters (the frame does the rest):
+ * AKTS_COUNT_ONLY(prefix, runnable) defines prefix_runnable, and likewise for
+ * running, stopping and quiescent.
+ */
+#define AKTS_COUNT_ONLY_ARGS_runnable struct task_struct *p, u64 enq_flags
+#define AKTS_COUNT_ONLY_ARGS_running struct task_struct *p
+#define AKTS_COUNT_ONLY_ARGS_stopping struct task_struct *p, bool runnable
+#define AKTS_COUNT_ONLY_ARGS_quiescent struct task_struct *p, u64 deq_flags
+#define AKTS_COUNT_ONLY_CB_runnable AKTS_CB_RUNNABLE
+#define AKTS_COUNT_ONLY_CB_running AKTS_CB_RUNNING
+#define AKTS_COUNT_ONLY_CB_stopping AKTS_CB_STOPPING
+#define AKTS_COUNT_ONLY_CB_quiescent AKTS_CB_QUIESCENT
+#define AKTS_COUNT_ONLY(prefix, cb)                                              \
+	void BPF_STRUCT_OPS(prefix##_##cb, AKTS_COUNT_ONLY_ARGS_##cb)            \
+	{                                                                        \
+		akts_count_call(AKTS_COUNT_ONLY_CB_##cb);                        \
+	}
+
 #define AKTS_POLICY_HOLDER(pol, prefix)                               \
 	SEC(".struct_ops.link")                                        \
 	struct sched_ext_ops pol##_holder = {                         \

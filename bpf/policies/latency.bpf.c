@@ -62,10 +62,7 @@ void BPF_STRUCT_OPS(latency_dispatch, s32 cpu, struct task_struct *prev)
 		akts_drain2(AKTS_DSQ_LC_VTIME, AKTS_DSQ_BE_VTIME);
 }
 
-void BPF_STRUCT_OPS(latency_runnable, struct task_struct *p, u64 enq_flags)
-{
-	akts_count_call(AKTS_CB_RUNNABLE);
-}
+AKTS_COUNT_ONLY(latency, runnable)
 
 void BPF_STRUCT_OPS(latency_running, struct task_struct *p)
 {
@@ -82,9 +79,6 @@ void BPF_STRUCT_OPS(latency_stopping, struct task_struct *p, bool runnable)
 	akts_charge_vtime(p);
 }
 
-void BPF_STRUCT_OPS(latency_quiescent, struct task_struct *p, u64 deq_flags)
-{
-	akts_count_call(AKTS_CB_QUIESCENT);
-}
+AKTS_COUNT_ONLY(latency, quiescent)
 
 AKTS_POLICY_HOLDER(latency, latency);

@@ -58,24 +58,9 @@ void BPF_STRUCT_OPS(throughput_dispatch, s32 cpu, struct task_struct *prev)
 		scx_bpf_dsq_move_to_local(AKTS_DSQ_BE_FIFO, 0);
 }
 
-void BPF_STRUCT_OPS(throughput_runnable, struct task_struct *p, u64 enq_flags)
-{
-	akts_count_call(AKTS_CB_RUNNABLE);
-}
-
-void BPF_STRUCT_OPS(throughput_running, struct task_struct *p)
-{
-	akts_count_call(AKTS_CB_RUNNING);
-}
-
-void BPF_STRUCT_OPS(throughput_stopping, struct task_struct *p, bool runnable)
-{
-	akts_count_call(AKTS_CB_STOPPING);
-}
-
-void BPF_STRUCT_OPS(throughput_quiescent, struct task_struct *p, u64 deq_flags)
-{
-	akts_count_call(AKTS_CB_QUIESCENT);
-}
+AKTS_COUNT_ONLY(throughput, runnable)
+AKTS_COUNT_ONLY(throughput, running)
+AKTS_COUNT_ONLY(throughput, stopping)
+AKTS_COUNT_ONLY(throughput, quiescent)
 
 AKTS_POLICY_HOLDER(throughput, throughput);

@@ -37,10 +37,7 @@ void BPF_STRUCT_OPS(greedy_dispatch, s32 cpu, struct task_struct *prev)
 	scx_bpf_dsq_move_to_local(AKTS_DSQ_BE_FIFO, 0);
 }
 
-void BPF_STRUCT_OPS(greedy_runnable, struct task_struct *p, u64 enq_flags)
-{
-	akts_count_call(AKTS_CB_RUNNABLE);
-}
+AKTS_COUNT_ONLY(greedy, runnable)
 
 void BPF_STRUCT_OPS(greedy_running, struct task_struct *p)
 {
@@ -48,14 +45,7 @@ void BPF_STRUCT_OPS(greedy_running, struct task_struct *p)
 	p->scx.slice = SCX_SLICE_INF;
 }
 
-void BPF_STRUCT_OPS(greedy_stopping, struct task_struct *p, bool runnable)
-{
-	akts_count_call(AKTS_CB_STOPPING);
-}
-
-void BPF_STRUCT_OPS(greedy_quiescent, struct task_struct *p, u64 deq_flags)
-{
-	akts_count_call(AKTS_CB_QUIESCENT);
-}
+AKTS_COUNT_ONLY(greedy, stopping)
+AKTS_COUNT_ONLY(greedy, quiescent)
 
 AKTS_POLICY_HOLDER(greedy, greedy);

@@ -30,24 +30,9 @@ void BPF_STRUCT_OPS(hoarder_dispatch, s32 cpu, struct task_struct *prev)
 		prev->scx.slice = SCX_SLICE_INF;
 }
 
-void BPF_STRUCT_OPS(hoarder_runnable, struct task_struct *p, u64 enq_flags)
-{
-	akts_count_call(AKTS_CB_RUNNABLE);
-}
-
-void BPF_STRUCT_OPS(hoarder_running, struct task_struct *p)
-{
-	akts_count_call(AKTS_CB_RUNNING);
-}
-
-void BPF_STRUCT_OPS(hoarder_stopping, struct task_struct *p, bool runnable)
-{
-	akts_count_call(AKTS_CB_STOPPING);
-}
-
-void BPF_STRUCT_OPS(hoarder_quiescent, struct task_struct *p, u64 deq_flags)
-{
-	akts_count_call(AKTS_CB_QUIESCENT);
-}
+AKTS_COUNT_ONLY(hoarder, runnable)
+AKTS_COUNT_ONLY(hoarder, running)
+AKTS_COUNT_ONLY(hoarder, stopping)
+AKTS_COUNT_ONLY(hoarder, quiescent)
 
 AKTS_POLICY_HOLDER(hoarder, hoarder);

@@ -235,6 +235,11 @@ int main(int argc, char** argv) {
   selftest->add_option("--only", st.only, "run only these checks")
       ->check(CLI::IsMember(akts::selftest_check_names()));
 
+  // Every benchmark reports the same way: a table, or JSON, and optionally a file.
+  auto add_report_flags = [](CLI::App* sub, bool& json, std::string& out) {
+    sub->add_flag("--json", json, "print the report as JSON");
+    sub->add_option("--out", out, "also write the JSON report to this file");
+  };
   // benchmarks
   auto* bench = app.add_subcommand("bench", "Benchmarks that report figures (see docs/benchmarks.md).");
   bench->require_subcommand(1);
@@ -248,8 +253,7 @@ int main(int argc, char** argv) {
   act->add_option("--reload-n", ao.reload_n, "samples of the reload and process-switch arms")
       ->check(CLI::Range(size_t{1}, size_t{1000}));
   act->add_option("--batch", ao.batch, "stores per sample of the store arm")->check(CLI::Range(size_t{1}, size_t{1000000}));
-  act->add_flag("--json", ao.json, "print the report as JSON");
-  act->add_option("--out", ao.out, "also write the JSON report to this file");
+  add_report_flags(act, ao.json, ao.out);
   akts::bench::DispatchOptions dopt;
   auto* disp = bench->add_subcommand(
       "dispatch",
@@ -257,8 +261,7 @@ int main(int argc, char** argv) {
       "stand-alone policy, without counters, and with all 8 slots filled. Needs a sched_ext kernel.");
   disp->add_option("-n", dopt.effect_n, "switches per switch-to-effect mode")->check(CLI::Range(size_t{1}, size_t{10000}));
   disp->add_option("--reps", dopt.reps, "interleaved repetitions per cost configuration")->check(CLI::Range(1, 100));
-  disp->add_flag("--json", dopt.json, "print the report as JSON");
-  disp->add_option("--out", dopt.out, "also write the JSON report to this file");
+  add_report_flags(disp, dopt.json, dopt.out);
 
   akts::bench::TailcallOptions topt;
   auto* tcall = bench->add_subcommand(
@@ -267,8 +270,7 @@ int main(int argc, char** argv) {
       "read without it (XDP programs under BPF_PROG_TEST_RUN; any kernel with BPF, no sched_ext needed).");
   tcall->add_option("--repeat", topt.repeat, "runs per sample")->check(CLI::Range(1000u, 1000000000u));
   tcall->add_option("--rounds", topt.rounds, "interleaved samples per arm")->check(CLI::Range(1, 1000));
-  tcall->add_flag("--json", topt.json, "print the report as JSON");
-  tcall->add_option("--out", topt.out, "also write the JSON report to this file");
+  add_report_flags(tcall, topt.json, topt.out);
   akts::bench::ControlOptions copt;
   auto* ctl = bench->add_subcommand(
       "control",
@@ -279,8 +281,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 10000));
   ctl->add_option("-n,--requests", copt.requests, "switch round trips")->check(CLI::Range(size_t{1}, size_t{1000000}));
   ctl->add_option("--note", copt.note, "what else is going on (copied into the report)");
-  ctl->add_flag("--json", copt.json, "print the report as JSON");
-  ctl->add_option("--out", copt.out, "also write the JSON report to this file");
+  add_report_flags(ctl, copt.json, copt.out);
 
   bool lib_json = false;
   auto* library = app.add_subcommand("library", "List the policies compiled into this binary, in slot order.");
