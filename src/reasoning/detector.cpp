@@ -7,16 +7,15 @@
 
 namespace akts {
 
-double Detector::signal(const Window& w) const {
-  double target = o_.lc_wait_p99_target_ms > 0 ? o_.lc_wait_p99_target_ms : 1;
-  double s = std::max(w.wait_p99_ms[AKTS_CLASS_LC], w.oldest_wait_ms[AKTS_CLASS_LC]) / target;
+double Detector::signal(const Window& w, const Objective& obj) const {
+  double s = obj.observed_ms(w).value_or(0.0) / (obj.max_ms > 0 ? obj.max_ms : 1);
   if (w.app_requests_processing && o_.app_busy_requests > 0)
     s = std::max(s, *w.app_requests_processing / o_.app_busy_requests);
   return s;
 }
 
-ControllerDecision Detector::decide(const Window& w) {
-  double s = signal(w);
+ControllerDecision Detector::decide(const Window& w, const ControllerContext& ctx) {
+  double s = signal(w, ctx.objective);
   if (!started_) {
     ewma_ = s;
     started_ = true;
@@ -27,18 +26,28 @@ ControllerDecision Detector::decide(const Window& w) {
   // Confirmed on the raw signal: a lone spike lifts the slow-falling average
   // for several periods, but the signal itself only once.
   above_ = s >= o_.enter ? above_ + 1 : 0;
+  std::string why;
   if (!burst_ && above_ >= o_.confirm && ewma_ >= o_.enter && dwell_ >= o_.min_dwell) {
     burst_ = true;
     dwell_ = 0;
-    return {o_.burst_slot, fmt::format("burst: LC signal >= {:.2f} for {} periods (smoothed {:.2f})", o_.enter,
-                                       above_, ewma_)};
-  }
-  if (burst_ && ewma_ <= o_.leave && dwell_ >= o_.min_dwell) {
+    why = fmt::format("burst: signal {:.2f} >= {:.2f} for {} periods (smoothed {:.2f})", s, o_.enter, above_, ewma_);
+  } else if (burst_ && ewma_ <= o_.leave && dwell_ >= o_.min_dwell) {
     burst_ = false;
     dwell_ = 0;
-    return {o_.calm_slot, fmt::format("calm: smoothed LC signal {:.2f} <= {:.2f}", ewma_, o_.leave)};
+    why = fmt::format("calm: smoothed signal {:.2f} <= {:.2f}", ewma_, o_.leave);
   }
-  return {std::nullopt, fmt::format("hold: smoothed LC signal {:.2f} ({})", ewma_, burst_ ? "burst" : "calm")};
+  uint32_t want = burst_ ? o_.burst_slot : o_.calm_slot;
+  if (ctx.locked || want == ctx.running)
+    return {std::nullopt, fmt::format("stay: {} (smoothed signal {:.2f})", burst_ ? "burst" : "calm", ewma_)};
+  if (why.empty())
+    why = fmt::format("{} regime, but slot {} runs (smoothed signal {:.2f})", burst_ ? "burst" : "calm",
+                      ctx.running, ewma_);
+  return {want, why};
+}
+
+nlohmann::json Detector::state() const {
+  return {{"regime", burst_ ? "burst" : "calm"}, {"smoothed_signal", ewma_}, {"periods_in_regime", dwell_},
+          {"burst_slot", o_.burst_slot}, {"calm_slot", o_.calm_slot}};
 }
 
 }  // namespace akts

@@ -1,9 +1,11 @@
 // The regime detector: a controller that watches leading signals of
-// latency-critical load (LC wait p99 and the oldest LC waiter against the
-// objective, the application's in-flight requests), smooths them with an
-// asymmetric EWMA (quick up, slow down, as scx_lavd does) and switches with
-// hysteresis, a confirmation period and a minimum dwell, so steady noise and a
-// lone spike do not make it flap.
+// latency-critical load (the objective's signal against its target: LC wait
+// p99 and the oldest LC waiter, or pushed request latency; the application's
+// in-flight requests), smooths them with an asymmetric EWMA (quick up, slow
+// down, as scx_lavd does) and changes regime with hysteresis, a confirmation
+// period and a minimum dwell, so steady noise and a lone spike do not make it
+// flap. It proposes its regime's slot whenever that is not what runs (after a
+// hold ends, say) and nothing while the arbiter says it is locked out.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +17,6 @@ namespace akts {
 struct DetectorOptions {
   uint32_t burst_slot = 0;             // the latency policy
   uint32_t calm_slot = 1;              // the throughput policy
-  double lc_wait_p99_target_ms = 20;   // the objective: LC wait p99 at most this
   double app_busy_requests = 1;        // in-flight requests at which the application counts as busy
   double alpha_up = 0.8, alpha_down = 0.15;
   double enter = 1.0, leave = 0.4;     // on the smoothed signal (1.0 = at the objective)
@@ -25,11 +26,12 @@ struct DetectorOptions {
 
 class Detector : public Controller {
  public:
-  explicit Detector(DetectorOptions o = {}) : o_(o) {}
+  explicit Detector(DetectorOptions o = {}) : o_(o), dwell_(o.min_dwell) {}  // no dwell owed at start
   std::string name() const override { return "detector"; }
-  ControllerDecision decide(const Window& w) override;
+  ControllerDecision decide(const Window& w, const ControllerContext& ctx) override;
+  nlohmann::json state() const override;
   // The raw signal of a window: 1.0 means LC work is at the objective.
-  double signal(const Window& w) const;
+  double signal(const Window& w, const Objective& obj) const;
   double smoothed() const { return ewma_; }
   bool in_burst() const { return burst_; }
 

@@ -1,28 +1,54 @@
 // One telemetry window: what the reasoning plane sees each period (kernel
-// waits and the guard's view, the host's CPU contention, the application's
-// metrics where present). Controllers read it; nothing in it needs a kernel.
+// waits, run time and the guard's view, the host's CPU contention, the
+// application's metrics where present). The daemon's sampler builds one per
+// period from counter deltas; controllers read it; nothing in it needs a kernel.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "akts.h"
 
 namespace akts {
 
 struct Window {
+  uint64_t seq = 0;     // 1 for the first window since the daemon started
   double t_s = 0;       // end of the window, seconds since the daemon started
   double period_s = 0;  // its length
-  std::array<double, AKTS_NR_CLASSES> wait_p99_ms{};    // over the window (histogram deltas)
-  std::array<double, AKTS_NR_CLASSES> oldest_wait_ms{};  // waiting right now
-  std::array<uint64_t, AKTS_NR_CLASSES> waits{};         // waits that ended in the window
+  uint32_t cpus = 1;    // online CPUs (batch share is of period_s * cpus)
+
+  // The kernel (BPF counters and the guard), per class (AKTS_CLASS_*).
+  std::array<uint64_t, AKTS_NR_CLASSES> waits{};               // waits that ended in the window
+  std::array<std::optional<double>, AKTS_NR_CLASSES> wait_p50_ms, wait_p99_ms;  // nullopt: no waits ended
+  std::array<double, AKTS_NR_CLASSES> oldest_wait_ms{};        // waiting right now (the guard's last scan)
+  std::array<double, AKTS_NR_CLASSES> run_ms{};                // CPU time its tasks ran (runs that ended)
+  std::array<uint64_t, AKTS_NR_CLASSES> rescues{};             // bounded-wait rescues in the window
+  uint64_t queued = 0;                                         // tasks in the registered queues now
+  uint64_t dispatches = 0;                                     // dispatcher entries in the window
+  uint64_t fallthrough = 0;                                    // of which ran the built-in default
+  uint32_t selected_slot = AKTS_SLOT_NONE;
+  uint32_t effective_slot = AKTS_SLOT_NONE;
+
+  // The host.
   double cpu_pressure = 0;  // share of wall time some task stalled for a CPU (0..1)
   double cpu_util = 0;      // share of CPU time busy (0..1)
-  uint32_t effective_slot = AKTS_SLOT_NONE;
-  // From the application's metrics endpoint, when one is configured.
+  uint32_t runnable = 0;    // tasks running or runnable now (/proc/stat procs_running)
+
+  // The application: scraped from its metrics endpoint, or pushed (v1.push).
   std::optional<double> app_requests_processing;
   std::optional<double> app_prompt_tokens_per_s;
+  std::optional<double> app_decode_tokens_per_s;
+  uint64_t app_latency_samples = 0;  // pushed request latencies in the window
+  std::optional<double> app_latency_p50_ms, app_latency_p99_ms;
+
+  // The share of the window's CPU time best-effort tasks ran (0..1).
+  double batch_share() const;
+
+  nlohmann::json to_json() const;
+  static std::optional<Window> from_json(const nlohmann::json& j);  // a recorded trace's line
 };
 
 }  // namespace akts

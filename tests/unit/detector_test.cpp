@@ -24,6 +24,7 @@ std::vector<Window> trace(uint32_t seed, int calm1, int burst, int calm2, double
     double v = in_burst ? burst_ms(rng) : calm_ms(rng);
     if (!in_burst && spike_every > 0 && i % static_cast<int>(spike_every) == 7) v = 45.0;  // a lone spike
     w.wait_p99_ms[AKTS_CLASS_LC] = std::max(0.0, v);
+    w.waits[AKTS_CLASS_LC] = 10;
     out.push_back(w);
   }
   return out;
@@ -34,10 +35,23 @@ struct Switch {
   uint32_t slot;
 };
 
+// The arbiter's part, reduced: what the detector proposes runs from the next window.
+ControllerContext context(uint32_t running = 1) {
+  ControllerContext ctx;
+  ctx.slots = {{0, "latency", "", ""}, {1, "throughput", "", ""}};
+  ctx.running = running;
+  ctx.objective.max_ms = 20;
+  return ctx;
+}
+
 std::vector<Switch> replay(Detector& d, const std::vector<Window>& t) {
   std::vector<Switch> s;
+  auto ctx = context();
   for (size_t i = 0; i < t.size(); ++i)
-    if (auto dec = d.decide(t[i]); dec.slot) s.push_back({static_cast<int>(i), *dec.slot});
+    if (auto dec = d.decide(t[i], ctx); dec.slot) {
+      s.push_back({static_cast<int>(i), *dec.slot});
+      ctx.running = *dec.slot;
+    }
   return s;
 }
 
@@ -66,13 +80,14 @@ TEST(Detector, NoFlappingOnNoiseOrLoneSpikes) {
 
 TEST(Detector, TheApplicationsInFlightRequestsAreALeadingSignal) {
   Detector d;
+  auto ctx = context();
   Window calm;
   calm.app_requests_processing = 0;
-  for (int i = 0; i < 10; ++i) EXPECT_FALSE(d.decide(calm).slot);
+  for (int i = 0; i < 10; ++i) EXPECT_FALSE(d.decide(calm, ctx).slot);
   Window busy;
   busy.app_requests_processing = 8;  // requests arrived before any wait shows in the kernel
-  EXPECT_FALSE(d.decide(busy).slot);  // first period: confirming
-  auto dec = d.decide(busy);
+  EXPECT_FALSE(d.decide(busy, ctx).slot);  // first period: confirming
+  auto dec = d.decide(busy, ctx);
   ASSERT_TRUE(dec.slot);
   EXPECT_EQ(*dec.slot, 0u);
 }
@@ -84,6 +99,32 @@ TEST(Detector, AMinimumDwellHoldsARegime) {
   auto s = replay(d, trace(3, 20, 3, 40));  // a burst shorter than the dwell
   ASSERT_EQ(s.size(), 2u);
   EXPECT_GE(s[1].period - s[0].period, 10);
+}
+
+TEST(Detector, ProposesNothingWhileLockedAndItsRegimeAfterwards) {
+  Detector d;
+  auto ctx = context();
+  ctx.locked = true;  // an operator holds throughput through a burst
+  auto t = trace(4, 10, 40, 0);
+  for (const auto& w : t) EXPECT_FALSE(d.decide(w, ctx).slot);
+  EXPECT_TRUE(d.in_burst());  // it kept watching
+  ctx.locked = false;         // the hold ends mid-burst: back to what the regime wants
+  auto dec = d.decide(t.back(), ctx);
+  ASSERT_TRUE(dec.slot);
+  EXPECT_EQ(*dec.slot, 0u);
+  ctx.running = 0;
+  EXPECT_FALSE(d.decide(t.back(), ctx).slot);  // what it wants runs: no change
+}
+
+TEST(Detector, AStarvedLcTaskCountsThoughNoWaitEnded) {
+  Detector d;
+  auto ctx = context();
+  Window starved;
+  starved.oldest_wait_ms[AKTS_CLASS_LC] = 150;  // waiting, not yet run: no histogram sample
+  EXPECT_FALSE(d.decide(starved, ctx).slot);
+  auto dec = d.decide(starved, ctx);
+  ASSERT_TRUE(dec.slot);
+  EXPECT_EQ(*dec.slot, 0u);
 }
 
 }  // namespace

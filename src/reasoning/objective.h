@@ -1,0 +1,41 @@
+// The operator's objective, in terms the daemon observes: keep a latency
+// signal at or under a target, then maximise the CPU time batch work gets.
+// Controllers and the bandit's reward read it; the decision log measures
+// every decision against it.
+//
+//   config: "objective": {"signal": "lc_wait_p99", "max": "20ms"}
+//           "objective": {"signal": "request_latency_p99", "max": "500ms"}   (pushed by the application)
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+#include "telemetry/window.h"
+
+namespace akts {
+
+struct Objective {
+  enum class Signal { kLcWaitP99, kRequestLatencyP99 };
+  Signal signal = Signal::kLcWaitP99;
+  double max_ms = 20;
+
+  // The signal in a window. LC wait: the larger of the window's p99 and the
+  // oldest LC task still waiting (a starved task ends no wait). nullopt: no
+  // sample (no LC wait ended and none is waiting; no pushed latency).
+  std::optional<double> observed_ms(const Window& w) const;
+  // No sample counts as met: nothing latency-critical waited.
+  bool met(const Window& w) const;
+  // In [0, 1]: half for the latency signal (min(1, max/observed)), half for
+  // the batch CPU share, which counts only while the objective is met.
+  double reward(const Window& w) const;
+
+  std::string describe() const;  // "LC wait p99 <= 20 ms, then maximise batch CPU"
+  nlohmann::json to_json() const;
+  // {"signal": ..., "max": "20ms" | 20 (ms)}; unknown keys and bad values are errors.
+  static Result<Objective> from_json(const nlohmann::json& j);
+};
+
+}  // namespace akts
