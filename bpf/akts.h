@@ -222,6 +222,9 @@ struct akts_cpu_stats {
 	__u64 calls[AKTS_NR_CALLBACKS][AKTS_MAX_SLOTS];	   /* reached the policy in slot */
 	__u64 fallthrough[AKTS_NR_CALLBACKS];		   /* ran the built-in default */
 	__u64 wait_hist[AKTS_NR_CLASSES][AKTS_WAIT_BUCKETS]; /* enqueue-to-running, ns */
+	/* CPU time per class, ns, added when a run ends (ops.stopping): a task
+	 * still running has its current run counted only once it stops. */
+	__u64 run_ns[AKTS_NR_CLASSES];
 	/* Switch-to-effect: the effective slot this CPU's last callback saw and
 	 * when that changed (bpf_ktime_get_ns, i.e. CLOCK_MONOTONIC). Not summed. */
 	__u32 last_slot;
@@ -274,14 +277,14 @@ static __always_inline __u32 akts_slot_from(const struct akts_selector *sel, con
 
 #ifdef __cplusplus
 static_assert(sizeof(struct akts_selector) == 8, "selector layout");
-static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2), "stats layout");
+static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2 + 2), "stats layout");
 static_assert(sizeof(struct akts_switch_args) == 8, "switch args layout");
 static_assert(sizeof(struct akts_task_ctx) == 24, "task ctx layout");
 static_assert(sizeof(struct akts_guard_state) == 8 * 14, "guard state layout");
 static_assert(sizeof(struct akts_wait_max) == 24, "wait max layout");
 #else
 _Static_assert(sizeof(struct akts_selector) == 8, "selector layout");
-_Static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2), "stats layout");
+_Static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2 + 2), "stats layout");
 _Static_assert(sizeof(struct akts_switch_args) == 8, "switch args layout");
 _Static_assert(sizeof(struct akts_task_ctx) == 24, "task ctx layout");
 _Static_assert(sizeof(struct akts_guard_state) == 8 * 14, "guard state layout");

@@ -390,8 +390,16 @@ static __always_inline void akts_mark_stopping(struct task_struct *p)
 
 	if (run)
 		run->running_at = 0;
-	if (tctx)
-		tctx->flags &= ~AKTS_TASK_RESCUED;
+	if (!tctx)
+		return;
+	tctx->flags &= ~AKTS_TASK_RESCUED;
+#ifndef AKTS_NO_COUNTERS
+	struct akts_cpu_stats *st = akts_cpu_stats();
+	u64 now = bpf_ktime_get_ns();
+
+	if (st && tctx->running_at && now > tctx->running_at)
+		st->run_ns[tctx->cls == AKTS_CLASS_LC ? AKTS_CLASS_LC : AKTS_CLASS_BE] += now - tctx->running_at;
+#endif
 }
 
 /*

@@ -147,7 +147,9 @@ Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::
         if (!m) return m.error();
         c.matchers.push_back(*m);
       }
-    } else {
+    } else if (auto r = parse_reasoning_key(key, v, c.reasoning); !r) {
+      return r.error();
+    } else if (!*r) {
       return bad(excerpt(key), "unknown key");
     }
   }
@@ -156,6 +158,7 @@ Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::
   for (size_t i = 0; i < c.policies.size(); ++i)
     found = found || c.policies[i] == c.initial || std::to_string(i) == c.initial;
   if (!found) return bad("initial", fmt::format("\"{}\" is not one of the configured policies or slots", c.initial));
+  if (auto st = check_reasoning_config(c.reasoning, c.policies); !st) return st.error();
   return c;
 }
 

@@ -7,6 +7,8 @@
 //     "switch_all": false,                         // manage every task, not only matched ones
 //     "scan_interval_ms": 100,
 //     "guard": {"max_wait": "200ms", "rescue_slice": "2ms", "period": "20ms"},  // bounded wait (bpf/akts.h)
+//     "telemetry": {...}, "objective": {...}, "controller": {...}, "decision_log": {...},
+//                                                  // the reasoning plane (src/reasoning/reasoning_config.h)
 //     "classes": [
 //       {"class": "lc", "comm": "llama-server"},
 //       {"class": "lc", "cgroup": "/serving"},     // that cgroup and everything below it
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "reasoning/reasoning_config.h"
 #include "telemetry/guard.h"
 
 namespace akts {
@@ -47,6 +50,7 @@ struct DaemonConfig {
   bool switch_all = false;
   uint32_t scan_interval_ms = 100;
   GuardParams guard;
+  ReasoningConfig reasoning;
   std::vector<Matcher> matchers;
 };
 

@@ -47,7 +47,122 @@ std::string slot_name(const json& names, uint32_t slot) {
   return slot == 0xffffffffu ? "none (0xffffffff)" : fmt::format("none (slot {})", slot);
 }
 
+std::string fmt_ms(const json& v) { return v.is_number() ? fmt_ns(v.get<double>() * 1e6) : std::string("-"); }
+
+// The daemon's latest telemetry window and who decides, in one line.
+void print_window_line(const json& w, const json& r) {
+  const json& app = w["app"];
+  std::string app_part;
+  if (app["requests_processing"].is_number())
+    app_part += fmt::format("  app in-flight {:g}", app["requests_processing"].get<double>());
+  if (app["latency_p99_ms"].is_number())
+    app_part += fmt::format("  req p99 {} (n={})", fmt_ms(app["latency_p99_ms"]), app["latency_samples"].get<uint64_t>());
+  std::string who;
+  if (r.is_object()) {
+    who = fmt::format("  controller {}{}", r["controller"].get<std::string>(),
+                      r["arbiter"]["dry_run"].get<bool>() ? " (dry run)" : "");
+    if (r["arbiter"]["locked"].get<bool>()) who += fmt::format(" [{}]", r["arbiter"]["locked_because"].get<std::string>());
+  }
+  std::cout << fmt::format("       window {:.0f}ms  cpu busy {:.0f}%  pressure {:.0f}%  runnable {}  batch {:.0f}%  "
+                           "queued {}{}{}\n",
+                           w["period_s"].get<double>() * 1e3, w["cpu_util"].get<double>() * 100,
+                           w["cpu_pressure"].get<double>() * 100, w["runnable"].get<uint32_t>(),
+                           w["batch_share"].get<double>() * 100, w["queued"].get<uint64_t>(), app_part, who);
+}
+
 }  // namespace
+
+int cmd_hold(const ClientOptions& o, const std::string& target, const std::string& duration) {
+  auto r = call(o, "v1.hold", {{"target", target}, {"duration", duration}});
+  if (!r) return report(r.error(), o.json);
+  if (o.json) {
+    std::cout << r->dump(2) << "\n";
+    return kExitOk;
+  }
+  std::cout << fmt::format("holding slot {} ({}) for {:g} s: other switches are refused until then or `akts "
+                           "release`\n",
+                           (*r)["slot"].get<uint32_t>(), (*r)["policy"].get<std::string>(),
+                           (*r)["duration_s"].get<double>());
+  return kExitOk;
+}
+
+int cmd_release(const ClientOptions& o) {
+  auto r = call(o, "v1.release");
+  if (!r) return report(r.error(), o.json);
+  if (o.json)
+    std::cout << r->dump(2) << "\n";
+  else
+    std::cout << ((*r)["released"].get<bool>() ? "released: controllers may switch again\n" : "nothing was held\n");
+  return kExitOk;
+}
+
+int cmd_controller(const ClientOptions& o, const std::string& name, std::optional<bool> dry_run) {
+  json params = json::object();
+  if (!name.empty()) params["name"] = name;
+  if (dry_run) params["dry_run"] = *dry_run;
+  auto r = call(o, "v1.controller", params);
+  if (!r) return report(r.error(), o.json);
+  if (o.json) {
+    std::cout << r->dump(2) << "\n";
+    return kExitOk;
+  }
+  const json& a = (*r)["arbiter"];
+  std::cout << fmt::format("controller  {}{}\n", (*r)["controller"].get<std::string>(),
+                           a["dry_run"].get<bool>() ? " (dry run: decisions logged, not applied)" : "");
+  std::cout << fmt::format("objective   {}\n", (*r)["objective"]["describe"].get<std::string>());
+  std::cout << fmt::format("limits      min dwell {:g} s, at most {} controller switches a minute, operator grace "
+                           "{:g} s\n",
+                           a["min_dwell_s"].get<double>(), a["max_switches_per_minute"].get<uint32_t>(),
+                           a["operator_grace_s"].get<double>());
+  if (a["locked"].get<bool>()) std::cout << fmt::format("locked      {}\n", a["locked_because"].get<std::string>());
+  std::cout << fmt::format("decisions   {} ({} applied, {} refused outputs, {} repeats not logged)\n",
+                           (*r)["decisions"].get<uint64_t>(), (*r)["applied"].get<uint64_t>(),
+                           (*r)["refused_outputs"].get<uint64_t>(), (*r)["repeats_not_logged"].get<uint64_t>());
+  if (!(*r)["controller_state"].is_null() && !(*r)["controller_state"].empty())
+    std::cout << fmt::format("state       {}\n", (*r)["controller_state"].dump());
+  return kExitOk;
+}
+
+int cmd_log(const ClientOptions& o, uint32_t limit) {
+  auto r = call(o, "v1.log", {{"limit", limit}});
+  if (!r) return report(r.error(), o.json);
+  const json& ds = (*r)["decisions"];
+  if (o.json) {
+    for (const auto& d : ds) std::cout << d.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+    return kExitOk;
+  }
+  std::cout << fmt::format("{:>5}  {:<12} {:<9} {:>4}  {:<7} {:>9} {:>7} {:>7}  {}\n", "id", "time", "source", "slot",
+                           "applied", "observed", "+1 rew", "+5 rew", "why / verdict");
+  for (const auto& d : ds) {
+    std::string time = d.value("time", "");
+    if (time.size() >= 23) time = time.substr(11, 12);
+    std::string slot = d.contains("proposed") && d["proposed"].is_number() ? std::to_string(d["proposed"].get<uint32_t>())
+                                                                            : "-";
+    std::string observed = d.contains("window") ? fmt_ms(d["window"]["observed_ms"]) : "-";
+    std::string r1 = "-", r5 = "-";
+    if (d.contains("outcomes"))
+      for (const auto& oc : d["outcomes"])
+        (oc["after_periods"] == 1 ? r1 : r5) = fmt::format("{:.2f}", oc["reward"].get<double>());
+    std::string why = d.value("why", "");
+    if (d.contains("raw") && d["raw"].is_string())
+      why = fmt::format("answer {} -> {}", json(d["raw"]).dump(-1, ' ', false, json::error_handler_t::replace), why);
+    std::string verdict = d.value("verdict", "");
+    std::cout << fmt::format("{:>5}  {:<12} {:<9} {:>4}  {:<7} {:>9} {:>7} {:>7}  {}{}\n", d["id"].get<uint64_t>(),
+                             time, d.value("source", "?"), slot, d.value("applied", false) ? "yes" : "no", observed,
+                             r1, r5, why, verdict.empty() || verdict == "applied" ? "" : " [" + verdict + "]");
+  }
+  return kExitOk;
+}
+
+int cmd_push(const ClientOptions& o, const std::vector<double>& latency_ms) {
+  auto r = call(o, "v1.push", {{"latency_ms", latency_ms}});
+  if (!r) return report(r.error(), o.json);
+  if (o.json)
+    std::cout << r->dump(2) << "\n";
+  else
+    std::cout << fmt::format("accepted {} latency samples\n", (*r)["accepted"].get<uint64_t>());
+  return kExitOk;
+}
 
 int cmd_policies(const ClientOptions& o) {
   auto r = call(o, "v1.policies");
@@ -149,6 +264,8 @@ int cmd_stats(const ClientOptions& o, std::chrono::nanoseconds interval, int cou
       j["effective"] = eff;
       j["policy"] = names.contains(std::to_string(eff)) ? names[std::to_string(eff)] : json(nullptr);
       j["guard"] = snap.value("guard", json(nullptr));
+      j["window"] = snap.value("window", json(nullptr));
+      j["reasoning"] = snap.value("reasoning", json(nullptr));
       std::cout << j.dump() << "\n";
       return;
     }
@@ -175,6 +292,7 @@ int cmd_stats(const ClientOptions& o, std::chrono::nanoseconds interval, int cou
           ms(be["longest_wait_ms"]), lc["rescues"].get<uint64_t>() + be["rescues"].get<uint64_t>(),
           g["params"]["enabled"].get<bool>() ? ms(g["params"]["max_wait_ms"]) : std::string("off"));
     }
+    if (snap.contains("window") && snap["window"].is_object()) print_window_line(snap["window"], snap["reasoning"]);
     std::cout.flush();
   };
   if (interval.count() == 0) {

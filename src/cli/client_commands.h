@@ -2,6 +2,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,12 @@ int cmd_switch(const ClientOptions& o, const std::string& target, bool force);
 int cmd_status(const ClientOptions& o);
 // interval 0: one cumulative snapshot; else `count` deltas (0 = until interrupted).
 int cmd_stats(const ClientOptions& o, std::chrono::nanoseconds interval, int count, bool reset_longest);
+int cmd_hold(const ClientOptions& o, const std::string& target, const std::string& duration);
+int cmd_release(const ClientOptions& o);
+// name empty: show; dry_run nullopt: leave as is.
+int cmd_controller(const ClientOptions& o, const std::string& name, std::optional<bool> dry_run);
+int cmd_log(const ClientOptions& o, uint32_t limit);
+int cmd_push(const ClientOptions& o, const std::vector<double>& latency_ms);
 int cmd_classify(const ClientOptions& o, const std::string& pid, const std::string& cls);
 // Classifies this process, then execs `argv` (which keeps the pid, and so the class).
 int cmd_run(const ClientOptions& o, const std::string& cls, const std::vector<std::string>& argv);

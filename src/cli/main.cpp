@@ -18,6 +18,7 @@
 #include "cli/exit_codes.h"
 #include "common/parse.h"
 #include "daemon/daemon.h"
+#include "reasoning/controller.h"
 #include "exec/policy_library.h"
 #include "selftest/selftest.h"
 
@@ -64,6 +65,8 @@ struct DaemonFlags {
   std::vector<std::string> policies;
   std::string initial;
   bool switch_all = false;
+  std::string controller;
+  bool dry_run = false;
   bool json = false;
 };
 
@@ -86,7 +89,18 @@ int cmd_daemon(const DaemonFlags& f) {
   if (!f.policies.empty()) overrides["policies"] = f.policies;
   if (!f.initial.empty()) overrides["initial"] = f.initial;
   if (f.switch_all) overrides["switch_all"] = true;
-  if (!overrides.empty()) {
+  if (!f.controller.empty()) {
+    bool known = false;
+    for (const auto& n : akts::kControllerNames) known = known || n == f.controller;
+    if (!known) {
+      std::cerr << fmt::format("akts: --controller: '{}' is not a controller ({})\n", f.controller,
+                               fmt::join(akts::kControllerNames, ", "));
+      return kExitUsage;
+    }
+    cfg.reasoning.controller.name = f.controller;
+  }
+  if (f.dry_run) cfg.reasoning.arbiter.dry_run = true;
+  if (!overrides.empty() || !f.controller.empty()) {
     nlohmann::json merged = {{"socket", cfg.socket_path},
                              {"socket_mode", fmt::format("{:04o}", cfg.socket_mode)},
                              {"policies", cfg.policies},
@@ -100,7 +114,14 @@ int cmd_daemon(const DaemonFlags& f) {
       std::cerr << "akts: " << c.error().to_string() << "\n";
       return kExitUsage;
     }
+    // What the merged document does not carry comes from the file, checked again against the policies.
     c->matchers = cfg.matchers;
+    c->guard = cfg.guard;
+    c->reasoning = cfg.reasoning;
+    if (auto st = akts::check_reasoning_config(c->reasoning, c->policies); !st) {
+      std::cerr << "akts: " << st.error().to_string() << "\n";
+      return kExitUsage;
+    }
     cfg = *c;
   }
   if (f.check_config) {
@@ -108,14 +129,27 @@ int cmd_daemon(const DaemonFlags& f) {
       nlohmann::json m = nlohmann::json::array();
       for (const auto& x : cfg.matchers)
         m.push_back({{"match", x.describe()}, {"class", x.cls == AKTS_CLASS_LC ? "lc" : "be"}});
-      std::cout << nlohmann::json{{"valid", true},      {"socket", cfg.socket_path}, {"policies", cfg.policies},
-                                  {"initial", cfg.initial}, {"switch_all", cfg.switch_all}, {"classes", m}}
+      std::cout << nlohmann::json{{"valid", true},
+                                  {"socket", cfg.socket_path},
+                                  {"policies", cfg.policies},
+                                  {"initial", cfg.initial},
+                                  {"switch_all", cfg.switch_all},
+                                  {"controller", cfg.reasoning.controller.name},
+                                  {"dry_run", cfg.reasoning.arbiter.dry_run},
+                                  {"objective", cfg.reasoning.objective.to_json()},
+                                  {"telemetry_period_ms", cfg.reasoning.telemetry.period.count()},
+                                  {"decision_log", cfg.reasoning.log.path},
+                                  {"classes", m}}
                        .dump(2)
                 << "\n";
     } else {
       std::cout << fmt::format("config OK: socket {} (mode {:04o}), policies {}, initial {}, {}\n", cfg.socket_path,
                                cfg.socket_mode, fmt::join(cfg.policies, ","), cfg.initial,
                                cfg.switch_all ? "all tasks" : "partial mode");
+      std::cout << fmt::format("reasoning: controller {}{}, objective {}, telemetry every {} ms, decision log {}\n",
+                               cfg.reasoning.controller.name, cfg.reasoning.arbiter.dry_run ? " (dry run)" : "",
+                               cfg.reasoning.objective.describe(), cfg.reasoning.telemetry.period.count(),
+                               cfg.reasoning.log.path.empty() ? "in memory only" : cfg.reasoning.log.path);
       for (const auto& x : cfg.matchers)
         std::cout << fmt::format("  {:<32} -> {}\n", x.describe(), x.cls == AKTS_CLASS_LC ? "lc" : "be");
     }
@@ -139,6 +173,7 @@ int main(int argc, char** argv) {
       "  sudo akts daemon --config /etc/akts/akts.json   own the scheduler, serve the socket\n"
       "  akts policies | akts switch latency | akts status | akts stats --interval 1s\n"
       "  akts run --class lc -- CMD                       run CMD as latency-critical\n"
+      "  akts controller detector | akts hold latency --for 30s | akts log   who switches, and why\n"
       "Exit status: 0 done, 1 failed, 2 bad input (nothing changed), 3 no daemon."};
   app.require_subcommand(1);
   int verbose = 0;
@@ -157,6 +192,10 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   daemon->add_option("--initial", df.initial, "the policy (name or slot) selected at attach");
   daemon->add_flag("--switch-all", df.switch_all, "manage every task, not only SCHED_EXT ones");
+  daemon->add_option("--controller", df.controller,
+                     "who switches policies: none (operators only), detector, bandit, llm, oracle (overrides the "
+                     "config)");
+  daemon->add_flag("--dry-run", df.dry_run, "log the controller's decisions without applying them");
   daemon->add_flag("--json", df.json, "with --check-config: print JSON");
 
   // client commands
@@ -205,6 +244,44 @@ int main(int argc, char** argv) {
   classify->add_option("pid", cl_pid, "process id")->required();
   classify->add_option("class", cl_class, "lc or be")->check(CLI::IsMember({"lc", "be"}));
   add_client_flags(classify, co);
+
+  std::string hold_target, hold_for;
+  auto* holdc = app.add_subcommand(
+      "hold",
+      "Select a policy and keep it: every other switch (an operator's, a controller's) is refused until the\n"
+      "time passes or `akts release`. Only the in-kernel breaker's override ranks above a hold.");
+  holdc->add_option("policy", hold_target, "slot number or policy name")->required();
+  holdc->add_option("--for", hold_for, "how long, e.g. 30s, 5m (at most 24h)")->required();
+  add_client_flags(holdc, co);
+  auto* releasec = app.add_subcommand("release", "End a hold (and an operator's grace): controllers may switch again.");
+  add_client_flags(releasec, co);
+
+  std::string ctl_name;
+  bool ctl_dry = false, ctl_apply = false;
+  auto* ctlc = app.add_subcommand(
+      "controller",
+      "Show or change who switches policies, at run time: none (operators only), detector (regime detector),\n"
+      "bandit (contextual bandit), llm (a model behind an OpenAI-compatible endpoint), oracle (a schedule).\n"
+      "Precedence: breaker override > hold > operator switch > controller (see `akts hold`).");
+  ctlc->add_option("name", ctl_name, "the controller to run")->check(CLI::IsMember(akts::kControllerNames));
+  auto* dry_flag = ctlc->add_flag("--dry-run", ctl_dry, "log its decisions without applying them");
+  auto* apply_flag = ctlc->add_flag("--apply", ctl_apply, "apply its decisions (ends a dry run)");
+  dry_flag->excludes(apply_flag);
+  add_client_flags(ctlc, co);
+
+  uint32_t log_limit = 30;
+  auto* logc = app.add_subcommand(
+      "log",
+      "The decision log: each decision (controller or operator), what was proposed, whether it applied and\n"
+      "why, and the reward one and five periods later. --json prints one JSON line per decision.");
+  logc->add_option("-n,--limit", log_limit, "decisions to show (latest last)")->check(CLI::Range(1, 2000));
+  add_client_flags(logc, co);
+
+  std::vector<double> push_ms;
+  auto* pushc = app.add_subcommand(
+      "push", "Send request latencies the daemon cannot see (e.g. TTFT measured by a proxy) into the telemetry.");
+  pushc->add_option("latency_ms", push_ms, "latencies in milliseconds")->required()->check(CLI::Range(0.0, 3600e3));
+  add_client_flags(pushc, co);
 
   // local commands
   akts::SelftestOptions st;
@@ -351,6 +428,14 @@ int main(int argc, char** argv) {
     return akts::cli::cmd_stats(co, interval, count, reset_longest);
   }
   if (*run) return akts::cli::cmd_run(co, run_class, run_argv);
+  if (*holdc) return akts::cli::cmd_hold(co, hold_target, hold_for);
+  if (*releasec) return akts::cli::cmd_release(co);
+  if (*ctlc)
+    return akts::cli::cmd_controller(co, ctl_name,
+                                     ctl_dry ? std::optional<bool>(true) : ctl_apply ? std::optional<bool>(false)
+                                                                                     : std::nullopt);
+  if (*logc) return akts::cli::cmd_log(co, log_limit);
+  if (*pushc) return akts::cli::cmd_push(co, push_ms);
   if (*classify) return akts::cli::cmd_classify(co, cl_pid, cl_class);
   return kExitFail;
 }

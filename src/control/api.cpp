@@ -1,10 +1,14 @@
 #include "control/api.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "akts.h"
 #include "common/parse.h"
 #include "common/text.h"
+#include "reasoning/controller.h"
 
 namespace akts::control {
 namespace {
@@ -132,6 +136,94 @@ void register_v1(Dispatcher& d, ControlBackend& b) {
     if (*pid == 0 || *pid > 4194304)
       return errorf(ErrorKind::kInvalidArgument, "pid {} is not a valid process id", *pid);
     return b.class_of(*pid);
+  });
+
+  d.add("v1.hold", [&b](const json& params) -> Result<json> {
+    if (auto st = check_param_names(params, {"target", "duration"}); !st) return st.error();
+    if (!params.contains("target")) return make_error(ErrorKind::kInvalidArgument, "missing parameter \"target\"");
+    auto text = param_string(params, "duration");
+    if (!text) return text.error();
+    auto d = parse_duration(*text, "duration");
+    if (!d) return d.error();
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*d);
+    if (ms < std::chrono::milliseconds(1) || ms > std::chrono::hours(24))
+      return make_error(ErrorKind::kInvalidArgument, "duration must be from 1ms to 24h");
+    auto policies = b.policies();
+    auto slot = resolve_switch_target(params["target"], policies, b.slot_count(), /*force=*/false);
+    if (!slot) return slot.error();
+    if (auto st = b.hold(*slot, ms); !st) return st.error();
+    return json{{"slot", *slot},
+                {"policy", policy_in_slot(policies, *slot)->name},
+                {"duration_s", std::chrono::duration<double>(ms).count()}};
+  });
+
+  d.add("v1.release", [&b](const json& params) -> Result<json> {
+    if (auto st = check_param_names(params, {}); !st) return st.error();
+    return json{{"released", b.release()}};
+  });
+
+  d.add("v1.controller", [&b](const json& params) -> Result<json> {
+    if (auto st = check_param_names(params, {"name", "dry_run"}); !st) return st.error();
+    std::optional<std::string> name;
+    if (params.contains("name")) {
+      auto n = param_string(params, "name");
+      if (!n) return n.error();
+      bool known = false;
+      for (const auto& k : kControllerNames) known = known || k == *n;
+      if (!known)
+        return errorf(ErrorKind::kInvalidArgument, "'{}' is not a controller ({})", excerpt(*n),
+                      fmt::join(kControllerNames, ", "));
+      name = *n;
+    }
+    std::optional<bool> dry_run;
+    if (params.contains("dry_run")) {
+      auto v = param_bool(params, "dry_run", false);
+      if (!v) return v.error();
+      dry_run = *v;
+    }
+    return b.controller(name, dry_run);
+  });
+
+  d.add("v1.telemetry", [&b](const json& params) -> Result<json> {
+    if (auto st = check_param_names(params, {"last"}); !st) return st.error();
+    uint32_t last = 1;
+    if (params.contains("last")) {
+      auto n = param_u32(params, "last");
+      if (!n) return n.error();
+      if (*n < 1 || *n > 600) return make_error(ErrorKind::kInvalidArgument, "last must be from 1 to 600");
+      last = *n;
+    }
+    return b.telemetry(last);
+  });
+
+  d.add("v1.log", [&b](const json& params) -> Result<json> {
+    if (auto st = check_param_names(params, {"limit"}); !st) return st.error();
+    uint32_t limit = 50;
+    if (params.contains("limit")) {
+      auto n = param_u32(params, "limit");
+      if (!n) return n.error();
+      if (*n < 1 || *n > 2000) return make_error(ErrorKind::kInvalidArgument, "limit must be from 1 to 2000");
+      limit = *n;
+    }
+    return json{{"decisions", b.decisions(limit)}};
+  });
+
+  d.add("v1.push", [&b](const json& params) -> Result<json> {
+    if (auto st = check_param_names(params, {"latency_ms"}); !st) return st.error();
+    if (!params.contains("latency_ms") || !params["latency_ms"].is_array() || params["latency_ms"].empty() ||
+        params["latency_ms"].size() > 10000)
+      return make_error(ErrorKind::kInvalidArgument, "latency_ms must be a list of 1 to 10000 numbers (milliseconds)");
+    std::vector<double> ms;
+    ms.reserve(params["latency_ms"].size());
+    for (size_t i = 0; i < params["latency_ms"].size(); ++i) {
+      const json& v = params["latency_ms"][i];
+      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > 3600e3)
+        return errorf(ErrorKind::kInvalidArgument, "latency_ms[{}] = {} is not a latency in [0, 3600000] ms; none taken",
+                      i, excerpt(v.dump(-1, ' ', false, json::error_handler_t::replace)));
+      ms.push_back(v.get<double>());
+    }
+    if (auto st = b.push_latencies(ms); !st) return st.error();
+    return json{{"accepted", ms.size()}};
   });
 
   d.add("v1.unclassify", [&b](const json& params) -> Result<json> {

@@ -19,9 +19,25 @@
 //        kernel applies right now (its map, which a fork fills at once; "be"
 //        with kernel_entry false when the pid has no entry) and what the
 //        daemon's tracker holds ({class, reason} or null).
+//
+// The reasoning plane (src/reasoning/reasoning_plane.h for the precedence):
+//   v1.hold {target, duration}     -> {slot, policy, duration_s}: select target (as v1.switch,
+//        never forced) and refuse every other switch until duration ("30s",
+//        at most 24h) passes or v1.release.
+//   v1.release                     -> {released}: ends a hold and an operator's grace.
+//   v1.controller {name?, dry_run?} -> the reasoning state; name (none, detector, bandit,
+//        llm, oracle) changes the controller at run time; dry_run logs its
+//        decisions without applying them.
+//   v1.telemetry {last?}           -> {period_s, objective, windows}: the last 1..600 windows.
+//   v1.log {limit?}                -> {decisions}: the last 1..2000 decisions, outcomes merged.
+//   v1.push {latency_ms}           -> {accepted}: request latencies (1..10000 finite
+//        numbers in [0, 3600000] ms) an application or proxy measured; the
+//        window's app latency percentiles. All refused if one is bad.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +67,13 @@ class ControlBackend {
   virtual Status classify(uint32_t pid, uint32_t cls) = 0;
   virtual Status unclassify(uint32_t pid) = 0;
   virtual Result<json> class_of(uint32_t pid) = 0;
+  // The reasoning plane.
+  virtual Status hold(uint32_t slot, std::chrono::milliseconds duration) = 0;
+  virtual bool release() = 0;
+  virtual Result<json> controller(const std::optional<std::string>& name, std::optional<bool> dry_run) = 0;
+  virtual json telemetry(size_t last) const = 0;
+  virtual json decisions(size_t limit) const = 0;
+  virtual Status push_latencies(const std::vector<double>& ms) = 0;
 };
 
 // Resolves what a person or an agent asked to switch to. Refuses anything that

@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "classify/process_tracker.h"
+#include "daemon/reasoning_worker.h"
 #include "daemon/tracker_worker.h"
 #include "common/parse.h"
 #include "control/api.h"
@@ -27,8 +28,14 @@ using control::json;
 // The control API's view of the running daemon.
 class DaemonBackend : public control::ControlBackend {
  public:
-  DaemonBackend(ExecutionPlane& plane, TrackerWorker& tracker, const DaemonConfig& cfg)
-      : plane_(plane), tracker_(tracker), cfg_(cfg), started_(std::chrono::steady_clock::now()) {}
+  DaemonBackend(ExecutionPlane& plane, TrackerWorker& tracker, ReasoningPlane& reasoning, PushedSamples& pushed,
+                const DaemonConfig& cfg)
+      : plane_(plane),
+        tracker_(tracker),
+        reasoning_(reasoning),
+        pushed_(pushed),
+        cfg_(cfg),
+        started_(std::chrono::steady_clock::now()) {}
 
   std::vector<control::PolicyView> policies() const override {
     std::vector<control::PolicyView> out;
@@ -42,12 +49,38 @@ class DaemonBackend : public control::ControlBackend {
   uint32_t slot_count() const override { return AKTS_MAX_SLOTS; }
   uint32_t selected() const override { return plane_.selected(); }
   uint32_t effective() const override { return plane_.effective_slot(); }
+  // An operator's switch: through the arbiter, so a hold refuses it and controllers give way.
   Status select(uint32_t slot) override {
     uint32_t prev = plane_.selected();
-    plane_.select(slot);
+    if (auto st = reasoning_.operator_switch(slot, policy_name(slot)); !st) return st;
     spdlog::info("switched slot {} -> {}", prev, slot);
     return {};
   }
+  Status hold(uint32_t slot, std::chrono::milliseconds d) override {
+    if (auto st = reasoning_.hold(slot, policy_name(slot), d); !st) return st;
+    spdlog::info("holding slot {} ({}) for {:.1f} s", slot, policy_name(slot), std::chrono::duration<double>(d).count());
+    return {};
+  }
+  bool release() override {
+    bool was = reasoning_.release();
+    if (was) spdlog::info("hold released");
+    return was;
+  }
+  Result<json> controller(const std::optional<std::string>& name, std::optional<bool> dry_run) override {
+    if (name) {
+      if (auto st = reasoning_.set_controller(*name); !st) return st.error();
+      spdlog::info("controller: {}", *name);
+    }
+    if (dry_run) reasoning_.set_dry_run(*dry_run);
+    return reasoning_.state();
+  }
+  json telemetry(size_t last) const override {
+    return {{"period_s", std::chrono::duration<double>(cfg_.reasoning.telemetry.period).count()},
+            {"objective", reasoning_.objective().to_json()},
+            {"windows", reasoning_.windows(last)}};
+  }
+  json decisions(size_t limit) const override { return reasoning_.log(limit); }
+  Status push_latencies(const std::vector<double>& ms) override { return pushed_.push(ms); }
   json status() const override {
     auto st = read_sched_ext_state();
     auto ei = plane_.exit_info();
@@ -68,6 +101,7 @@ class DaemonBackend : public control::ControlBackend {
             {"policies", policies},
             {"mode", cfg_.switch_all ? "all tasks" : "partial (SCHED_EXT tasks only)"},
             {"guard", guard_json()},
+            {"reasoning", reasoning_.state()},
             {"managed_processes", tracker_.snapshot()},
             {"uptime_seconds",
              std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count()},
@@ -83,6 +117,9 @@ class DaemonBackend : public control::ControlBackend {
       if (auto st = plane_.reset_longest_waits(); !st) return st.error();
     json j = s->to_json();
     j["guard"] = g->to_json();
+    auto w = reasoning_.latest();
+    j["window"] = w ? w->to_json() : json(nullptr);
+    j["reasoning"] = reasoning_.state();
     j["selected"] = plane_.selected();
     j["effective"] = plane_.effective_slot();
     j["timestamp_ns"] = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -113,12 +150,19 @@ class DaemonBackend : public control::ControlBackend {
 
  private:
   static json name_or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+  std::string policy_name(uint32_t slot) const {
+    for (const auto& p : plane_.policies())
+      if (p.slot == slot) return p.name;
+    return "";
+  }
   json guard_json() const {
     auto g = plane_.read_guard();
     return g ? g->params.to_json() : json{{"error", g.error().to_string()}};
   }
   ExecutionPlane& plane_;
   TrackerWorker& tracker_;
+  ReasoningPlane& reasoning_;
+  PushedSamples& pushed_;
   const DaemonConfig& cfg_;
   std::chrono::steady_clock::time_point started_;
 };
@@ -210,7 +254,35 @@ int run_daemon(const DaemonConfig& cfg) {
        [&](uint32_t tgid) { return (*plane)->clear_class(tgid); }},
       /*move_to_ext=*/!cfg.switch_all);
   TrackerWorker worker(tracker, std::chrono::milliseconds(cfg.scan_interval_ms));
-  DaemonBackend backend(**plane, worker, cfg);
+
+  // The reasoning plane: controllers propose, the arbiter decides, the log remembers.
+  ReasoningOptions ro;
+  ro.objective = cfg.reasoning.objective;
+  ro.arbiter = cfg.reasoning.arbiter;
+  ro.log = cfg.reasoning.log;
+  ExecutionPlane& ep = **plane;
+  auto slot_infos = [&ep] {
+    std::vector<SlotInfo> out;
+    for (const auto& p : ep.policies()) {
+      const PolicySpec* spec = find_policy(p.name);
+      out.push_back({p.slot, p.name, std::string(spec ? spec->summary : ""), std::string(spec ? spec->pick_when : "")});
+    }
+    return out;
+  };
+  ReasoningPlane reasoning(ro,
+                           {[&ep] { return ep.selected(); }, [&ep](uint32_t s) { ep.select(s); },
+                            [&ep] { return (ep.override_word() & AKTS_OVERRIDE_ACTIVE) != 0; }},
+                           slot_infos, make_controller_factory(cfg.reasoning.controller));
+  if (auto st = reasoning.open_log(); !st) spdlog::warn("{}; decisions are kept in memory only", st.error().to_string());
+  if (cfg.reasoning.controller.name != "none")
+    if (auto st = reasoning.set_controller(cfg.reasoning.controller.name); !st) {
+      spdlog::error("controller {}: {}", cfg.reasoning.controller.name, st.error().to_string());
+      return 2;
+    }
+  PushedSamples pushed;
+  PlaneSource source(ep, cfg.reasoning.telemetry);
+  ReasoningWorker reasoner(reasoning, source, pushed, cfg.reasoning.telemetry.period);
+  DaemonBackend backend(**plane, worker, reasoning, pushed, cfg);
   control::Dispatcher dispatcher;
   control::register_v1(dispatcher, backend);
 
@@ -236,6 +308,10 @@ int run_daemon(const DaemonConfig& cfg) {
 
   int exit_code = 0;
   worker.start();
+  reasoner.start();
+  spdlog::info("reasoning: controller {}{}, objective {}, telemetry every {} ms", reasoning.controller_name(),
+               cfg.reasoning.arbiter.dry_run ? " (dry run)" : "", cfg.reasoning.objective.describe(),
+               cfg.reasoning.telemetry.period.count());
   while (true) {
     auto fds = (*server)->poll_fds();
     fds.push_back({sig_fd, POLLIN, 0});
@@ -263,6 +339,7 @@ int run_daemon(const DaemonConfig& cfg) {
     (*server)->on_ready(fds);
   }
 
+  reasoner.stop();
   worker.stop();
   tracker.restore_all();
   server->reset();

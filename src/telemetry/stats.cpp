@@ -26,8 +26,10 @@ Stats Stats::sum(std::span<const akts_cpu_stats> per_cpu) {
       s.fallthrough[cb] += c.fallthrough[cb];
       for (uint32_t k = 0; k < kMaxSlots; ++k) s.calls[cb][k] += c.calls[cb][k];
     }
-    for (uint32_t cls = 0; cls < kNumClasses; ++cls)
+    for (uint32_t cls = 0; cls < kNumClasses; ++cls) {
       for (uint32_t b = 0; b < kWaitBuckets; ++b) s.wait_hist[cls][b] += c.wait_hist[cls][b];
+      s.run_ns[cls] += c.run_ns[cls];
+    }
   }
   return s;
 }
@@ -39,8 +41,10 @@ Stats Stats::operator-(const Stats& earlier) const {
     d.fallthrough[cb] = fallthrough[cb] - earlier.fallthrough[cb];
     for (uint32_t k = 0; k < kMaxSlots; ++k) d.calls[cb][k] = calls[cb][k] - earlier.calls[cb][k];
   }
-  for (uint32_t cls = 0; cls < kNumClasses; ++cls)
+  for (uint32_t cls = 0; cls < kNumClasses; ++cls) {
     for (uint32_t b = 0; b < kWaitBuckets; ++b) d.wait_hist[cls][b] = wait_hist[cls][b] - earlier.wait_hist[cls][b];
+    d.run_ns[cls] = run_ns[cls] - earlier.run_ns[cls];
+  }
   return d;
 }
 
@@ -108,6 +112,7 @@ nlohmann::json Stats::to_json() const {
     w["p99_ns"] = p99 ? nlohmann::json(*p99) : nlohmann::json(nullptr);
     w["log2_histogram"] = wait_hist[cls];
     j["wait"][std::string(class_name(cls))] = w;
+    j["run_ns"][std::string(class_name(cls))] = run_ns[cls];
   }
   return j;
 }
@@ -127,6 +132,7 @@ std::optional<Stats> Stats::from_json(const nlohmann::json& j) {
       const auto& h = j.at("wait").at(std::string(class_name(cls))).at("log2_histogram");
       if (h.size() != kWaitBuckets) return std::nullopt;
       for (uint32_t b = 0; b < kWaitBuckets; ++b) s.wait_hist[cls][b] = h[b].get<uint64_t>();
+      if (j.contains("run_ns")) s.run_ns[cls] = j["run_ns"].at(std::string(class_name(cls))).get<uint64_t>();
     }
     return s;
   } catch (const nlohmann::json::exception&) {

@@ -33,6 +33,24 @@ class FakeBackend : public ControlBackend {
   }
   Status unclassify(uint32_t) override { return {}; }
   Result<json> class_of(uint32_t pid) override { return json{{"pid", pid}}; }
+  Status hold(uint32_t slot, std::chrono::milliseconds d) override {
+    held = {slot, d};
+    return {};
+  }
+  bool release() override { return true; }
+  Result<json> controller(const std::optional<std::string>& name, std::optional<bool> dry_run) override {
+    controller_calls.emplace_back(name, dry_run);
+    return json{{"controller", name.value_or("none")}};
+  }
+  json telemetry(size_t last) const override { return {{"last", last}}; }
+  json decisions(size_t limit) const override { return json::array({limit}); }
+  Status push_latencies(const std::vector<double>& ms) override {
+    pushed.insert(pushed.end(), ms.begin(), ms.end());
+    return {};
+  }
+  std::optional<std::pair<uint32_t, std::chrono::milliseconds>> held;
+  std::vector<std::pair<std::optional<std::string>, std::optional<bool>>> controller_calls;
+  std::vector<double> pushed;
 
   uint32_t selected_ = 0;
   int selects = 0;
@@ -132,6 +150,55 @@ TEST_F(ApiTest, StatsResetsLongestWaitsOnlyWhenAsked) {
   EXPECT_EQ(b_.resets, 1);
   r = rpc("v1.stats", {{"reset", true}});
   EXPECT_EQ(r["error"]["code"], kInvalidParams);
+}
+
+TEST_F(ApiTest, HoldValidatesLikeASwitchAndNeedsADuration) {
+  auto r = rpc("v1.hold", {{"target", "latency"}, {"duration", "30s"}});
+  ASSERT_TRUE(r.contains("result")) << r.dump();
+  EXPECT_EQ(r["result"]["slot"], 0);
+  ASSERT_TRUE(b_.held);
+  EXPECT_EQ(b_.held->second, std::chrono::seconds(30));
+  b_.held.reset();
+  for (const json& p :
+       {json{{"target", "latency"}}, json{{"target", "latency"}, {"duration", "0s"}},
+        json{{"target", "latency"}, {"duration", "25h"}}, json{{"target", "latency"}, {"duration", 30}},
+        json{{"target", "latency"}, {"duration", "-1s"}}, json{{"target", 5}, {"duration", "1s"}},
+        json{{"target", "0.3"}, {"duration", "1s"}}, json{{"target", "-1"}, {"duration", "1s"}},
+        json{{"duration", "1s"}}, json{{"target", 0}, {"duration", "1s"}, {"force", true}}})
+    EXPECT_EQ(rpc("v1.hold", p)["error"]["code"], kInvalidParams) << p.dump();
+  EXPECT_FALSE(b_.held);
+  EXPECT_TRUE(rpc("v1.release", json::object())["result"]["released"]);
+}
+
+TEST_F(ApiTest, ControllerNamesAndFlagsAreChecked) {
+  EXPECT_TRUE(rpc("v1.controller", json::object()).contains("result"));
+  EXPECT_TRUE(rpc("v1.controller", {{"name", "detector"}, {"dry_run", true}}).contains("result"));
+  for (const json& p : {json{{"name", "Detector"}}, json{{"name", ""}}, json{{"name", 1}},
+                        json{{"dry_run", "yes"}}, json{{"nme", "detector"}}})
+    EXPECT_EQ(rpc("v1.controller", p)["error"]["code"], kInvalidParams) << p.dump();
+  ASSERT_EQ(b_.controller_calls.size(), 2u);
+  EXPECT_EQ(*b_.controller_calls[1].first, "detector");
+  EXPECT_EQ(*b_.controller_calls[1].second, true);
+}
+
+TEST_F(ApiTest, PushTakesAllOrNothing) {
+  EXPECT_EQ(rpc("v1.push", {{"latency_ms", {1.5, 20}}})["result"]["accepted"], 2);
+  for (const json& p : {json{{"latency_ms", json::array()}}, json{{"latency_ms", {1, -1}}},
+                        json{{"latency_ms", {1, "2"}}}, json{{"latency_ms", {1, nullptr}}},
+                        json{{"latency_ms", 3}}, json{{"latency_ms", {4e6}}}, json::object(),
+                        json{{"latency_ms", std::vector<double>(10001, 1.0)}}})
+    EXPECT_EQ(rpc("v1.push", p)["error"]["code"], kInvalidParams) << p.dump().substr(0, 80);
+  EXPECT_EQ(b_.pushed.size(), 2u);
+}
+
+TEST_F(ApiTest, TelemetryAndLogLimits) {
+  EXPECT_EQ(rpc("v1.telemetry", json::object())["result"]["last"], 1);
+  EXPECT_EQ(rpc("v1.telemetry", {{"last", 600}})["result"]["last"], 600);
+  EXPECT_EQ(rpc("v1.log", {{"limit", 7}})["result"]["decisions"][0], 7);
+  for (const json& p : {json{{"last", 0}}, json{{"last", 601}}, json{{"last", "5"}}, json{{"last", 1.5}}})
+    EXPECT_EQ(rpc("v1.telemetry", p)["error"]["code"], kInvalidParams) << p.dump();
+  for (const json& p : {json{{"limit", 0}}, json{{"limit", 2001}}, json{{"limit", -1}}})
+    EXPECT_EQ(rpc("v1.log", p)["error"]["code"], kInvalidParams) << p.dump();
 }
 
 }  // namespace akts::control

@@ -1,0 +1,64 @@
+// The reasoning plane on a thread of its own: every telemetry period it reads
+// the kernel's counters, the host's /proc files and the application's
+// metrics endpoint, builds a window, and hands it to the reasoning plane
+// (controller, arbiter, decision log). A slow scrape or controller delays
+// only this thread, never the control socket.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "reasoning/reasoning_config.h"
+#include "reasoning/reasoning_plane.h"
+#include "telemetry/sampler.h"
+
+namespace akts {
+
+class ExecutionPlane;
+
+// The real sources: the execution plane, /proc, an HTTP scrape.
+class PlaneSource : public TelemetrySource {
+ public:
+  PlaneSource(const ExecutionPlane& plane, TelemetryConfig cfg);
+  Result<KernelReading> read_kernel() override;
+  HostReading read_host() override;
+  std::optional<PromScrape> scrape_app() override;
+  uint64_t scrape_failures() const { return scrape_failures_.load(); }
+
+ private:
+  const ExecutionPlane& plane_;
+  TelemetryConfig cfg_;
+  uint32_t cpus_;
+  std::atomic<uint64_t> scrape_failures_{0};
+};
+
+class ReasoningWorker {
+ public:
+  ReasoningWorker(ReasoningPlane& rp, TelemetrySource& src, PushedSamples& pushed, std::chrono::milliseconds period);
+  ~ReasoningWorker();
+  ReasoningWorker(const ReasoningWorker&) = delete;
+  ReasoningWorker& operator=(const ReasoningWorker&) = delete;
+  void start();
+  void stop();  // idempotent; joins
+  uint64_t read_errors() const { return read_errors_.load(); }
+  std::chrono::milliseconds period() const { return period_; }
+
+ private:
+  void loop();
+  ReasoningPlane& rp_;
+  TelemetrySource& src_;
+  PushedSamples& pushed_;
+  std::chrono::milliseconds period_;
+  Sampler sampler_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::atomic<uint64_t> read_errors_{0};
+  std::thread thread_;
+};
+
+}  // namespace akts

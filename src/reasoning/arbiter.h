@@ -1,0 +1,90 @@
+// The arbiter: the one place a selection changes, and the precedence between
+// those who may change it. Highest first:
+//
+//   1. the breaker's override word (BPF owns it; while it is active nothing
+//      here can change what runs, and controllers are locked out);
+//   2. an operator's hold (`akts hold POLICY --for 30s`): selects the policy
+//      and refuses every other switch, an operator's included, until it
+//      expires or is released;
+//   3. an operator's switch (`akts switch`, v1.switch): applies at once and
+//      locks controllers out for `operator_grace` (default 30 s), so a
+//      controller does not undo a person's decision a period later;
+//   4. the controller: applied only if nothing above is in force, the
+//      selection has not changed for `min_dwell`, fewer than
+//      `max_switches_per_minute` controller switches happened in the last
+//      minute, and not in dry-run mode (then it is logged, never applied).
+//
+// Thread-safe: the socket thread (operators) and the reasoning thread
+// (controllers) both come through here; the selection is written under the
+// lock, so a hold cannot race a controller's switch. Time is passed in, so
+// tests drive it without sleeping.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+
+namespace akts {
+
+struct ArbiterOptions {
+  std::chrono::milliseconds min_dwell{1000};
+  uint32_t max_switches_per_minute = 30;
+  std::chrono::milliseconds operator_grace{30000};
+  bool dry_run = false;
+};
+
+class Arbiter {
+ public:
+  using Clock = std::chrono::steady_clock;
+  struct Plane {
+    std::function<uint32_t()> selected;
+    std::function<void(uint32_t)> select;
+    std::function<bool()> override_active;  // the breaker's word
+  };
+  struct Verdict {
+    bool applied = false;
+    std::string reason;  // why applied or not, for the decision log
+  };
+
+  Arbiter(Plane plane, ArbiterOptions o) : plane_(std::move(plane)), o_(o) {}
+
+  // An operator's switch. Refused while a hold is in force (name the hold).
+  Status operator_switch(uint32_t slot, Clock::time_point now);
+  // Holds `slot` until now + duration; a new hold replaces the old one.
+  Status hold(uint32_t slot, std::chrono::milliseconds duration, Clock::time_point now);
+  // Ends a hold (and the operator's grace); false if none was in force.
+  bool release(Clock::time_point now);
+  // A controller's proposal; `slot` is already checked against the filled slots.
+  Verdict controller_proposes(uint32_t slot, Clock::time_point now);
+  // True when a controller's proposal could not apply now; `why` says which rule.
+  bool locked(Clock::time_point now, std::string* why = nullptr) const;
+
+  void set_dry_run(bool on);
+  bool dry_run() const;
+  uint32_t selected() const { return plane_.selected(); }
+  ArbiterOptions options() const;
+  nlohmann::json state(Clock::time_point now) const;
+
+ private:
+  bool locked_unlocked(Clock::time_point now, std::string* why) const;  // mu_ held
+  void note_change(uint32_t from, uint32_t to, Clock::time_point now);  // mu_ held
+
+  Plane plane_;
+  mutable std::mutex mu_;
+  ArbiterOptions o_;
+  std::optional<uint32_t> hold_slot_;
+  Clock::time_point hold_until_{};
+  Clock::time_point grace_until_{};
+  std::optional<Clock::time_point> last_change_;
+  std::deque<Clock::time_point> controller_switches_;  // within the last minute
+};
+
+}  // namespace akts

@@ -1,0 +1,239 @@
+// The reasoning plane's period: windows, outcomes, the controller's decision
+// through the arbiter, and the decision log's records.
+#include "reasoning/reasoning_plane.h"
+
+#include <fmt/format.h>
+
+namespace akts {
+namespace {
+
+using nlohmann::json;
+
+json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+json slot_json(std::optional<uint32_t> s) {
+  return s && *s != AKTS_SLOT_NONE ? json(*s) : json(nullptr);
+}
+// A refusal's kind: its text up to the first figure ("held at slot ", "minimum dwell: the selection changed "),
+// so repeats of one refusal are counted, not logged each period.
+std::string kind_of(const std::string& reason) { return reason.substr(0, reason.find_first_of("0123456789")); }
+
+}  // namespace
+
+ReasoningPlane::ReasoningPlane(ReasoningOptions o, Arbiter::Plane plane,
+                               std::function<std::vector<SlotInfo>()> slots, ControllerFactory factory)
+    : o_(std::move(o)),
+      arbiter_(std::move(plane), o_.arbiter),
+      slots_(std::move(slots)),
+      factory_(std::move(factory)),
+      log_(o_.log) {}
+
+ReasoningPlane::~ReasoningPlane() = default;
+
+json ReasoningPlane::summary(const Window& w) const {
+  auto observed = o_.objective.observed_ms(w);
+  return {{"seq", w.seq},
+          {"t_s", w.t_s},
+          {"lc_wait_p99_ms", opt(w.wait_p99_ms[AKTS_CLASS_LC])},
+          {"lc_oldest_wait_ms", w.oldest_wait_ms[AKTS_CLASS_LC]},
+          {"observed_ms", opt(observed)},
+          {"met", o_.objective.met(w)},
+          {"reward", o_.objective.reward(w)},
+          {"batch_share", w.batch_share()},
+          {"cpu_pressure", w.cpu_pressure},
+          {"cpu_util", w.cpu_util},
+          {"runnable", w.runnable},
+          {"app_requests_processing", opt(w.app_requests_processing)},
+          {"app_latency_p99_ms", opt(w.app_latency_p99_ms)},
+          {"effective", slot_json(w.effective_slot)}};
+}
+
+void ReasoningPlane::record(json rec, const std::optional<Window>& at) {
+  ++decisions_;
+  if (at) rec["window"] = summary(*at);
+  rec["selected_after"] = slot_json(arbiter_.selected());
+  uint64_t id = log_.decision(std::move(rec));
+  if (at) pending_.push_back({id, at->seq});
+}
+
+void ReasoningPlane::on_window(const Window& w, Clock::time_point now) {
+  std::vector<std::unique_ptr<Controller>> retired;
+  {
+    std::lock_guard lock(mu_);
+    retired.swap(retired_);
+  }
+  retired.clear();  // an llm controller joins its worker here, off the socket thread
+
+  std::lock_guard lock(mu_);
+  windows_.push_back(w);
+  while (windows_.size() > o_.windows_kept) windows_.pop_front();
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    uint64_t k = w.seq > it->seq ? w.seq - it->seq : 0;
+    if (k == 1 || k == 5) {
+      auto observed = o_.objective.observed_ms(w);
+      log_.outcome(it->id, {{"after_periods", k},
+                            {"observed_ms", opt(observed)},
+                            {"met", o_.objective.met(w)},
+                            {"reward", o_.objective.reward(w)},
+                            {"batch_share", w.batch_share()},
+                            {"effective", slot_json(w.effective_slot)}});
+    }
+    it = k >= 5 ? pending_.erase(it) : it + 1;
+  }
+  if (!controller_) return;
+
+  ControllerContext ctx;
+  ctx.slots = slots_();
+  ctx.running = w.effective_slot;
+  std::string lock_why;
+  ctx.locked = arbiter_.locked(now, &lock_why);
+  ctx.objective = o_.objective;
+  ControllerDecision dec = controller_->decide(w, ctx);
+  if (!dec.slot && !dec.refused) return;
+
+  json rec = {{"source", controller_->name()},
+              {"raw", dec.raw ? json(*dec.raw) : json(nullptr)},
+              {"proposed", slot_json(dec.slot)},
+              {"why", dec.why},
+              {"dry_run", arbiter_.dry_run()}};
+  Arbiter::Verdict v;
+  if (dec.refused) {
+    ++refused_outputs_;
+    v = {false, "refused: the controller's output is not a filled slot; the selection stays"};
+  } else if (!ctx.filled(*dec.slot)) {
+    ++refused_outputs_;
+    v = {false, fmt::format("refused: slot {} is not a filled slot; the selection stays", *dec.slot)};
+  } else {
+    v = arbiter_.controller_proposes(*dec.slot, now);
+  }
+  if (v.applied) ++applied_;
+  // A proposal refused again and again for the same reason is counted, not logged each period.
+  Last cur{controller_->name(), dec.slot, v.applied ? std::string("applied") : kind_of(v.reason)};
+  bool repeat = !v.applied && !dec.refused && last_ && last_->source == cur.source &&
+                last_->proposed == cur.proposed && last_->verdict_kind == cur.verdict_kind;
+  last_ = cur;
+  if (repeat) {
+    ++suppressed_;
+    return;
+  }
+  rec["applied"] = v.applied;
+  rec["verdict"] = v.reason;
+  record(std::move(rec), w);
+}
+
+Status ReasoningPlane::set_controller(const std::string& name, Clock::time_point now) {
+  (void)now;
+  std::unique_ptr<Controller> next;
+  if (name != "none") {
+    auto c = factory_(name, slots_());
+    if (!c) return c.error();
+    next = std::move(*c);
+  }
+  std::lock_guard lock(mu_);
+  std::string prev = controller_ ? controller_->name() : "none";
+  if (controller_) retired_.push_back(std::move(controller_));
+  controller_ = std::move(next);
+  last_.reset();
+  record({{"source", "operator"},
+          {"action", "controller"},
+          {"why", fmt::format("controller {} -> {}", prev, name)},
+          {"applied", true},
+          {"verdict", "applied"},
+          {"dry_run", arbiter_.dry_run()}},
+         windows_.empty() ? std::nullopt : std::optional<Window>(windows_.back()));
+  return {};
+}
+
+std::string ReasoningPlane::controller_name() const {
+  std::lock_guard lock(mu_);
+  return controller_ ? controller_->name() : "none";
+}
+
+void ReasoningPlane::set_dry_run(bool on) {
+  std::lock_guard lock(mu_);
+  if (arbiter_.dry_run() == on) return;
+  arbiter_.set_dry_run(on);
+  record({{"source", "operator"},
+          {"action", "dry_run"},
+          {"why", on ? "dry run on: controllers' decisions are logged, not applied" : "dry run off"},
+          {"applied", true},
+          {"verdict", "applied"},
+          {"dry_run", on}},
+         windows_.empty() ? std::nullopt : std::optional<Window>(windows_.back()));
+}
+
+Status ReasoningPlane::operator_switch(uint32_t slot, const std::string& policy, Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  uint32_t prev = arbiter_.selected();
+  auto st = arbiter_.operator_switch(slot, now);
+  record({{"source", "operator"},
+          {"action", "switch"},
+          {"proposed", slot_json(slot)},
+          {"why", fmt::format("switch {} -> {} ({})", prev, slot, policy.empty() ? "no policy" : policy)},
+          {"applied", st.ok()},
+          {"verdict", st.ok() ? fmt::format("applied; controllers wait {:g} s",
+                                            std::chrono::duration<double>(arbiter_.options().operator_grace).count())
+                              : st.error().message},
+          {"dry_run", false}},
+         windows_.empty() ? std::nullopt : std::optional<Window>(windows_.back()));
+  return st;
+}
+
+Status ReasoningPlane::hold(uint32_t slot, const std::string& policy, std::chrono::milliseconds d,
+                            Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  auto st = arbiter_.hold(slot, d, now);
+  record({{"source", "operator"},
+          {"action", "hold"},
+          {"proposed", slot_json(slot)},
+          {"why", fmt::format("hold slot {} ({}) for {:g} s", slot, policy,
+                              std::chrono::duration<double>(d).count())},
+          {"applied", st.ok()},
+          {"verdict", st.ok() ? std::string("applied") : st.error().message},
+          {"dry_run", false}},
+         windows_.empty() ? std::nullopt : std::optional<Window>(windows_.back()));
+  return st;
+}
+
+bool ReasoningPlane::release(Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  bool was = arbiter_.release(now);
+  record({{"source", "operator"},
+          {"action", "release"},
+          {"why", was ? "hold released" : "nothing was held"},
+          {"applied", was},
+          {"verdict", was ? "applied" : "no hold in force"},
+          {"dry_run", false}},
+         windows_.empty() ? std::nullopt : std::optional<Window>(windows_.back()));
+  return was;
+}
+
+std::optional<Window> ReasoningPlane::latest() const {
+  std::lock_guard lock(mu_);
+  if (windows_.empty()) return std::nullopt;
+  return windows_.back();
+}
+
+json ReasoningPlane::windows(size_t limit) const {
+  std::lock_guard lock(mu_);
+  json out = json::array();
+  size_t start = windows_.size() > limit ? windows_.size() - limit : 0;
+  for (size_t i = start; i < windows_.size(); ++i) out.push_back(windows_[i].to_json());
+  return out;
+}
+
+json ReasoningPlane::state(Clock::time_point now) const {
+  std::lock_guard lock(mu_);
+  return {{"controller", controller_ ? controller_->name() : "none"},
+          {"controller_state", controller_ ? controller_->state() : json(nullptr)},
+          {"objective", o_.objective.to_json()},
+          {"arbiter", arbiter_.state(now)},
+          {"decisions", decisions_},
+          {"applied", applied_},
+          {"refused_outputs", refused_outputs_},
+          {"repeats_not_logged", suppressed_},
+          {"log", {{"path", o_.log.path.empty() ? json(nullptr) : json(o_.log.path)},
+                   {"written_bytes", log_.written_bytes()},
+                   {"write_errors", log_.write_errors()}}}};
+}
+
+}  // namespace akts

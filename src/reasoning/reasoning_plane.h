@@ -1,0 +1,94 @@
+// The reasoning plane: the current controller, the arbiter that applies (or
+// refuses) what it proposes, the objective, the decision log and the recent
+// windows. The daemon feeds it one window per period from its reasoning
+// thread and routes operators' switches, holds and releases through it from
+// the socket thread. Nothing here needs a kernel: tests drive it with
+// recorded windows and a fake selection.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "reasoning/arbiter.h"
+#include "reasoning/controller.h"
+#include "reasoning/decision_log.h"
+#include "reasoning/objective.h"
+
+namespace akts {
+
+// Builds a controller by name ("detector", "bandit", "llm", "oracle") for the
+// filled slots; refuses an unknown name or settings that do not fit the slots.
+using ControllerFactory =
+    std::function<Result<std::unique_ptr<Controller>>(const std::string& name, const std::vector<SlotInfo>& slots)>;
+
+struct ReasoningOptions {
+  Objective objective;
+  ArbiterOptions arbiter;
+  DecisionLogOptions log;
+  size_t windows_kept = 600;  // v1.telemetry's history (60 s at 100 ms)
+};
+
+class ReasoningPlane {
+ public:
+  using Clock = Arbiter::Clock;
+  ReasoningPlane(ReasoningOptions o, Arbiter::Plane plane, std::function<std::vector<SlotInfo>()> slots,
+                 ControllerFactory factory);
+  ~ReasoningPlane();
+  Status open_log() { return log_.open(); }
+
+  // One period: keeps the window, writes due outcomes, asks the controller,
+  // passes its proposal through the arbiter, logs the decision.
+  void on_window(const Window& w, Clock::time_point now = Clock::now());
+
+  // "none" stops controlling (the selection stays). Refused (nothing changes)
+  // if the factory refuses. Logged.
+  Status set_controller(const std::string& name, Clock::time_point now = Clock::now());
+  std::string controller_name() const;
+  void set_dry_run(bool on);
+
+  // Operators (logged with source "operator").
+  Status operator_switch(uint32_t slot, const std::string& policy, Clock::time_point now = Clock::now());
+  Status hold(uint32_t slot, const std::string& policy, std::chrono::milliseconds d,
+              Clock::time_point now = Clock::now());
+  bool release(Clock::time_point now = Clock::now());
+
+  const Objective& objective() const { return o_.objective; }
+  std::optional<Window> latest() const;
+  nlohmann::json windows(size_t limit) const;
+  nlohmann::json log(size_t limit) const { return log_.recent(limit); }
+  nlohmann::json state(Clock::time_point now = Clock::now()) const;
+
+ private:
+  nlohmann::json summary(const Window& w) const;
+  void record(nlohmann::json rec, const std::optional<Window>& at);
+
+  ReasoningOptions o_;
+  Arbiter arbiter_;
+  std::function<std::vector<SlotInfo>()> slots_;
+  ControllerFactory factory_;
+  DecisionLog log_;
+
+  mutable std::mutex mu_;  // everything below
+  std::unique_ptr<Controller> controller_;
+  std::vector<std::unique_ptr<Controller>> retired_;  // destroyed on the reasoning thread
+  std::deque<Window> windows_;
+  struct Pending {
+    uint64_t id;
+    uint64_t seq;  // the window the decision was made on
+  };
+  std::vector<Pending> pending_;
+  struct Last {
+    std::string source;
+    std::optional<uint32_t> proposed;
+    std::string verdict_kind;
+  };
+  std::optional<Last> last_;
+  uint64_t decisions_ = 0, applied_ = 0, refused_outputs_ = 0, suppressed_ = 0;
+};
+
+}  // namespace akts

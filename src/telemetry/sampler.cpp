@@ -1,0 +1,119 @@
+// The sampler's window arithmetic, the host files and the pushed samples.
+#include "telemetry/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace akts {
+namespace {
+
+std::optional<std::string> slurp(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) return std::nullopt;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+HostReading read_host_files(const std::string& proc_root) {
+  HostReading h;
+  if (auto t = slurp(proc_root + "/pressure/cpu"))
+    if (auto p = parse_cpu_pressure(*t)) h.pressure = *p;
+  if (auto t = slurp(proc_root + "/stat"))
+    if (auto c = parse_proc_stat_cpu(*t)) h.cpu = *c;
+  return h;
+}
+
+Status PushedSamples::push(const std::vector<double>& latency_ms) {
+  for (size_t i = 0; i < latency_ms.size(); ++i)
+    if (!std::isfinite(latency_ms[i]) || latency_ms[i] < 0 || latency_ms[i] > 3600e3)
+      return errorf(ErrorKind::kInvalidArgument, "latency_ms[{}] = {} is not a latency in [0, 3600000] ms", i,
+                    latency_ms[i]);
+  std::lock_guard lock(mu_);
+  size_t room = kMaxPerWindow - std::min(kMaxPerWindow, pending_.size());
+  size_t take = std::min(room, latency_ms.size());
+  pending_.insert(pending_.end(), latency_ms.begin(), latency_ms.begin() + static_cast<std::ptrdiff_t>(take));
+  dropped_ += latency_ms.size() - take;
+  return {};
+}
+
+std::vector<double> PushedSamples::drain() {
+  std::lock_guard lock(mu_);
+  std::vector<double> out;
+  out.swap(pending_);
+  return out;
+}
+
+uint64_t PushedSamples::dropped() const {
+  std::lock_guard lock(mu_);
+  return dropped_;
+}
+
+std::optional<double> quantile(std::vector<double> samples, double q) {
+  if (samples.empty()) return std::nullopt;
+  size_t rank = static_cast<size_t>(std::ceil(std::clamp(q, 0.0, 1.0) * static_cast<double>(samples.size())));
+  size_t idx = rank == 0 ? 0 : rank - 1;
+  std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(idx), samples.end());
+  return samples[idx];
+}
+
+Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, const std::vector<double>& pushed_ms) {
+  auto k = src.read_kernel();
+  if (!k) return k.error();
+  HostReading h = src.read_host();
+  std::optional<PromScrape> app = src.scrape_app();
+
+  std::optional<Window> out;
+  if (prev_t_ && prev_k_ && t_s > *prev_t_) {
+    Window w;
+    w.seq = ++seq_;
+    w.t_s = t_s;
+    w.period_s = t_s - *prev_t_;
+    w.cpus = std::max<uint32_t>(k->cpus, 1);
+    Stats d = k->stats - prev_k_->stats;
+    for (uint32_t c = 0; c < AKTS_NR_CLASSES; ++c) {
+      w.waits[c] = d.waits(c);
+      if (auto p = d.wait_percentile_ns(c, 0.50)) w.wait_p50_ms[c] = *p / 1e6;
+      if (auto p = d.wait_percentile_ns(c, 0.99)) w.wait_p99_ms[c] = *p / 1e6;
+      w.oldest_wait_ms[c] = static_cast<double>(k->oldest_wait_ns[c]) / 1e6;
+      w.run_ms[c] = static_cast<double>(d.run_ns[c]) / 1e6;
+      w.rescues[c] = k->rescues[c] >= prev_k_->rescues[c] ? k->rescues[c] - prev_k_->rescues[c] : 0;
+    }
+    w.queued = k->queued.value_or(0);
+    w.dispatches = d.total_entries();
+    w.fallthrough = d.total_fallthrough();
+    w.selected_slot = k->selected;
+    w.effective_slot = k->effective;
+    if (prev_h_.cpu && h.cpu) w.cpu_util = cpu_utilisation(*prev_h_.cpu, *h.cpu).value_or(0.0);
+    if (prev_h_.pressure && h.pressure)
+      w.cpu_pressure = pressure_share(*prev_h_.pressure, *h.pressure, w.period_s).value_or(0.0);
+    if (h.cpu) w.runnable = h.cpu->procs_running;
+    if (app) {
+      w.app_requests_processing = app->value(names_.requests_processing);
+      if (prev_app_ && prev_app_t_ && t_s > *prev_app_t_) {
+        w.app_prompt_tokens_per_s = counter_rate(*prev_app_, *app, names_.prompt_tokens_total, t_s - *prev_app_t_);
+        w.app_decode_tokens_per_s = counter_rate(*prev_app_, *app, names_.decode_total, t_s - *prev_app_t_);
+      }
+    }
+    w.app_latency_samples = pushed_ms.size();
+    w.app_latency_p50_ms = quantile(pushed_ms, 0.50);
+    w.app_latency_p99_ms = quantile(pushed_ms, 0.99);
+    out = w;
+  }
+  prev_t_ = t_s;
+  prev_k_ = *k;
+  prev_h_ = h;
+  if (app) {
+    prev_app_ = std::move(app);
+    prev_app_t_ = t_s;
+  }
+  return out;
+}
+
+}  // namespace akts

@@ -1,0 +1,92 @@
+// The telemetry sampler: turns periodic readings (the kernel's counters and
+// the guard's view, the host's /proc files, the application's metrics
+// endpoint, latencies the application pushes) into one Window per period.
+// The sources sit behind an interface, so tests drive the sampler with fakes
+// and no kernel; the daemon reads the real ones (src/daemon/reasoning_worker).
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "telemetry/host.h"
+#include "telemetry/prometheus.h"
+#include "telemetry/stats.h"
+#include "telemetry/window.h"
+
+namespace akts {
+
+struct KernelReading {
+  Stats stats;                        // cumulative counters
+  std::array<uint64_t, AKTS_NR_CLASSES> oldest_wait_ns{};  // the guard's last scan
+  std::array<uint64_t, AKTS_NR_CLASSES> rescues{};         // cumulative
+  std::optional<uint64_t> queued;     // tasks in the registered queues now
+  uint32_t selected = AKTS_SLOT_NONE, effective = AKTS_SLOT_NONE;
+  uint32_t cpus = 1;
+};
+
+struct HostReading {
+  std::optional<Pressure> pressure;
+  std::optional<CpuTimes> cpu;
+};
+
+class TelemetrySource {
+ public:
+  virtual ~TelemetrySource() = default;
+  virtual Result<KernelReading> read_kernel() = 0;
+  virtual HostReading read_host() = 0;
+  // The application's metrics; nullopt when none is configured or the scrape failed.
+  virtual std::optional<PromScrape> scrape_app() = 0;
+};
+
+// Reads /proc/pressure/cpu and /proc/stat (a fake root for tests).
+HostReading read_host_files(const std::string& proc_root = "/proc");
+
+// The application's metric names (llama-server's --metrics by default).
+struct AppMetricNames {
+  std::string requests_processing = "llamacpp:requests_processing";
+  std::string prompt_tokens_total = "llamacpp:prompt_tokens_total";
+  std::string decode_total = "llamacpp:n_decode_total";
+};
+
+// Latencies an application (or a proxy in front of it) pushes between two
+// windows. Thread-safe: the socket pushes, the sampler drains.
+class PushedSamples {
+ public:
+  static constexpr size_t kMaxPerWindow = 100000;  // beyond this, samples are counted as dropped
+  // Refuses (changing nothing) anything that is not a finite value in [0, 1 h] in ms.
+  Status push(const std::vector<double>& latency_ms);
+  std::vector<double> drain();
+  uint64_t dropped() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<double> pending_;
+  uint64_t dropped_ = 0;
+};
+
+class Sampler {
+ public:
+  explicit Sampler(AppMetricNames names = {}) : names_(std::move(names)) {}
+  // One window ending at t_s (seconds since the daemon started). The first
+  // call only primes the counters and returns nullopt; a kernel read that
+  // fails returns its error and keeps the previous readings.
+  Result<std::optional<Window>> sample(double t_s, TelemetrySource& src, const std::vector<double>& pushed_ms);
+
+ private:
+  AppMetricNames names_;
+  uint64_t seq_ = 0;
+  std::optional<double> prev_t_;
+  std::optional<KernelReading> prev_k_;
+  HostReading prev_h_;
+  std::optional<PromScrape> prev_app_;
+  std::optional<double> prev_app_t_;
+};
+
+// The q-th quantile (0..1) of samples by nearest rank; nullopt when empty.
+std::optional<double> quantile(std::vector<double> samples, double q);
+
+}  // namespace akts

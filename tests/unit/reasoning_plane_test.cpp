@@ -1,0 +1,426 @@
+// The reasoning plane without a kernel: the arbiter's precedence (hold >
+// operator switch > controller), dwell and rate limits, dry run, the oracle's
+// schedule, the decision log's outcomes and rotation, the objective, and the
+// sampler's windows from fake sources.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "reasoning/arbiter.h"
+#include "reasoning/decision_log.h"
+#include "reasoning/oracle.h"
+#include "reasoning/reasoning_plane.h"
+#include "telemetry/sampler.h"
+
+namespace akts {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = Arbiter::Clock;
+
+struct FakeSelection {
+  uint32_t selected = 1;
+  bool override_on = false;
+  int stores = 0;
+  Arbiter::Plane plane() {
+    return {[this] { return selected; }, [this](uint32_t s) { selected = s, ++stores; },
+            [this] { return override_on; }};
+  }
+};
+
+std::vector<SlotInfo> two_slots() { return {{0, "latency", "", ""}, {1, "throughput", "", ""}}; }
+
+TEST(Arbiter, AHoldBeatsAnOperatorSwitchWhichBeatsAController) {
+  FakeSelection sel;
+  ArbiterOptions o;
+  o.min_dwell = 0ms;
+  Arbiter a(sel.plane(), o);
+  auto t = Clock::time_point{} + 100s;
+  ASSERT_TRUE(a.hold(0, 30s, t));
+  EXPECT_EQ(sel.selected, 0u);
+  auto sw = a.operator_switch(1, t + 1s);
+  ASSERT_FALSE(sw);
+  EXPECT_NE(sw.error().message.find("held"), std::string::npos);
+  EXPECT_EQ(sel.selected, 0u);
+  EXPECT_FALSE(a.controller_proposes(1, t + 2s).applied);
+  EXPECT_EQ(sel.selected, 0u);
+  // The hold expires: the operator may switch, and controllers then wait the grace.
+  ASSERT_TRUE(a.operator_switch(1, t + 31s));
+  EXPECT_EQ(sel.selected, 1u);
+  auto v = a.controller_proposes(0, t + 32s);
+  EXPECT_FALSE(v.applied);
+  EXPECT_NE(v.reason.find("operator"), std::string::npos);
+  EXPECT_TRUE(a.controller_proposes(0, t + 31s + o.operator_grace).applied);
+  EXPECT_EQ(sel.selected, 0u);
+}
+
+TEST(Arbiter, TheBreakersOverrideLocksEveryoneButOperatorsStillStoreTheirSelection) {
+  FakeSelection sel;
+  ArbiterOptions o;
+  o.min_dwell = 0ms;
+  Arbiter a(sel.plane(), o);
+  sel.override_on = true;
+  auto v = a.controller_proposes(0, Clock::time_point{} + 10s);
+  EXPECT_FALSE(v.applied);
+  EXPECT_NE(v.reason.find("override"), std::string::npos);
+  EXPECT_EQ(sel.selected, 1u);
+  std::string why;
+  EXPECT_TRUE(a.locked(Clock::time_point{} + 10s, &why));
+}
+
+TEST(Arbiter, ReleaseEndsAHoldAndTheGrace) {
+  FakeSelection sel;
+  ArbiterOptions o;
+  o.min_dwell = 0ms;
+  Arbiter a(sel.plane(), o);
+  auto t = Clock::time_point{} + 5s;
+  ASSERT_TRUE(a.hold(0, 60s, t));
+  EXPECT_TRUE(a.release(t + 1s));
+  EXPECT_FALSE(a.release(t + 1s));  // nothing left
+  EXPECT_TRUE(a.controller_proposes(1, t + 2s).applied);
+  EXPECT_FALSE(a.hold(0, 0ms, t + 3s));
+}
+
+TEST(Arbiter, MinimumDwellAndRateLimitAndDryRun) {
+  FakeSelection sel;
+  ArbiterOptions o;
+  o.min_dwell = 1000ms;
+  o.max_switches_per_minute = 3;
+  Arbiter a(sel.plane(), o);
+  auto t = Clock::time_point{} + 100s;
+  EXPECT_TRUE(a.controller_proposes(0, t).applied);
+  auto v = a.controller_proposes(1, t + 500ms);
+  EXPECT_FALSE(v.applied);
+  EXPECT_EQ(v.reason.rfind("minimum dwell", 0), 0u);
+  EXPECT_TRUE(a.controller_proposes(1, t + 1s).applied);
+  EXPECT_TRUE(a.controller_proposes(0, t + 2s).applied);
+  v = a.controller_proposes(1, t + 3s);  // a fourth within the minute
+  EXPECT_FALSE(v.applied);
+  EXPECT_EQ(v.reason.rfind("rate limit", 0), 0u);
+  EXPECT_TRUE(a.controller_proposes(1, t + 61s).applied);  // the first has left the minute
+  a.set_dry_run(true);
+  int stores = sel.stores;
+  v = a.controller_proposes(0, t + 120s);
+  EXPECT_FALSE(v.applied);
+  EXPECT_EQ(sel.stores, stores);
+  EXPECT_EQ(sel.selected, 1u);
+}
+
+TEST(Oracle, ParsesAndRefusesSchedules) {
+  EXPECT_TRUE(OracleSchedule::parse(R"({"steps":[{"at":"0s","policy":"throughput"},{"at":"8s","policy":1}]})"));
+  for (const char* bad : {"", "[]", "{}", R"({"steps":[]})", R"({"steps":[{"at":"1s","policy":"x"}]})",
+                          R"({"steps":[{"at":"0s","policy":"a"},{"at":"0s","policy":"b"}]})",
+                          R"({"steps":[{"at":"0s","policy":-1}]})", R"({"steps":[{"at":0,"policy":"a"}]})",
+                          R"({"steps":[{"at":"0s","policy":"a","x":1}]})", R"({"loop":1,"steps":[]})",
+                          R"({"steps":[{"at":"0s","policy":"a"}],"extra":true})",
+                          R"({"loop":true,"steps":[{"at":"0s","policy":"a"}]})"})
+    EXPECT_FALSE(OracleSchedule::parse(bad)) << bad;
+  auto s = OracleSchedule::parse(R"({"steps":[{"at":"0s","policy":"nope"}]})");
+  ASSERT_TRUE(s);
+  EXPECT_FALSE(Oracle::create(*s, two_slots()));
+}
+
+TEST(Oracle, FollowsItsScheduleAndLoops) {
+  auto s = OracleSchedule::parse(
+      R"({"loop":true,"steps":[{"at":"0s","policy":"throughput"},{"at":"1s","policy":"latency"},{"at":"2s","policy":"throughput"}]})");
+  ASSERT_TRUE(s);
+  auto o = Oracle::create(*s, two_slots());
+  ASSERT_TRUE(o);
+  ControllerContext ctx;
+  ctx.slots = two_slots();
+  ctx.running = 1;
+  std::vector<std::pair<int, uint32_t>> switches;
+  for (int i = 1; i <= 50; ++i) {
+    Window w;
+    w.period_s = 0.1;
+    w.t_s = 5.0 + 0.1 * i;
+    auto d = (*o)->decide(w, ctx);
+    if (d.slot) {
+      switches.push_back({i, *d.slot});
+      ctx.running = *d.slot;
+    }
+  }
+  // Latency from 1 s to 2 s of every 2 s period.
+  ASSERT_GE(switches.size(), 4u);
+  EXPECT_EQ(switches[0], (std::pair<int, uint32_t>{10, 0}));
+  EXPECT_EQ(switches[1], (std::pair<int, uint32_t>{20, 1}));
+  EXPECT_EQ(switches[2], (std::pair<int, uint32_t>{30, 0}));
+}
+
+TEST(Objective, RewardAndSignal) {
+  Objective o;
+  o.max_ms = 20;
+  Window w;
+  w.period_s = 0.1;
+  w.cpus = 2;
+  w.run_ms[AKTS_CLASS_BE] = 100;  // half of 200 CPU-ms
+  EXPECT_FALSE(o.observed_ms(w));
+  EXPECT_TRUE(o.met(w));
+  EXPECT_DOUBLE_EQ(o.reward(w), 0.75);
+  w.wait_p99_ms[AKTS_CLASS_LC] = 40;
+  EXPECT_FALSE(o.met(w));
+  EXPECT_DOUBLE_EQ(o.reward(w), 0.25);  // half of 20/40, no batch credit
+  w.wait_p99_ms[AKTS_CLASS_LC] = 5;
+  w.oldest_wait_ms[AKTS_CLASS_LC] = 300;  // starved now
+  EXPECT_DOUBLE_EQ(*o.observed_ms(w), 300);
+  EXPECT_FALSE(Objective::from_json({{"signal", "lc_wait_p99"}}));
+  EXPECT_FALSE(Objective::from_json({{"max", "-1ms"}}));
+  EXPECT_FALSE(Objective::from_json({{"max", "20ms"}, {"extra", 1}}));
+  EXPECT_FALSE(Objective::from_json({{"max", 0}}));
+  EXPECT_FALSE(Objective::from_json({{"max", "20ms"}, {"signal", "ttft"}}));
+  auto r = Objective::from_json({{"max", "500ms"}, {"signal", "request_latency_p99"}});
+  ASSERT_TRUE(r);
+  EXPECT_DOUBLE_EQ(r->max_ms, 500);
+}
+
+TEST(Window, RoundTripsThroughJson) {
+  Window w;
+  w.seq = 7;
+  w.t_s = 1.5;
+  w.period_s = 0.1;
+  w.wait_p99_ms[AKTS_CLASS_LC] = 3.5;
+  w.app_requests_processing = 2;
+  w.effective_slot = 1;
+  auto back = Window::from_json(w.to_json());
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->seq, 7u);
+  EXPECT_EQ(*back->wait_p99_ms[AKTS_CLASS_LC], 3.5);
+  EXPECT_FALSE(back->wait_p99_ms[AKTS_CLASS_BE]);
+  EXPECT_EQ(*back->app_requests_processing, 2);
+  EXPECT_EQ(back->effective_slot, 1u);
+  EXPECT_EQ(back->selected_slot, AKTS_SLOT_NONE);
+  EXPECT_FALSE(Window::from_json({{"seq", -1}}));
+  EXPECT_FALSE(Window::from_json({{"classes", {{"lc", {{"waits", "x"}}}}}}));
+}
+
+std::filesystem::path temp_dir() {
+  auto d = std::filesystem::temp_directory_path() /
+           ("akts-reasoning-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+TEST(DecisionLog, RotatesBySizeAndKeepsNFiles) {
+  auto d = temp_dir();
+  DecisionLogOptions o;
+  o.path = (d / "decisions.jsonl").string();
+  o.max_bytes = 2000;
+  o.keep = 2;
+  DecisionLog log(o);
+  ASSERT_TRUE(log.open());
+  for (int i = 0; i < 200; ++i) log.decision({{"source", "test"}, {"why", std::string(50, 'x')}});
+  EXPECT_TRUE(std::filesystem::exists(o.path));
+  EXPECT_TRUE(std::filesystem::exists(o.path + ".1"));
+  EXPECT_TRUE(std::filesystem::exists(o.path + ".2"));
+  EXPECT_FALSE(std::filesystem::exists(o.path + ".3"));
+  uint64_t total = 0;
+  for (const auto& e : std::filesystem::directory_iterator(d)) {
+    EXPECT_LE(e.file_size(), o.max_bytes);
+    total += e.file_size();
+  }
+  EXPECT_LE(total, 3 * o.max_bytes);
+  // Every line of the live file is a JSON object.
+  std::ifstream f(o.path);
+  std::string line;
+  int lines = 0;
+  while (std::getline(f, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << line;
+    ++lines;
+  }
+  EXPECT_GT(lines, 0);
+  EXPECT_EQ(log.recent(5).size(), 5u);
+  EXPECT_EQ(log.recent(5).back()["id"], 200);
+  std::filesystem::remove_all(d);
+}
+
+TEST(DecisionLog, InvalidUtf8InARawAnswerIsWrittenNotThrown) {
+  auto d = temp_dir();
+  DecisionLogOptions o;
+  o.path = (d / "decisions.jsonl").string();
+  DecisionLog log(o);
+  ASSERT_TRUE(log.open());
+  EXPECT_NO_THROW(log.decision({{"raw", std::string("\xff\xfe slot \xc3")}}));
+  EXPECT_GT(log.written_bytes(), 0u);
+  std::filesystem::remove_all(d);
+}
+
+// A controller that proposes what it is told to.
+class Scripted : public Controller {
+ public:
+  std::optional<uint32_t> next;
+  bool refuse = false;
+  int calls = 0;
+  bool saw_locked = false;
+  std::string name() const override { return "scripted"; }
+  ControllerDecision decide(const Window&, const ControllerContext& ctx) override {
+    ++calls;
+    saw_locked = ctx.locked;
+    if (refuse) return {std::nullopt, "bad answer", std::string("0.3"), true};
+    return {next, "scripted"};
+  }
+};
+
+struct PlaneFixture {
+  FakeSelection sel;
+  Scripted* ctl = nullptr;
+  std::unique_ptr<ReasoningPlane> rp;
+  explicit PlaneFixture(ArbiterOptions ao = {}) {
+    ReasoningOptions o;
+    o.arbiter = ao;
+    rp = std::make_unique<ReasoningPlane>(o, sel.plane(), [] { return two_slots(); },
+                                          [this](const std::string& n, const std::vector<SlotInfo>&)
+                                              -> Result<std::unique_ptr<Controller>> {
+                                            if (n != "scripted")
+                                              return make_error(ErrorKind::kInvalidArgument, "unknown controller");
+                                            auto c = std::make_unique<Scripted>();
+                                            ctl = c.get();
+                                            return std::unique_ptr<Controller>(std::move(c));
+                                          });
+  }
+  Window window(uint64_t seq) const {
+    Window w;
+    w.seq = seq;
+    w.t_s = 0.1 * static_cast<double>(seq);
+    w.period_s = 0.1;
+    w.effective_slot = sel.selected;
+    return w;
+  }
+};
+
+TEST(ReasoningPlane, AppliesLogsAndFollowsUpOneAndFivePeriodsLater) {
+  ArbiterOptions ao;
+  ao.min_dwell = 0ms;
+  PlaneFixture f(ao);
+  EXPECT_FALSE(f.rp->set_controller("nonsense"));
+  EXPECT_EQ(f.rp->controller_name(), "none");
+  ASSERT_TRUE(f.rp->set_controller("scripted"));
+  auto t = Clock::time_point{} + 100s;
+  f.ctl->next = 0;
+  f.rp->on_window(f.window(1), t);
+  EXPECT_EQ(f.sel.selected, 0u);
+  f.ctl->next.reset();
+  for (uint64_t s = 2; s <= 7; ++s) f.rp->on_window(f.window(s), t + std::chrono::milliseconds(100 * s));
+  auto log = f.rp->log(10);
+  ASSERT_EQ(log.size(), 2u);  // the controller change, then the decision
+  const auto& d = log[1];
+  EXPECT_EQ(d["source"], "scripted");
+  EXPECT_EQ(d["proposed"], 0);
+  EXPECT_EQ(d["applied"], true);
+  EXPECT_EQ(d["selected_after"], 0);
+  ASSERT_EQ(d["outcomes"].size(), 2u);
+  EXPECT_EQ(d["outcomes"][0]["after_periods"], 1);
+  EXPECT_EQ(d["outcomes"][1]["after_periods"], 5);
+}
+
+TEST(ReasoningPlane, ARefusedOutputIsLoggedAndChangesNothing) {
+  PlaneFixture f;
+  ASSERT_TRUE(f.rp->set_controller("scripted"));
+  f.ctl->refuse = true;
+  f.rp->on_window(f.window(1));
+  EXPECT_EQ(f.sel.stores, 0);
+  auto d = f.rp->log(1)[0];
+  EXPECT_EQ(d["raw"], "0.3");
+  EXPECT_EQ(d["applied"], false);
+  EXPECT_EQ(f.rp->state()["refused_outputs"], 1);
+  // A proposal of an empty slot is refused too, whatever the controller says.
+  f.ctl->refuse = false;
+  f.ctl->next = 9;
+  f.rp->on_window(f.window(2));
+  EXPECT_EQ(f.sel.stores, 0);
+  EXPECT_EQ(f.rp->log(1)[0]["applied"], false);
+}
+
+TEST(ReasoningPlane, TheControllerIsLockedOutDuringAHoldAndRepeatsAreCountedNotLogged) {
+  ArbiterOptions ao;
+  ao.min_dwell = 0ms;
+  PlaneFixture f(ao);
+  ASSERT_TRUE(f.rp->set_controller("scripted"));
+  auto t = Clock::time_point{} + 100s;
+  ASSERT_TRUE(f.rp->hold(0, "latency", 10s, t));
+  f.ctl->next = 1;
+  for (uint64_t s = 1; s <= 20; ++s) f.rp->on_window(f.window(s), t + std::chrono::milliseconds(100 * s));
+  EXPECT_TRUE(f.ctl->saw_locked);
+  EXPECT_EQ(f.sel.selected, 0u);
+  // controller, hold, then one refused proposal; the other 19 counted.
+  EXPECT_EQ(f.rp->log(100).size(), 3u);
+  EXPECT_EQ(f.rp->state()["repeats_not_logged"], 19);
+  EXPECT_FALSE(f.rp->operator_switch(1, "throughput", t + 3s));
+  EXPECT_TRUE(f.rp->release(t + 4s));
+  f.rp->on_window(f.window(21), t + 5s);
+  EXPECT_EQ(f.sel.selected, 1u);
+}
+
+class FakeSource : public TelemetrySource {
+ public:
+  KernelReading k;
+  HostReading h;
+  std::optional<PromScrape> app;
+  bool fail = false;
+  Result<KernelReading> read_kernel() override {
+    if (fail) return make_error(ErrorKind::kSystem, "gone");
+    return k;
+  }
+  HostReading read_host() override { return h; }
+  std::optional<PromScrape> scrape_app() override { return app; }
+};
+
+TEST(Sampler, BuildsWindowsFromDeltas) {
+  FakeSource src;
+  Sampler s;
+  src.k.cpus = 2;
+  src.h.cpu = CpuTimes{100, 1000, 3, 0};
+  src.h.pressure = Pressure{0, 0, 0, 1000};
+  auto first = s.sample(1.0, src, {});
+  ASSERT_TRUE(first);
+  EXPECT_FALSE(*first);  // primes only
+  src.k.stats.wait_hist[AKTS_CLASS_LC][20] = 10;  // ~1 ms each
+  src.k.stats.run_ns[AKTS_CLASS_BE] = 100'000'000;
+  src.k.oldest_wait_ns[AKTS_CLASS_LC] = 5'000'000;
+  src.k.rescues[AKTS_CLASS_BE] = 4;
+  src.k.effective = 1;
+  src.h.cpu = CpuTimes{150, 1100, 5, 0};
+  src.h.pressure = Pressure{0, 0, 0, 51000};
+  auto app = parse_prometheus_text("llamacpp:requests_processing 3\nllamacpp:prompt_tokens_total 10\n");
+  ASSERT_TRUE(app);
+  src.app = *app;
+  auto w = s.sample(1.1, src, {1, 2, 3, 100});
+  ASSERT_TRUE(w);
+  ASSERT_TRUE(*w);
+  const Window& win = **w;
+  EXPECT_EQ(win.seq, 1u);
+  EXPECT_NEAR(win.period_s, 0.1, 1e-9);
+  EXPECT_EQ(win.waits[AKTS_CLASS_LC], 10u);
+  ASSERT_TRUE(win.wait_p99_ms[AKTS_CLASS_LC]);
+  EXPECT_NEAR(*win.wait_p99_ms[AKTS_CLASS_LC], 1.48, 0.1);
+  EXPECT_DOUBLE_EQ(win.oldest_wait_ms[AKTS_CLASS_LC], 5);
+  EXPECT_DOUBLE_EQ(win.run_ms[AKTS_CLASS_BE], 100);
+  EXPECT_NEAR(win.batch_share(), 0.5, 1e-9);
+  EXPECT_EQ(win.rescues[AKTS_CLASS_BE], 4u);
+  EXPECT_NEAR(win.cpu_util, 0.5, 1e-9);
+  EXPECT_NEAR(win.cpu_pressure, 0.5, 1e-9);
+  EXPECT_EQ(win.runnable, 5u);
+  EXPECT_EQ(*win.app_requests_processing, 3);
+  EXPECT_FALSE(win.app_prompt_tokens_per_s);  // one scrape: no rate yet
+  EXPECT_EQ(win.app_latency_samples, 4u);
+  EXPECT_EQ(*win.app_latency_p99_ms, 100);
+  EXPECT_EQ(*win.app_latency_p50_ms, 2);
+  src.fail = true;
+  EXPECT_FALSE(s.sample(1.2, src, {}));
+}
+
+TEST(PushedSamples, RefusesBadValuesWhole) {
+  PushedSamples p;
+  EXPECT_TRUE(p.push({1, 2}));
+  EXPECT_FALSE(p.push({3, -1}));
+  EXPECT_FALSE(p.push({std::nan("")}));
+  EXPECT_FALSE(p.push({1e300}));
+  EXPECT_EQ(p.drain(), (std::vector<double>{1, 2}));
+  EXPECT_TRUE(p.drain().empty());
+}
+
+}  // namespace
+}  // namespace akts
