@@ -55,12 +55,17 @@ Status parse_detector(const json& v, ControllerConfig& c) {
       std::string p = policy_ref(x);
       if (p.empty()) return bad(where, "must be a policy name or slot number");
       (k == "burst" ? c.detector_burst : c.detector_calm) = p;
-    } else if (k == "enter" || k == "leave" || k == "alpha_up" || k == "alpha_down" || k == "app_busy_requests") {
-      bool alpha = k.rfind("alpha", 0) == 0;
-      auto n = number(x, where, alpha ? 0.001 : 0.0, alpha ? 1.0 : 1e6);
+    } else if (k == "enter" || k == "leave" || k == "alpha_up" || k == "alpha_down" || k == "app_busy_requests" ||
+               k == "lc_busy_share") {
+      bool unit = k.rfind("alpha", 0) == 0 || k == "lc_busy_share";
+      auto n = number(x, where, k.rfind("alpha", 0) == 0 ? 0.001 : 0.0, unit ? 1.0 : 1e6);
       if (!n) return n.error();
-      (k == "enter" ? d.enter : k == "leave" ? d.leave : k == "alpha_up" ? d.alpha_up
-                                                   : k == "alpha_down" ? d.alpha_down : d.app_busy_requests) = *n;
+      (k == "enter"               ? d.enter
+       : k == "leave"             ? d.leave
+       : k == "alpha_up"          ? d.alpha_up
+       : k == "alpha_down"        ? d.alpha_down
+       : k == "lc_busy_share"     ? d.lc_busy_share
+                                  : d.app_busy_requests) = *n;
     } else if (k == "confirm" || k == "min_dwell") {
       auto n = whole(x, where, k == "confirm" ? 1 : 0, 10000);
       if (!n) return n.error();
@@ -68,7 +73,7 @@ Status parse_detector(const json& v, ControllerConfig& c) {
     } else {
       return bad("controller.detector",
                  fmt::format("unknown key \"{}\" (expected burst, calm, enter, leave, confirm, min_dwell, alpha_up, "
-                             "alpha_down, app_busy_requests)",
+                             "alpha_down, app_busy_requests, lc_busy_share)",
                              excerpt(k)));
     }
   }

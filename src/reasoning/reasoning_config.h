@@ -9,7 +9,7 @@
 //                  "operator_grace": "30s",
 //                  "detector": {"burst": "latency", "calm": "throughput", "enter": 1.0, "leave": 0.4,
 //                               "confirm": 2, "min_dwell": 5, "alpha_up": 0.8, "alpha_down": 0.15,
-//                               "app_busy_requests": 1},
+//                               "app_busy_requests": 1, "lc_busy_share": 0.25},
 //                  "bandit": {"alpha": 0.05, "gamma": 0.998, "switch_penalty": 0.02, "seed": 1},
 //                  "llm": {"endpoint": "http://127.0.0.1:8081", "timeout": "10s", "decide_every": 10},
 //                  "oracle": {"schedule": "/etc/akts/schedule.json"}},

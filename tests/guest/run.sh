@@ -24,10 +24,17 @@ not_ok() {
 	emit "not ok $n - $*"
 }
 diag() { emit "# $*"; }
-# Reads "ok<TAB>text" / "not<TAB>text" lines (from a checker script) into TAP.
+# Reads "ok<TAB>text" / "not<TAB>text" lines (from a checker script) into TAP;
+# "# text" lines pass through as diagnostics. Feed it with `verdicts < <(...)`:
+# a pipe would run it in a subshell and lose the count.
 verdicts() {
-	local verdict what
-	while IFS=$'\t' read -r verdict what; do
+	local verdict what line
+	while IFS= read -r line; do
+		if [[ $line == "# "* ]]; then
+			diag "${line#\# }"
+			continue
+		fi
+		IFS=$'\t' read -r verdict what <<<"$line"
 		if [[ $verdict == ok ]]; then ok "$what"; else not_ok "$what"; fi
 	done
 }
@@ -46,6 +53,7 @@ TESTS=(
 	ejection            # the daemon reports a kernel ejection and cleans up
 	bounded_wait        # without the guard, the bounded-wait check fails (negative control)
 	switch_all          # --switch-all manages every task
+	reasoning           # the detector switches into latency during a real burst and back after it
 	bench               # every benchmark arm runs and reports sane numbers
 )
 

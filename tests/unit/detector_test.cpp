@@ -116,6 +116,21 @@ TEST(Detector, ProposesNothingWhileLockedAndItsRegimeAfterwards) {
   EXPECT_FALSE(d.decide(t.back(), ctx).slot);  // what it wants runs: no change
 }
 
+TEST(Detector, LcDemandIsASignalTheLatencyPolicyCannotHide) {
+  Detector d;
+  auto ctx = context();
+  Window busy;
+  busy.period_s = 0.1;
+  busy.cpus = 2;
+  busy.run_ms[AKTS_CLASS_LC] = 80;  // 40% of the CPU time, waits all short
+  busy.wait_p99_ms[AKTS_CLASS_LC] = 1;
+  EXPECT_FALSE(d.decide(busy, ctx).slot);
+  auto dec = d.decide(busy, ctx);
+  ASSERT_TRUE(dec.slot);
+  ctx.running = *dec.slot;
+  for (int i = 0; i < 100; ++i) EXPECT_FALSE(d.decide(busy, ctx).slot);  // stays while LC works
+}
+
 TEST(Detector, AStarvedLcTaskCountsThoughNoWaitEnded) {
   Detector d;
   auto ctx = context();
