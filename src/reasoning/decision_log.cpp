@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -26,6 +27,9 @@ DecisionLog::DecisionLog(DecisionLogOptions o) : o_(std::move(o)) {}
 Status DecisionLog::open() {
   std::lock_guard lock(mu_);
   if (o_.path.empty()) return {};
+  std::error_code ec;
+  auto parent = std::filesystem::path(o_.path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);  // open() reports what still fails
   struct stat st{};
   file_bytes_ = ::stat(o_.path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
   file_.open(o_.path, std::ios::app);
