@@ -88,6 +88,7 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
     w.queued = k->queued.value_or(0);
     w.dispatches = d.total_entries();
     w.fallthrough = d.total_fallthrough();
+    for (uint32_t k = 0; k < AKTS_MAX_SLOTS; ++k) w.calls[k] = d.total_calls(k);
     w.selected_slot = k->selected;
     w.effective_slot = k->effective;
     if (prev_h_.cpu && h.cpu) w.cpu_util = cpu_utilisation(*prev_h_.cpu, *h.cpu).value_or(0.0);

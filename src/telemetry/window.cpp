@@ -61,6 +61,7 @@ json Window::to_json() const {
           {"queued", queued},
           {"dispatches", dispatches},
           {"fallthrough", fallthrough},
+          {"calls_by_slot", calls},
           {"selected", slot(selected_slot)},
           {"effective", slot(effective_slot)},
           {"cpu_pressure", cpu_pressure},
@@ -85,6 +86,14 @@ std::optional<Window> Window::from_json(const json& j) {
             read_num(j, "cpu_pressure", w.cpu_pressure) && read_num(j, "cpu_util", w.cpu_util) &&
             read_num(j, "runnable", w.runnable);
   if (!ok) return std::nullopt;
+  if (j.contains("calls_by_slot")) {
+    const json& c = j["calls_by_slot"];
+    if (!c.is_array() || c.size() != AKTS_MAX_SLOTS) return std::nullopt;
+    for (uint32_t k = 0; k < AKTS_MAX_SLOTS; ++k) {
+      if (!c[k].is_number_unsigned()) return std::nullopt;
+      w.calls[k] = c[k].get<uint64_t>();
+    }
+  }
   for (const char* key : {"selected", "effective"}) {
     uint32_t& dst = key[0] == 's' ? w.selected_slot : w.effective_slot;
     if (j.contains(key) && !j[key].is_null() && !read_num(j, key, dst)) return std::nullopt;

@@ -29,6 +29,7 @@ struct Window {
   uint64_t queued = 0;                                         // tasks in the registered queues now
   uint64_t dispatches = 0;                                     // dispatcher entries in the window
   uint64_t fallthrough = 0;                                    // of which ran the built-in default
+  std::array<uint64_t, AKTS_MAX_SLOTS> calls{};                // of which reached the policy in each slot
   uint32_t selected_slot = AKTS_SLOT_NONE;
   uint32_t effective_slot = AKTS_SLOT_NONE;
 

@@ -35,6 +35,9 @@ JSON
 	if [[ $window == period* ]]; then ok "v1.stats carries the live telemetry window ($window)"; else not_ok "v1.stats carries the live telemetry window ($window)"; fi
 
 	akts log --socket $sock --json -n 2000 >"$OUT/reasoning_log.jsonl"
+	# The windows themselves: a recorded trace the unit tests replay (tests/unit/data/).
+	python3 "$HERE/rpc.py" $sock '{"jsonrpc":"2.0","id":1,"method":"v1.telemetry","params":{"last":600}}' \
+		>"$OUT/reasoning_windows.json"
 	verdicts < <(python3 - "$OUT/reasoning_log.jsonl" "$calm_end" "$burst_end" <<'PY'
 
 import json, sys, datetime
