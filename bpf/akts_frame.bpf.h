@@ -57,6 +57,7 @@ struct {
 /* Per CPU: since when its SCHED_EXT task runs, since when its local DSQ is non-empty. */
 struct akts_cpu_run {
 	u64 running_at; /* 0: no SCHED_EXT task running */
+	u64 counted_to; /* the current run's CPU time is in akts_cpu_stats.run_ns up to here */
 	u64 local_since; /* the first firing that saw the local DSQ non-empty; 0: empty */
 };
 
@@ -382,28 +383,43 @@ static __always_inline void akts_mark_running(struct task_struct *p)
 	tctx->ready_at = 0;
 }
 
+/*
+ * Adds the current run's CPU time since it was last counted to its class
+ * (akts_cpu_stats.run_ns): at every tick and when the run ends, so a long
+ * run shows in every window it spans, not in one lump at its end.
+ */
+static __always_inline void akts_count_run(struct akts_cpu_run *run, struct akts_task_ctx *tctx)
+{
+#ifndef AKTS_NO_COUNTERS
+	struct akts_cpu_stats *st = akts_cpu_stats();
+	u64 now = bpf_ktime_get_ns(), from;
+
+	if (!st || !run || !run->running_at)
+		return;
+	from = run->counted_to > run->running_at ? run->counted_to : run->running_at;
+	if (now > from)
+		st->run_ns[tctx->cls == AKTS_CLASS_LC ? AKTS_CLASS_LC : AKTS_CLASS_BE] += now - from;
+	run->counted_to = now;
+#endif
+}
+
 /* This CPU no longer runs p (ops.stopping); a rescue ends with the run it bought. */
 static __always_inline void akts_mark_stopping(struct task_struct *p)
 {
 	struct akts_cpu_run *run = akts_cpu_run_here();
 	struct akts_task_ctx *tctx = akts_task_ctx(p);
 
+	if (tctx) {
+		tctx->flags &= ~AKTS_TASK_RESCUED;
+		akts_count_run(run, tctx);
+	}
 	if (run)
 		run->running_at = 0;
-	if (!tctx)
-		return;
-	tctx->flags &= ~AKTS_TASK_RESCUED;
-#ifndef AKTS_NO_COUNTERS
-	struct akts_cpu_stats *st = akts_cpu_stats();
-	u64 now = bpf_ktime_get_ns();
-
-	if (st && tctx->running_at && now > tctx->running_at)
-		st->run_ns[tctx->cls == AKTS_CLASS_LC ? AKTS_CLASS_LC : AKTS_CLASS_BE] += now - tctx->running_at;
-#endif
 }
 
 /*
- * ops.tick, never dispatched to a policy: a rescued task's slice ends after
+ * ops.tick, never dispatched to a policy: counts the running task's CPU time
+ * so far, and a rescued task's slice ends after
  * the rescue slice even if its policy gave it more (an infinite slice, say),
  * so the next task waiting in that CPU's local DSQ (another rescue) runs. If
  * none waits there, the policy's dispatch may let it go on as an ordinary run.
@@ -415,7 +431,10 @@ static __always_inline void akts_frame_tick(struct task_struct *p)
 	u32 zero = 0;
 	u64 cap;
 
-	if (!tctx || !(tctx->flags & AKTS_TASK_RESCUED) || !tctx->running_at)
+	if (!tctx)
+		return;
+	akts_count_run(akts_cpu_run_here(), tctx);
+	if (!(tctx->flags & AKTS_TASK_RESCUED) || !tctx->running_at)
 		return;
 	gp = bpf_map_lookup_elem(&akts_guard_params, &zero);
 	cap = akts_clamp(gp ? gp->rescue_slice_ns : 0, AKTS_GUARD_DEFAULT_RESCUE_SLICE_NS, 50000, 1000000000);

@@ -160,7 +160,11 @@ int cmd_push(const ClientOptions& o, const std::vector<double>& latency_ms) {
   if (o.json)
     std::cout << r->dump(2) << "\n";
   else
-    std::cout << fmt::format("accepted {} latency samples\n", (*r)["accepted"].get<uint64_t>());
+    std::cout << fmt::format("accepted {} latency samples{}\n", (*r)["accepted"].get<uint64_t>(),
+                             (*r)["dropped"].get<uint64_t>() ? fmt::format(
+                                                                  " ({} dropped: the window holds 100,000 at most)",
+                                                                  (*r)["dropped"].get<uint64_t>())
+                                                            : "");
   return kExitOk;
 }
 
@@ -292,7 +296,8 @@ int cmd_stats(const ClientOptions& o, std::chrono::nanoseconds interval, int cou
           ms(be["longest_wait_ms"]), lc["rescues"].get<uint64_t>() + be["rescues"].get<uint64_t>(),
           g["params"]["enabled"].get<bool>() ? ms(g["params"]["max_wait_ms"]) : std::string("off"));
     }
-    if (snap.contains("window") && snap["window"].is_object()) print_window_line(snap["window"], snap["reasoning"]);
+    if (snap.contains("window") && snap["window"].is_object())
+      print_window_line(snap["window"], snap.contains("reasoning") ? snap["reasoning"] : json(nullptr));
     std::cout.flush();
   };
   if (interval.count() == 0) {

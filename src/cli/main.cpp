@@ -5,6 +5,7 @@
 // Exit status: 0 done, 1 failed, 2 bad input (nothing changed), 3 no daemon.
 #include <unistd.h>
 
+#include <cmath>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -274,7 +275,7 @@ int main(int argc, char** argv) {
       "log",
       "The decision log: each decision (controller or operator), what was proposed, whether it applied and\n"
       "why, and the reward one and five periods later. --json prints one JSON line per decision.");
-  logc->add_option("-n,--limit", log_limit, "decisions to show (latest last)")->check(CLI::Range(1, 2000));
+  logc->add_option("-n,--limit", log_limit, "decisions to show (latest last, at most 500)")->check(CLI::Range(1, 500));
   add_client_flags(logc, co);
 
   std::vector<double> push_ms;
@@ -435,7 +436,14 @@ int main(int argc, char** argv) {
                                      ctl_dry ? std::optional<bool>(true) : ctl_apply ? std::optional<bool>(false)
                                                                                      : std::nullopt);
   if (*logc) return akts::cli::cmd_log(co, log_limit);
-  if (*pushc) return akts::cli::cmd_push(co, push_ms);
+  if (*pushc) {
+    for (double v : push_ms)
+      if (!std::isfinite(v)) {
+        std::cerr << "akts: push: every latency must be a finite number of milliseconds\n";
+        return kExitUsage;
+      }
+    return akts::cli::cmd_push(co, push_ms);
+  }
   if (*classify) return akts::cli::cmd_classify(co, cl_pid, cl_class);
   return kExitFail;
 }

@@ -202,7 +202,8 @@ void register_v1(Dispatcher& d, ControlBackend& b) {
     if (params.contains("limit")) {
       auto n = param_u32(params, "limit");
       if (!n) return n.error();
-      if (*n < 1 || *n > 2000) return make_error(ErrorKind::kInvalidArgument, "limit must be from 1 to 2000");
+      // 500 decisions of about 1 KiB each stay well inside a client's 1 MiB of unread answers.
+      if (*n < 1 || *n > 500) return make_error(ErrorKind::kInvalidArgument, "limit must be from 1 to 500");
       limit = *n;
     }
     return json{{"decisions", b.decisions(limit)}};
@@ -222,8 +223,9 @@ void register_v1(Dispatcher& d, ControlBackend& b) {
                       i, excerpt(v.dump(-1, ' ', false, json::error_handler_t::replace)));
       ms.push_back(v.get<double>());
     }
-    if (auto st = b.push_latencies(ms); !st) return st.error();
-    return json{{"accepted", ms.size()}};
+    auto kept = b.push_latencies(ms);
+    if (!kept) return kept.error();
+    return json{{"accepted", *kept}, {"dropped", ms.size() - *kept}};
   });
 
   d.add("v1.unclassify", [&b](const json& params) -> Result<json> {

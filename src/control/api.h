@@ -29,8 +29,8 @@
 //        llm, oracle) changes the controller at run time; dry_run logs its
 //        decisions without applying them.
 //   v1.telemetry {last?}           -> {period_s, objective, windows}: the last 1..600 windows.
-//   v1.log {limit?}                -> {decisions}: the last 1..2000 decisions, outcomes merged.
-//   v1.push {latency_ms}           -> {accepted}: request latencies (1..10000 finite
+//   v1.log {limit?}                -> {decisions}: the last 1..500 decisions (default 50), outcomes merged.
+//   v1.push {latency_ms}           -> {accepted, dropped}: request latencies (1..10000 finite
 //        numbers in [0, 3600000] ms) an application or proxy measured; the
 //        window's app latency percentiles. All refused if one is bad.
 #pragma once
@@ -73,7 +73,8 @@ class ControlBackend {
   virtual Result<json> controller(const std::optional<std::string>& name, std::optional<bool> dry_run) = 0;
   virtual json telemetry(size_t last) const = 0;
   virtual json decisions(size_t limit) const = 0;
-  virtual Status push_latencies(const std::vector<double>& ms) = 0;
+  // Returns how many were kept; the rest were dropped (the window is full).
+  virtual Result<size_t> push_latencies(const std::vector<double>& ms) = 0;
 };
 
 // Resolves what a person or an agent asked to switch to. Refuses anything that

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -29,11 +30,12 @@ using control::json;
 class DaemonBackend : public control::ControlBackend {
  public:
   DaemonBackend(ExecutionPlane& plane, TrackerWorker& tracker, ReasoningPlane& reasoning, PushedSamples& pushed,
-                const DaemonConfig& cfg)
+                std::function<json()> health, const DaemonConfig& cfg)
       : plane_(plane),
         tracker_(tracker),
         reasoning_(reasoning),
         pushed_(pushed),
+        health_(std::move(health)),
         cfg_(cfg),
         started_(std::chrono::steady_clock::now()) {}
 
@@ -67,20 +69,18 @@ class DaemonBackend : public control::ControlBackend {
     return was;
   }
   Result<json> controller(const std::optional<std::string>& name, std::optional<bool> dry_run) override {
-    if (name) {
-      if (auto st = reasoning_.set_controller(*name); !st) return st.error();
-      spdlog::info("controller: {}", *name);
-    }
-    if (dry_run) reasoning_.set_dry_run(*dry_run);
+    if (auto st = reasoning_.configure(name, dry_run); !st) return st.error();
+    if (name) spdlog::info("controller: {}{}", *name, reasoning_.state()["arbiter"]["dry_run"].get<bool>() ? " (dry run)" : "");
     return reasoning_.state();
   }
   json telemetry(size_t last) const override {
     return {{"period_s", std::chrono::duration<double>(cfg_.reasoning.telemetry.period).count()},
             {"objective", reasoning_.objective().to_json()},
+            {"health", health_()},
             {"windows", reasoning_.windows(last)}};
   }
   json decisions(size_t limit) const override { return reasoning_.log(limit); }
-  Status push_latencies(const std::vector<double>& ms) override { return pushed_.push(ms); }
+  Result<size_t> push_latencies(const std::vector<double>& ms) override { return pushed_.push(ms); }
   json status() const override {
     auto st = read_sched_ext_state();
     auto ei = plane_.exit_info();
@@ -120,6 +120,7 @@ class DaemonBackend : public control::ControlBackend {
     auto w = reasoning_.latest();
     j["window"] = w ? w->to_json() : json(nullptr);
     j["reasoning"] = reasoning_.state();
+    j["telemetry_health"] = health_();
     j["selected"] = plane_.selected();
     j["effective"] = plane_.effective_slot();
     j["timestamp_ns"] = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -163,6 +164,7 @@ class DaemonBackend : public control::ControlBackend {
   TrackerWorker& tracker_;
   ReasoningPlane& reasoning_;
   PushedSamples& pushed_;
+  std::function<json()> health_;
   const DaemonConfig& cfg_;
   std::chrono::steady_clock::time_point started_;
 };
@@ -275,14 +277,29 @@ int run_daemon(const DaemonConfig& cfg) {
                            slot_infos, make_controller_factory(cfg.reasoning.controller));
   if (auto st = reasoning.open_log(); !st) spdlog::warn("{}; decisions are kept in memory only", st.error().to_string());
   if (cfg.reasoning.controller.name != "none")
-    if (auto st = reasoning.set_controller(cfg.reasoning.controller.name); !st) {
+    if (auto st = reasoning.set_controller(cfg.reasoning.controller.name, "config"); !st) {
       spdlog::error("controller {}: {}", cfg.reasoning.controller.name, st.error().to_string());
       return 2;
     }
   PushedSamples pushed;
-  PlaneSource source(ep, cfg.reasoning.telemetry);
+  std::unique_ptr<MetricsScraper> scraper;
+  if (!cfg.reasoning.telemetry.metrics_url.empty()) {
+    auto s = MetricsScraper::start(cfg.reasoning.telemetry.metrics_url, cfg.reasoning.telemetry.period);
+    if (!s) {
+      spdlog::error("{}", s.error().to_string());
+      return 2;
+    }
+    scraper = std::move(*s);
+  }
+  PlaneSource source(ep, std::move(scraper));
   ReasoningWorker reasoner(reasoning, source, pushed, cfg.reasoning.telemetry.period);
-  DaemonBackend backend(**plane, worker, reasoning, pushed, cfg);
+  auto health = [&] {
+    json h = source.health();
+    h["kernel_read_errors"] = reasoner.read_errors();
+    h["pushed_dropped"] = pushed.dropped();
+    return h;
+  };
+  DaemonBackend backend(**plane, worker, reasoning, pushed, health, cfg);
   control::Dispatcher dispatcher;
   control::register_v1(dispatcher, backend);
 

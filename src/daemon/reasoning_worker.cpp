@@ -3,15 +3,16 @@
 
 #include <unistd.h>
 
-#include <httplib.h>
 #include <spdlog/spdlog.h>
 
 #include "exec/execution_plane.h"
 
 namespace akts {
 
-PlaneSource::PlaneSource(const ExecutionPlane& plane, TelemetryConfig cfg)
-    : plane_(plane), cfg_(std::move(cfg)), cpus_(static_cast<uint32_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)))) {}
+PlaneSource::PlaneSource(const ExecutionPlane& plane, std::unique_ptr<MetricsScraper> scraper)
+    : plane_(plane),
+      scraper_(std::move(scraper)),
+      cpus_(static_cast<uint32_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)))) {}
 
 Result<KernelReading> PlaneSource::read_kernel() {
   KernelReading k;
@@ -33,29 +34,12 @@ Result<KernelReading> PlaneSource::read_kernel() {
 
 HostReading PlaneSource::read_host() { return read_host_files(); }
 
-std::optional<PromScrape> PlaneSource::scrape_app() {
-  if (cfg_.metrics_url.empty()) return std::nullopt;
-  auto u = parse_llm_endpoint(cfg_.metrics_url);
-  if (!u) return std::nullopt;
-  httplib::Client cli(u->host, u->port);
-  // At most half a period: a stalled endpoint costs one window its app figures, no more.
-  auto budget = std::max<std::chrono::milliseconds>(cfg_.period / 2, std::chrono::milliseconds(5));
-  cli.set_connection_timeout(budget);
-  cli.set_read_timeout(budget);
-  cli.set_write_timeout(budget);
-  auto res = cli.Get(u->prefix.empty() ? "/metrics" : u->prefix);
-  if (!res || res->status != 200) {
-    if (scrape_failures_.fetch_add(1) % 100 == 0)
-      spdlog::warn("metrics scrape of {} failed ({}); windows carry no application figures until it answers",
-                   cfg_.metrics_url, res ? fmt::format("HTTP {}", res->status) : httplib::to_string(res.error()));
-    return std::nullopt;
-  }
-  auto p = parse_prometheus_text(res->body);
-  if (!p) {
-    scrape_failures_.fetch_add(1);
-    return std::nullopt;
-  }
-  return *p;
+// The scraper's latest answer since the last window; its own thread bears any wait.
+std::optional<PromScrape> PlaneSource::scrape_app() { return scraper_ ? scraper_->take() : std::nullopt; }
+
+nlohmann::json PlaneSource::health() const {
+  if (!scraper_) return {{"metrics_scrapes", nullptr}};
+  return {{"metrics_scrapes", {{"ok", scraper_->successes()}, {"failed", scraper_->failures()}}}};
 }
 
 ReasoningWorker::ReasoningWorker(ReasoningPlane& rp, TelemetrySource& src, PushedSamples& pushed,
@@ -84,7 +68,7 @@ void ReasoningWorker::loop() {
     auto now = std::chrono::steady_clock::now();
     double t_s = std::chrono::duration<double>(now - t0).count();
     try {
-      auto w = sampler_.sample(t_s, src_, pushed_.drain());
+      auto w = sampler_.sample(t_s, src_, &pushed_);
       if (!w) {
         if (read_errors_.fetch_add(1) % 100 == 0) spdlog::warn("telemetry: {}", w.error().to_string());
       } else if (*w) {

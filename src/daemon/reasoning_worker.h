@@ -15,25 +15,26 @@
 #include "reasoning/reasoning_config.h"
 #include "reasoning/reasoning_plane.h"
 #include "telemetry/sampler.h"
+#include "telemetry/scraper.h"
 
 namespace akts {
 
 class ExecutionPlane;
 
-// The real sources: the execution plane, /proc, an HTTP scrape.
+// The real sources: the execution plane, /proc, the metrics scraper's latest answer.
 class PlaneSource : public TelemetrySource {
  public:
-  PlaneSource(const ExecutionPlane& plane, TelemetryConfig cfg);
+  // scraper: null when no metrics endpoint is configured.
+  PlaneSource(const ExecutionPlane& plane, std::unique_ptr<MetricsScraper> scraper);
   Result<KernelReading> read_kernel() override;
   HostReading read_host() override;
   std::optional<PromScrape> scrape_app() override;
-  uint64_t scrape_failures() const { return scrape_failures_.load(); }
+  nlohmann::json health() const;
 
  private:
   const ExecutionPlane& plane_;
-  TelemetryConfig cfg_;
+  std::unique_ptr<MetricsScraper> scraper_;
   uint32_t cpus_;
-  std::atomic<uint64_t> scrape_failures_{0};
 };
 
 class ReasoningWorker {

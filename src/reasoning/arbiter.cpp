@@ -50,6 +50,10 @@ Status Arbiter::hold(uint32_t slot, std::chrono::milliseconds duration, Clock::t
   if (duration <= std::chrono::milliseconds(0))
     return make_error(ErrorKind::kInvalidArgument, "a hold needs a positive duration");
   std::lock_guard lock(mu_);
+  if (hold_slot_ && now < hold_until_ && slot != *hold_slot_)
+    return errorf(ErrorKind::kInvalidArgument,
+                  "slot {} is held for {:.1f} s more; akts release ends that hold first; nothing changed", *hold_slot_,
+                  seconds(hold_until_ - now));
   uint32_t prev = plane_.selected();
   plane_.select(slot);
   note_change(prev, slot, now);

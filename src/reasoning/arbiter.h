@@ -58,7 +58,8 @@ class Arbiter {
 
   // An operator's switch. Refused while a hold is in force (name the hold).
   Status operator_switch(uint32_t slot, Clock::time_point now);
-  // Holds `slot` until now + duration; a new hold replaces the old one.
+  // Holds `slot` until now + duration. While a hold is in force, a hold on
+  // another slot is refused (release first); one on the same slot sets a new end.
   Status hold(uint32_t slot, std::chrono::milliseconds duration, Clock::time_point now);
   // Ends a hold (and the operator's grace); false if none was in force.
   bool release(Clock::time_point now);
@@ -70,6 +71,7 @@ class Arbiter {
   void set_dry_run(bool on);
   bool dry_run() const;
   uint32_t selected() const { return plane_.selected(); }
+  bool override_active() const { return plane_.override_active && plane_.override_active(); }
   ArbiterOptions options() const;
   nlohmann::json state(Clock::time_point now) const;
 

@@ -1,14 +1,19 @@
-// The decision log's file, rotation and in-memory view.
+// The decision log's writer thread, file, rotation and in-memory view.
 #include "reasoning/decision_log.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
+#include <cstring>
 #include <ctime>
+#include <filesystem>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 namespace akts {
 
@@ -24,48 +29,125 @@ std::string utc_now_rfc3339() {
 
 DecisionLog::DecisionLog(DecisionLogOptions o) : o_(std::move(o)) {}
 
+DecisionLog::~DecisionLog() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  if (fd_ >= 0) ::close(fd_);
+}
+
 Status DecisionLog::open() {
-  std::lock_guard lock(mu_);
   if (o_.path.empty()) return {};
   std::error_code ec;
   auto parent = std::filesystem::path(o_.path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);  // open() reports what still fails
-  struct stat st{};
-  file_bytes_ = ::stat(o_.path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
-  file_.open(o_.path, std::ios::app);
-  if (!file_) return sys_error(fmt::format("cannot open the decision log {}", o_.path), errno);
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);  // the open below reports what still fails
+  if (!reopen_io(/*truncate=*/false)) return sys_error(fmt::format("cannot open the decision log {}", o_.path), errno);
+  {
+    std::lock_guard lock(mu_);
+    open_ = true;
+  }
+  thread_ = std::thread([this] { writer(); });
   return {};
 }
 
-void DecisionLog::rotate() {
-  file_.close();
-  // path.keep is dropped; path.(i) -> path.(i+1); path -> path.1.
-  if (o_.keep == 0) {
-    std::remove(o_.path.c_str());
-  } else {
-    std::remove(fmt::format("{}.{}", o_.path, o_.keep).c_str());
-    for (uint32_t i = o_.keep; i > 1; --i)
-      std::rename(fmt::format("{}.{}", o_.path, i - 1).c_str(), fmt::format("{}.{}", o_.path, i).c_str());
-    std::rename(o_.path.c_str(), fmt::format("{}.1", o_.path).c_str());
-  }
-  file_.open(o_.path, std::ios::trunc);
-  file_bytes_ = 0;
+bool DecisionLog::reopen_io(bool truncate) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = ::open(o_.path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (truncate ? O_TRUNC : 0), 0640);
+  if (fd_ < 0) return false;
+  struct stat st{};
+  file_bytes_ = ::fstat(fd_, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  return true;
 }
 
-void DecisionLog::write_line(const nlohmann::json& j) {
-  if (o_.path.empty() || !file_.is_open()) return;
-  // Raw model output may be any bytes: replace what is not UTF-8 rather than throw.
-  std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  if (file_bytes_ > 0 && file_bytes_ + line.size() > o_.max_bytes) rotate();
-  file_ << line;
-  file_.flush();
-  if (!file_) {
+void DecisionLog::rotate_io() {
+  // path.keep is dropped; path.(i) -> path.(i+1); path -> path.1; a fresh path.
+  bool moved = true;
+  if (o_.keep == 0) {
+    moved = ::unlink(o_.path.c_str()) == 0;
+  } else {
+    ::unlink(fmt::format("{}.{}", o_.path, o_.keep).c_str());
+    for (uint32_t i = o_.keep; i > 1; --i)
+      std::rename(fmt::format("{}.{}", o_.path, i - 1).c_str(), fmt::format("{}.{}", o_.path, i).c_str());
+    moved = std::rename(o_.path.c_str(), fmt::format("{}.1", o_.path).c_str()) == 0;
+  }
+  if (!moved) {
+    int e = errno;
+    std::lock_guard lock(mu_);
+    if (rotate_errors_++ == 0)
+      spdlog::warn("decision log: cannot rotate {} ({}); it keeps growing", o_.path, std::strerror(e));
+    return;  // keep appending to what is there: nothing it holds is lost
+  }
+  reopen_io(/*truncate=*/true);
+}
+
+void DecisionLog::write_io(const std::string& line) {
+  if (fd_ < 0 && !reopen_io(false)) {
+    std::lock_guard lock(mu_);
     ++write_errors_;
-    file_.clear();
     return;
   }
-  file_bytes_ += line.size();
-  written_ += line.size();
+  if (file_bytes_ > 0 && file_bytes_ + line.size() > o_.max_bytes) rotate_io();
+  if (fd_ < 0) {
+    std::lock_guard lock(mu_);
+    ++write_errors_;
+    return;
+  }
+  size_t done = 0;
+  while (done < line.size()) {
+    ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  file_bytes_ += done;
+  std::lock_guard lock(mu_);
+  if (done == line.size()) {
+    written_ += done;
+    return;
+  }
+  // Cut short (the disk is full, say): end the piece so the next line parses, and reopen at the next line.
+  if (done > 0 && ::write(fd_, "\n", 1) == 1) ++file_bytes_;
+  if (write_errors_++ == 0) spdlog::warn("decision log: cannot write {} ({})", o_.path, std::strerror(errno));
+  ::close(fd_);
+  fd_ = -1;
+}
+
+void DecisionLog::writer() {
+  std::unique_lock lock(mu_);
+  while (true) {
+    cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) break;  // stop_ and nothing left to write
+    std::string line = std::move(queue_.front());
+    queue_.pop_front();
+    busy_ = true;
+    lock.unlock();
+    write_io(line);
+    lock.lock();
+    busy_ = false;
+    idle_cv_.notify_all();
+  }
+  busy_ = false;
+  idle_cv_.notify_all();
+}
+
+void DecisionLog::flush() {
+  std::unique_lock lock(mu_);
+  if (!open_) return;
+  idle_cv_.wait(lock, [this] { return queue_.empty() && !busy_; });
+}
+
+void DecisionLog::enqueue(const nlohmann::json& j) {
+  if (!open_) return;
+  if (queue_.size() >= kMaxQueued) {
+    ++dropped_;
+    return;
+  }
+  // Raw model output may be any bytes: replace what is not UTF-8 rather than throw.
+  queue_.push_back(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  cv_.notify_one();
 }
 
 uint64_t DecisionLog::decision(nlohmann::json record) {
@@ -73,7 +155,7 @@ uint64_t DecisionLog::decision(nlohmann::json record) {
   uint64_t id = next_id_++;
   nlohmann::json j = {{"type", "decision"}, {"id", id}, {"time", utc_now_rfc3339()}};
   j.update(record);
-  write_line(j);
+  enqueue(j);
   recent_.push_back(j);
   while (recent_.size() > o_.memory) recent_.pop_front();
   return id;
@@ -83,7 +165,7 @@ void DecisionLog::outcome(uint64_t ref, nlohmann::json record) {
   std::lock_guard lock(mu_);
   nlohmann::json j = {{"type", "outcome"}, {"ref", ref}};
   j.update(record);
-  write_line(j);
+  enqueue(j);
   for (auto it = recent_.rbegin(); it != recent_.rend(); ++it)
     if ((*it)["id"] == ref) {
       (*it)["outcomes"].push_back(record);
@@ -107,6 +189,16 @@ uint64_t DecisionLog::written_bytes() const {
 uint64_t DecisionLog::write_errors() const {
   std::lock_guard lock(mu_);
   return write_errors_;
+}
+
+nlohmann::json DecisionLog::state() const {
+  std::lock_guard lock(mu_);
+  return {{"path", o_.path.empty() ? nlohmann::json(nullptr) : nlohmann::json(o_.path)},
+          {"open", open_},
+          {"written_bytes", written_},
+          {"write_errors", write_errors_},
+          {"dropped", dropped_},
+          {"rotate_errors", rotate_errors_}};
 }
 
 }  // namespace akts

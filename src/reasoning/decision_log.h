@@ -1,9 +1,15 @@
 // The decision log: every decision (a controller's proposal, a refused
 // answer, an operator's switch, hold or release) as one JSON line, and later
 // lines that refer to a decision's id with the objective one and five
-// periods after it. Written to a file that rotates by size (path, path.1, ...
-// path.N), so it cannot fill a disk; the latest records are also kept in
-// memory, outcomes merged, for `akts log` (v1.log).
+// periods after it. The latest records are kept in memory, outcomes merged,
+// for `akts log` (v1.log). Lines go to a file on a writer thread of its own,
+// so a slow disk never holds up a switch or a period; the file rotates by
+// size (path, path.1, ... path.keep), so it cannot fill a disk. A line the
+// disk refuses is counted (write_errors), a line that finds the queue full
+// (10,000 lines behind) is counted (dropped); after a failure the file is
+// reopened at the next line; a line cut short is ended, so every line after
+// it parses. If a rotation's rename fails, the file keeps growing (and
+// rotate_errors counts it) rather than lose what it holds.
 //
 //   {"type":"decision","id":7,"time":"2026-11-30T10:15:02.113Z","t_s":12.3,"source":"detector",
 //    "window":{...summary...},"raw":null,"proposed":0,"applied":true,"verdict":"applied: slot 1 -> 0",
@@ -11,11 +17,12 @@
 //   {"type":"outcome","ref":7,"after_periods":1,"observed_ms":31.5,"met":false,"reward":0.27,"batch_share":0.1}
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <fstream>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -33,7 +40,11 @@ struct DecisionLogOptions {
 class DecisionLog {
  public:
   explicit DecisionLog(DecisionLogOptions o);
-  // Opens (appending to) the file; an error leaves the log in memory only.
+  ~DecisionLog();  // writes what is queued, then joins the writer
+  DecisionLog(const DecisionLog&) = delete;
+  DecisionLog& operator=(const DecisionLog&) = delete;
+  // Opens (appending to) the file, creating its folder, and starts the
+  // writer; an error leaves the log in memory only (and says so in state()).
   Status open();
   // Stamps id, type and time, writes the line, keeps it; returns the id.
   uint64_t decision(nlohmann::json record);
@@ -43,17 +54,31 @@ class DecisionLog {
   nlohmann::json recent(size_t limit) const;
   uint64_t written_bytes() const;
   uint64_t write_errors() const;
+  nlohmann::json state() const;  // {path, open, written_bytes, write_errors, dropped, rotate_errors}
+  // Blocks until the writer has handled every queued line (tests).
+  void flush();
+
+  static constexpr size_t kMaxQueued = 10000;
 
  private:
-  void write_line(const nlohmann::json& j);  // mu_ held
-  void rotate();                             // mu_ held
+  void enqueue(const nlohmann::json& j);  // mu_ held
+  void writer();                          // the writer thread
+  void write_io(const std::string& line);  // writer thread only
+  void rotate_io();                        // writer thread only
+  bool reopen_io(bool truncate);           // writer thread only
 
   DecisionLogOptions o_;
   mutable std::mutex mu_;
-  std::ofstream file_;
-  uint64_t file_bytes_ = 0, written_ = 0, write_errors_ = 0;
+  std::condition_variable cv_, idle_cv_;
+  std::deque<std::string> queue_;
+  bool stop_ = false, busy_ = false, open_ = false;
+  uint64_t written_ = 0, write_errors_ = 0, dropped_ = 0, rotate_errors_ = 0;
   uint64_t next_id_ = 1;
   std::deque<nlohmann::json> recent_;
+  // The writer's own.
+  int fd_ = -1;
+  uint64_t file_bytes_ = 0;
+  std::thread thread_;
 };
 
 // Wall-clock time as RFC 3339 UTC with milliseconds.

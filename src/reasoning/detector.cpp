@@ -2,6 +2,7 @@
 #include "reasoning/detector.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -14,7 +15,8 @@ double Detector::signal(const Window& w, const Objective& obj) const {
     s = std::max(s, w.run_ms[AKTS_CLASS_LC] / capacity_ms / o_.lc_busy_share);
   if (w.app_requests_processing && o_.app_busy_requests > 0)
     s = std::max(s, *w.app_requests_processing / o_.app_busy_requests);
-  return s;
+  // A bad figure must not poison the average: an infinity would turn it into NaN for good.
+  return std::isfinite(s) ? std::clamp(s, 0.0, kMaxSignal) : 0.0;
 }
 
 ControllerDecision Detector::decide(const Window& w, const ControllerContext& ctx) {

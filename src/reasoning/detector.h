@@ -32,7 +32,9 @@ class Detector : public Controller {
   std::string name() const override { return "detector"; }
   ControllerDecision decide(const Window& w, const ControllerContext& ctx) override;
   nlohmann::json state() const override;
-  // The raw signal of a window: 1.0 means LC work is at the objective.
+  // The raw signal of a window: 1.0 means LC work is at the objective; at
+  // most kMaxSignal, and 0 when a figure is not a finite number.
+  static constexpr double kMaxSignal = 1000;
   double signal(const Window& w, const Objective& obj) const;
   double smoothed() const { return ewma_; }
   bool in_burst() const { return burst_; }

@@ -102,12 +102,6 @@ Result<uint32_t> judge_answer(std::string_view text, const std::vector<SlotInfo>
                 quoted(text), filled_list(slots));
 }
 
-bool host_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
-}
-
-bool path_char(char c) { return host_char(c) || c == '/' || c == '~'; }
-
 }  // namespace
 
 Result<uint32_t> parse_llm_answer(std::string_view text, const std::vector<SlotInfo>& slots) {
@@ -143,38 +137,7 @@ std::string build_llm_prompt(const Window& w, const ControllerContext& ctx) {
   return p;
 }
 
-Result<LlmEndpoint> parse_llm_endpoint(std::string_view text) {
-  constexpr std::string_view kForm = "http://host:port with an optional path, e.g. http://127.0.0.1:8081";
-  if (text.starts_with("https://"))
-    return errorf(ErrorKind::kInvalidArgument, "llm.endpoint: {} uses https, but akts has no TLS: use {}", quoted(text),
-                  kForm);
-  if (!text.starts_with("http://"))
-    return errorf(ErrorKind::kInvalidArgument, "llm.endpoint: {} must be {}", quoted(text), kForm);
-  std::string_view rest = text.substr(7);
-  size_t slash = rest.find('/');
-  std::string_view authority = rest.substr(0, slash);
-  std::string_view path = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
-  size_t colon = authority.rfind(':');
-  if (colon == std::string_view::npos)
-    return errorf(ErrorKind::kInvalidArgument, "llm.endpoint: {} has no port; it must be {}", quoted(text), kForm);
-  LlmEndpoint e;
-  std::string_view host = authority.substr(0, colon);
-  if (host.empty() || !std::all_of(host.begin(), host.end(), host_char))
-    return errorf(ErrorKind::kInvalidArgument,
-                  "llm.endpoint: {} is not a host name or IPv4 address (letters, digits, '.', '-', '_')", quoted(host));
-  auto port = parse_u32(authority.substr(colon + 1), "llm.endpoint's port");
-  if (!port) return port.error();
-  if (*port == 0 || *port > 65535)
-    return errorf(ErrorKind::kInvalidArgument, "llm.endpoint: port {} is not in 1-65535", *port);
-  if (!std::all_of(path.begin(), path.end(), path_char))
-    return errorf(ErrorKind::kInvalidArgument,
-                  "llm.endpoint: path {} may hold only letters, digits, '/', '.', '-', '_' and '~'", quoted(path));
-  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
-  e.host = std::string(host);
-  e.port = static_cast<uint16_t>(*port);
-  e.prefix = std::string(path);
-  return e;
-}
+Result<LlmEndpoint> parse_llm_endpoint(std::string_view text) { return parse_http_url(text, "llm.endpoint"); }
 
 Result<LlmOptions> LlmOptions::from_json(const nlohmann::json& j) {
   if (!j.is_object())
@@ -430,7 +393,10 @@ ControllerDecision LlmController::decide(const Window& w, const ControllerContex
       d.why = fmt::format("next question in {} periods", o_.decide_every - (period_ - asked_at_));
   }
   lk.unlock();
-  if (d.refused) spdlog::info("llm: refused, previous policy stays: {}", d.why);
+  // A dead endpoint refuses every question: the journal hears of the first in a row, then every 100th.
+  if (d.refused && refusals_in_a_row_++ % 100 == 0)
+    spdlog::info("llm: refused, previous policy stays: {} ({} in a row)", d.why, refusals_in_a_row_);
+  if (reported && !d.refused) refusals_in_a_row_ = 0;
   return d;
 }
 

@@ -25,6 +25,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "common/http_url.h"
 #include <thread>
 #include <vector>
 
@@ -56,12 +58,8 @@ Result<uint32_t> parse_llm_answer(std::string_view text, const std::vector<SlotI
 // plus a line per policy.
 std::string build_llm_prompt(const Window& w, const ControllerContext& ctx);
 
-// An endpoint http://host:port[/prefix], split. No https: akts has no TLS.
-struct LlmEndpoint {
-  std::string host;
-  uint16_t port = 0;
-  std::string prefix;  // "" or "/path" (no trailing slash); requests go to prefix + "/v1/completions"
-};
+// The endpoint http://host:port[/prefix]; requests go to prefix + "/v1/completions".
+using LlmEndpoint = HttpUrl;
 Result<LlmEndpoint> parse_llm_endpoint(std::string_view text);
 
 struct LlmOptions {
@@ -89,8 +87,11 @@ struct LlmOptions {
 // a time.
 //
 // Bounds: every socket wait (connect, each read, each write) is bounded by
-// options.timeout, and so is the whole answer (a server that trickles bytes is
-// cut off), so a question ends within about `timeout`. The destructor stops
+// options.timeout, and so is the body (a server that trickles its body is cut
+// off at the deadline); a server that trickles its headers, or a host name
+// that resolves slowly, can make one question last longer. None of that
+// reaches the reasoning thread or the socket: only this controller's worker
+// waits, and no new question starts meanwhile. The destructor stops
 // the worker: it shuts the request's socket down, retrying every 10 ms until
 // the request has ended, so it returns within about 10 ms once a request is
 // on the wire; only a connect still in progress cannot be interrupted, so the
@@ -119,6 +120,7 @@ class LlmController : public Controller {
 
  private:
   static constexpr size_t kLatencySamples = 64;
+  uint64_t refusals_in_a_row_ = 0;  // decide() only (one thread)
 
   void run();                                     // the worker thread
   Reply ask(const std::string& prompt) noexcept;  // one HTTP question, on the worker

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "common/http_url.h"
 #include "common/parse.h"
 #include "common/text.h"
 #include "reasoning/oracle.h"
@@ -164,8 +165,8 @@ Status parse_telemetry(const json& v, TelemetryConfig& t) {
       t.period = *d;
     } else if (k == "metrics_url") {
       if (!x.is_string()) return bad("telemetry.metrics_url", "must be a string");
-      auto u = parse_llm_endpoint(x.get<std::string>());
-      if (!u) return bad("telemetry.metrics_url", u.error().message);
+      auto u = parse_http_url(x.get<std::string>(), "telemetry.metrics_url");
+      if (!u) return make_error(ErrorKind::kInvalidArgument, "config: " + u.error().message);
       t.metrics_url = x.get<std::string>();
     } else {
       return bad("telemetry", fmt::format("unknown key \"{}\" (expected period, metrics_url)", excerpt(k)));

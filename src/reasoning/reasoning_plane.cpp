@@ -4,10 +4,15 @@
 
 #include <fmt/format.h>
 
+#include "common/text.h"
+
 namespace akts {
 namespace {
 
 using nlohmann::json;
+
+// A model's raw answer is kept only this long in the log (it may be anything, of any size).
+constexpr size_t kMaxRawBytes = 256;
 
 json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 json slot_json(std::optional<uint32_t> s) {
@@ -88,10 +93,13 @@ void ReasoningPlane::on_window(const Window& w, Clock::time_point now) {
   ctx.locked = arbiter_.locked(now, &lock_why);
   ctx.objective = o_.objective;
   ControllerDecision dec = controller_->decide(w, ctx);
-  if (!dec.slot && !dec.refused) return;
+  if (!dec.slot && !dec.refused) {
+    last_.reset();  // a streak of one refusal ends with a window that proposes nothing
+    return;
+  }
 
   json rec = {{"source", controller_->name()},
-              {"raw", dec.raw ? json(*dec.raw) : json(nullptr)},
+              {"raw", dec.raw ? json(excerpt(*dec.raw, kMaxRawBytes)) : json(nullptr)},
               {"proposed", slot_json(dec.slot)},
               {"why", dec.why},
               {"dry_run", arbiter_.dry_run()}};
@@ -106,10 +114,13 @@ void ReasoningPlane::on_window(const Window& w, Clock::time_point now) {
     v = arbiter_.controller_proposes(*dec.slot, now);
   }
   if (v.applied) ++applied_;
-  // A proposal refused again and again for the same reason is counted, not logged each period.
-  Last cur{controller_->name(), dec.slot, v.applied ? std::string("applied") : kind_of(v.reason)};
-  bool repeat = !v.applied && !dec.refused && last_ && last_->source == cur.source &&
-                last_->proposed == cur.proposed && last_->verdict_kind == cur.verdict_kind;
+  // A proposal (or a refused answer: a dead endpoint, a model that keeps
+  // saying "0.3") refused for the same reason window after window is logged
+  // once, then counted.
+  Last cur{controller_->name(), dec.slot,
+           v.applied ? std::string("applied") : kind_of(dec.refused ? dec.why : v.reason)};
+  bool repeat = !v.applied && last_ && last_->source == cur.source && last_->proposed == cur.proposed &&
+                last_->verdict_kind == cur.verdict_kind;
   last_ = cur;
   if (repeat) {
     ++suppressed_;
@@ -120,8 +131,11 @@ void ReasoningPlane::on_window(const Window& w, Clock::time_point now) {
   record(std::move(rec), w);
 }
 
-Status ReasoningPlane::set_controller(const std::string& name, Clock::time_point now) {
-  (void)now;
+std::optional<Window> ReasoningPlane::last_window() const {
+  return windows_.empty() ? std::nullopt : std::optional<Window>(windows_.back());
+}
+
+Status ReasoningPlane::set_controller(const std::string& name, const std::string& source) {
   std::unique_ptr<Controller> next;
   if (name != "none") {
     auto c = factory_(name, slots_());
@@ -133,13 +147,38 @@ Status ReasoningPlane::set_controller(const std::string& name, Clock::time_point
   if (controller_) retired_.push_back(std::move(controller_));
   controller_ = std::move(next);
   last_.reset();
-  record({{"source", "operator"},
+  record({{"source", source},
           {"action", "controller"},
           {"why", fmt::format("controller {} -> {}", prev, name)},
           {"applied", true},
           {"verdict", "applied"},
           {"dry_run", arbiter_.dry_run()}},
-         windows_.empty() ? std::nullopt : std::optional<Window>(windows_.back()));
+         last_window());
+  return {};
+}
+
+Status ReasoningPlane::configure(const std::optional<std::string>& name, std::optional<bool> dry_run) {
+  std::unique_ptr<Controller> next;
+  if (name && *name != "none") {
+    auto c = factory_(*name, slots_());  // outside the lock: an llm controller starts a thread
+    if (!c) return c.error();
+    next = std::move(*c);
+  }
+  std::lock_guard lock(mu_);
+  if (dry_run) set_dry_run_locked(*dry_run);
+  if (name) {
+    std::string prev = controller_ ? controller_->name() : "none";
+    if (controller_) retired_.push_back(std::move(controller_));
+    controller_ = std::move(next);
+    last_.reset();
+    record({{"source", "operator"},
+            {"action", "controller"},
+            {"why", fmt::format("controller {} -> {}", prev, *name)},
+            {"applied", true},
+            {"verdict", "applied"},
+            {"dry_run", arbiter_.dry_run()}},
+           last_window());
+  }
   return {};
 }
 
@@ -150,31 +189,38 @@ std::string ReasoningPlane::controller_name() const {
 
 void ReasoningPlane::set_dry_run(bool on) {
   std::lock_guard lock(mu_);
+  set_dry_run_locked(on);
+}
+
+void ReasoningPlane::set_dry_run_locked(bool on) {
   if (arbiter_.dry_run() == on) return;
   arbiter_.set_dry_run(on);
+  last_.reset();
   record({{"source", "operator"},
           {"action", "dry_run"},
           {"why", on ? "dry run on: controllers' decisions are logged, not applied" : "dry run off"},
           {"applied", true},
           {"verdict", "applied"},
           {"dry_run", on}},
-         windows_.empty() ? std::nullopt : std::optional<Window>(windows_.back()));
+         last_window());
 }
 
 Status ReasoningPlane::operator_switch(uint32_t slot, const std::string& policy, Clock::time_point now) {
   std::lock_guard lock(mu_);
   uint32_t prev = arbiter_.selected();
   auto st = arbiter_.operator_switch(slot, now);
+  std::string verdict = st.ok() ? fmt::format("applied; controllers wait {:g} s",
+                                              std::chrono::duration<double>(arbiter_.options().operator_grace).count())
+                                : st.error().message;
+  if (st.ok() && arbiter_.override_active()) verdict += "; the breaker's override still decides what runs";
   record({{"source", "operator"},
           {"action", "switch"},
           {"proposed", slot_json(slot)},
           {"why", fmt::format("switch {} -> {} ({})", prev, slot, policy.empty() ? "no policy" : policy)},
           {"applied", st.ok()},
-          {"verdict", st.ok() ? fmt::format("applied; controllers wait {:g} s",
-                                            std::chrono::duration<double>(arbiter_.options().operator_grace).count())
-                              : st.error().message},
+          {"verdict", verdict},
           {"dry_run", false}},
-         windows_.empty() ? std::nullopt : std::optional<Window>(windows_.back()));
+         last_window());
   return st;
 }
 
@@ -190,20 +236,21 @@ Status ReasoningPlane::hold(uint32_t slot, const std::string& policy, std::chron
           {"applied", st.ok()},
           {"verdict", st.ok() ? std::string("applied") : st.error().message},
           {"dry_run", false}},
-         windows_.empty() ? std::nullopt : std::optional<Window>(windows_.back()));
+         last_window());
   return st;
 }
 
 bool ReasoningPlane::release(Clock::time_point now) {
   std::lock_guard lock(mu_);
   bool was = arbiter_.release(now);
+  if (!was) return false;  // nothing to release: not a decision (a polling script must not flood the log)
   record({{"source", "operator"},
           {"action", "release"},
-          {"why", was ? "hold released" : "nothing was held"},
-          {"applied", was},
-          {"verdict", was ? "applied" : "no hold in force"},
+          {"why", "hold (or operator's grace) released"},
+          {"applied", true},
+          {"verdict", "applied"},
           {"dry_run", false}},
-         windows_.empty() ? std::nullopt : std::optional<Window>(windows_.back()));
+         last_window());
   return was;
 }
 
@@ -231,9 +278,7 @@ json ReasoningPlane::state(Clock::time_point now) const {
           {"applied", applied_},
           {"refused_outputs", refused_outputs_},
           {"repeats_not_logged", suppressed_},
-          {"log", {{"path", o_.log.path.empty() ? json(nullptr) : json(o_.log.path)},
-                   {"written_bytes", log_.written_bytes()},
-                   {"write_errors", log_.write_errors()}}}};
+          {"log", log_.state()}};
 }
 
 }  // namespace akts

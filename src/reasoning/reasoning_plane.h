@@ -46,8 +46,11 @@ class ReasoningPlane {
   void on_window(const Window& w, Clock::time_point now = Clock::now());
 
   // "none" stops controlling (the selection stays). Refused (nothing changes)
-  // if the factory refuses. Logged.
-  Status set_controller(const std::string& name, Clock::time_point now = Clock::now());
+  // if the factory refuses. Logged with `source` ("operator", "config").
+  Status set_controller(const std::string& name, const std::string& source = "operator");
+  // Both at once, under one lock, dry run first: `akts controller detector
+  // --dry-run` never lets the new controller apply a decision.
+  Status configure(const std::optional<std::string>& name, std::optional<bool> dry_run);
   std::string controller_name() const;
   void set_dry_run(bool on);
 
@@ -61,11 +64,14 @@ class ReasoningPlane {
   std::optional<Window> latest() const;
   nlohmann::json windows(size_t limit) const;
   nlohmann::json log(size_t limit) const { return log_.recent(limit); }
+  void flush_log() { log_.flush(); }
   nlohmann::json state(Clock::time_point now = Clock::now()) const;
 
  private:
   nlohmann::json summary(const Window& w) const;
-  void record(nlohmann::json rec, const std::optional<Window>& at);
+  void record(nlohmann::json rec, const std::optional<Window>& at);  // mu_ held
+  std::optional<Window> last_window() const;                          // mu_ held
+  void set_dry_run_locked(bool on);                                   // mu_ held
 
   ReasoningOptions o_;
   Arbiter arbiter_;

@@ -11,6 +11,13 @@
 namespace akts {
 namespace {
 
+// An application's figure, if it is one: a finite, non-negative number (a
+// metrics endpoint may serve +Inf, NaN or garbage that parses as a number).
+std::optional<double> sane(std::optional<double> v) {
+  if (!v || !std::isfinite(*v) || *v < 0 || *v > 1e12) return std::nullopt;
+  return v;
+}
+
 std::optional<std::string> slurp(const std::string& path) {
   std::ifstream f(path);
   if (!f) return std::nullopt;
@@ -30,7 +37,7 @@ HostReading read_host_files(const std::string& proc_root) {
   return h;
 }
 
-Status PushedSamples::push(const std::vector<double>& latency_ms) {
+Result<size_t> PushedSamples::push(const std::vector<double>& latency_ms) {
   for (size_t i = 0; i < latency_ms.size(); ++i)
     if (!std::isfinite(latency_ms[i]) || latency_ms[i] < 0 || latency_ms[i] > 3600e3)
       return errorf(ErrorKind::kInvalidArgument, "latency_ms[{}] = {} is not a latency in [0, 3600000] ms", i,
@@ -40,7 +47,7 @@ Status PushedSamples::push(const std::vector<double>& latency_ms) {
   size_t take = std::min(room, latency_ms.size());
   pending_.insert(pending_.end(), latency_ms.begin(), latency_ms.begin() + static_cast<std::ptrdiff_t>(take));
   dropped_ += latency_ms.size() - take;
-  return {};
+  return take;
 }
 
 std::vector<double> PushedSamples::drain() {
@@ -63,9 +70,11 @@ std::optional<double> quantile(std::vector<double> samples, double q) {
   return samples[idx];
 }
 
-Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, const std::vector<double>& pushed_ms) {
+Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, PushedSamples* pushed) {
   auto k = src.read_kernel();
   if (!k) return k.error();
+  std::vector<double> pushed_ms;
+  if (pushed && prev_t_ && prev_k_ && t_s > *prev_t_) pushed_ms = pushed->drain();
   HostReading h = src.read_host();
   std::optional<PromScrape> app = src.scrape_app();
 
@@ -96,10 +105,11 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
       w.cpu_pressure = pressure_share(*prev_h_.pressure, *h.pressure, w.period_s).value_or(0.0);
     if (h.cpu) w.runnable = h.cpu->procs_running;
     if (app) {
-      w.app_requests_processing = app->value(names_.requests_processing);
+      w.app_requests_processing = sane(app->value(names_.requests_processing));
       if (prev_app_ && prev_app_t_ && t_s > *prev_app_t_) {
-        w.app_prompt_tokens_per_s = counter_rate(*prev_app_, *app, names_.prompt_tokens_total, t_s - *prev_app_t_);
-        w.app_decode_tokens_per_s = counter_rate(*prev_app_, *app, names_.decode_total, t_s - *prev_app_t_);
+        w.app_prompt_tokens_per_s =
+            sane(counter_rate(*prev_app_, *app, names_.prompt_tokens_total, t_s - *prev_app_t_));
+        w.app_decode_tokens_per_s = sane(counter_rate(*prev_app_, *app, names_.decode_total, t_s - *prev_app_t_));
       }
     }
     w.app_latency_samples = pushed_ms.size();

@@ -57,8 +57,10 @@ struct AppMetricNames {
 class PushedSamples {
  public:
   static constexpr size_t kMaxPerWindow = 100000;  // beyond this, samples are counted as dropped
-  // Refuses (changing nothing) anything that is not a finite value in [0, 1 h] in ms.
-  Status push(const std::vector<double>& latency_ms);
+  // Refuses (changing nothing) anything that is not a finite value in [0, 1 h]
+  // in ms; otherwise returns how many were kept (the rest were dropped: the
+  // window already holds kMaxPerWindow).
+  Result<size_t> push(const std::vector<double>& latency_ms);
   std::vector<double> drain();
   uint64_t dropped() const;
 
@@ -73,8 +75,9 @@ class Sampler {
   explicit Sampler(AppMetricNames names = {}) : names_(std::move(names)) {}
   // One window ending at t_s (seconds since the daemon started). The first
   // call only primes the counters and returns nullopt; a kernel read that
-  // fails returns its error and keeps the previous readings.
-  Result<std::optional<Window>> sample(double t_s, TelemetrySource& src, const std::vector<double>& pushed_ms);
+  // fails returns its error and keeps the previous readings. Pushed samples
+  // are taken only into a window (not by a failed read or the priming call).
+  Result<std::optional<Window>> sample(double t_s, TelemetrySource& src, PushedSamples* pushed = nullptr);
 
  private:
   AppMetricNames names_;

@@ -34,7 +34,7 @@ JSON
 	window=$(akts stats --socket $sock --json | python3 -c 'import json,sys; w=json.load(sys.stdin)["window"]; print("none" if w is None else "period %.0f ms, cpu busy %.0f%%, batch %.0f%%, runnable %d" % (w["period_s"]*1e3, w["cpu_util"]*100, w["batch_share"]*100, w["runnable"]))')
 	if [[ $window == period* ]]; then ok "v1.stats carries the live telemetry window ($window)"; else not_ok "v1.stats carries the live telemetry window ($window)"; fi
 
-	akts log --socket $sock --json -n 2000 >"$OUT/reasoning_log.jsonl"
+	akts log --socket $sock --json -n 500 >"$OUT/reasoning_log.jsonl"
 	# The windows themselves: a recorded trace the unit tests replay (tests/unit/data/).
 	python3 "$HERE/rpc.py" $sock '{"jsonrpc":"2.0","id":1,"method":"v1.telemetry","params":{"last":600}}' \
 		>"$OUT/reasoning_windows.json"

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -140,6 +142,21 @@ TEST(Detector, AStarvedLcTaskCountsThoughNoWaitEnded) {
   auto dec = d.decide(starved, ctx);
   ASSERT_TRUE(dec.slot);
   EXPECT_EQ(*dec.slot, 0u);
+}
+
+TEST(Detector, ABadFigureDoesNotPoisonTheAverage) {
+  Detector d;
+  auto ctx = context();
+  Window w;
+  w.app_requests_processing = std::numeric_limits<double>::infinity();
+  d.decide(w, ctx);
+  w.app_requests_processing = std::nan("");
+  d.decide(w, ctx);
+  EXPECT_TRUE(std::isfinite(d.smoothed()));
+  // Still switches on a real burst afterwards, and leaves after it.
+  auto s = replay(d, trace(2, 50, 30, 60));
+  ASSERT_FALSE(s.empty());
+  EXPECT_EQ(s.back().slot, 1u);
 }
 
 }  // namespace

@@ -212,6 +212,7 @@ TEST(DecisionLog, RotatesBySizeAndKeepsNFiles) {
   DecisionLog log(o);
   ASSERT_TRUE(log.open());
   for (int i = 0; i < 200; ++i) log.decision({{"source", "test"}, {"why", std::string(50, 'x')}});
+  log.flush();
   EXPECT_TRUE(std::filesystem::exists(o.path));
   EXPECT_TRUE(std::filesystem::exists(o.path + ".1"));
   EXPECT_TRUE(std::filesystem::exists(o.path + ".2"));
@@ -244,6 +245,7 @@ TEST(DecisionLog, InvalidUtf8InARawAnswerIsWrittenNotThrown) {
   DecisionLog log(o);
   ASSERT_TRUE(log.open());
   EXPECT_NO_THROW(log.decision({{"raw", std::string("\xff\xfe slot \xc3")}}));
+  log.flush();
   EXPECT_GT(log.written_bytes(), 0u);
   std::filesystem::remove_all(d);
 }
@@ -374,7 +376,9 @@ TEST(Sampler, BuildsWindowsFromDeltas) {
   src.k.cpus = 2;
   src.h.cpu = CpuTimes{100, 1000, 3, 0};
   src.h.pressure = Pressure{0, 0, 0, 1000};
-  auto first = s.sample(1.0, src, {});
+  PushedSamples pushed;
+  ASSERT_TRUE(pushed.push({1, 2, 3, 100}));
+  auto first = s.sample(1.0, src, &pushed);
   ASSERT_TRUE(first);
   EXPECT_FALSE(*first);  // primes only
   src.k.stats.wait_hist[AKTS_CLASS_LC][20] = 10;  // ~1 ms each
@@ -387,7 +391,7 @@ TEST(Sampler, BuildsWindowsFromDeltas) {
   auto app = parse_prometheus_text("llamacpp:requests_processing 3\nllamacpp:prompt_tokens_total 10\n");
   ASSERT_TRUE(app);
   src.app = *app;
-  auto w = s.sample(1.1, src, {1, 2, 3, 100});
+  auto w = s.sample(1.1, src, &pushed);  // the samples pushed before priming land here
   ASSERT_TRUE(w);
   ASSERT_TRUE(*w);
   const Window& win = **w;
@@ -409,17 +413,127 @@ TEST(Sampler, BuildsWindowsFromDeltas) {
   EXPECT_EQ(*win.app_latency_p99_ms, 100);
   EXPECT_EQ(*win.app_latency_p50_ms, 2);
   src.fail = true;
-  EXPECT_FALSE(s.sample(1.2, src, {}));
+  ASSERT_TRUE(pushed.push({7}));
+  EXPECT_FALSE(s.sample(1.2, src, &pushed));
+  EXPECT_EQ(pushed.drain().size(), 1u);  // a failed read takes none
 }
 
 TEST(PushedSamples, RefusesBadValuesWhole) {
   PushedSamples p;
-  EXPECT_TRUE(p.push({1, 2}));
+  auto kept = p.push({1, 2});
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(*kept, 2u);
   EXPECT_FALSE(p.push({3, -1}));
   EXPECT_FALSE(p.push({std::nan("")}));
   EXPECT_FALSE(p.push({1e300}));
   EXPECT_EQ(p.drain(), (std::vector<double>{1, 2}));
   EXPECT_TRUE(p.drain().empty());
+}
+
+TEST(Arbiter, AHoldCannotBeReplacedByAHoldOnAnotherSlot) {
+  FakeSelection sel;
+  Arbiter a(sel.plane(), ArbiterOptions{});
+  auto t = Clock::time_point{} + 100s;
+  ASSERT_TRUE(a.hold(0, 1800s, t));
+  auto h = a.hold(1, 1ms, t + 1s);
+  ASSERT_FALSE(h);
+  EXPECT_NE(h.error().message.find("release"), std::string::npos);
+  EXPECT_EQ(sel.selected, 0u);
+  EXPECT_TRUE(a.hold(0, 10s, t + 2s));  // the same slot: a new end
+  EXPECT_TRUE(a.locked(t + 11s));
+  EXPECT_FALSE(a.locked(t + 13s + ArbiterOptions{}.operator_grace));
+}
+
+TEST(ReasoningPlane, ADryRunDecisionAfterAQuietSpellIsLoggedAgain) {
+  ArbiterOptions ao;
+  ao.min_dwell = 0ms;
+  ao.dry_run = true;
+  PlaneFixture f(ao);
+  ASSERT_TRUE(f.rp->set_controller("scripted"));
+  auto t = Clock::time_point{} + 100s;
+  f.ctl->next = 0;
+  f.rp->on_window(f.window(1), t);
+  f.rp->on_window(f.window(2), t + 100ms);  // the same proposal, the same refusal: counted
+  f.ctl->next.reset();
+  f.rp->on_window(f.window(3), t + 200ms);  // nothing proposed
+  f.ctl->next = 0;
+  f.rp->on_window(f.window(4), t + 300ms);  // a new streak: logged
+  auto log = f.rp->log(10);
+  ASSERT_EQ(log.size(), 3u);
+  EXPECT_EQ(log[1]["verdict"], "dry run: logged, not applied");
+  EXPECT_EQ(log[2]["window"]["seq"], 4);
+  EXPECT_EQ(f.rp->state()["repeats_not_logged"], 1);
+  EXPECT_EQ(f.sel.stores, 0);
+}
+
+TEST(ReasoningPlane, ARefusedAnswerRepeatedIsCountedNotLogged) {
+  PlaneFixture f;
+  ASSERT_TRUE(f.rp->set_controller("scripted"));
+  f.ctl->refuse = true;
+  for (uint64_t s = 1; s <= 50; ++s) f.rp->on_window(f.window(s));
+  EXPECT_EQ(f.rp->log(100).size(), 2u);  // the controller change and the first refusal
+  EXPECT_EQ(f.rp->state()["refused_outputs"], 50);
+  EXPECT_EQ(f.rp->state()["repeats_not_logged"], 49);
+}
+
+TEST(ReasoningPlane, AControllerChosenInDryRunNeverApplies) {
+  ArbiterOptions ao;
+  ao.min_dwell = 0ms;
+  PlaneFixture f(ao);
+  ASSERT_TRUE(f.rp->configure(std::string("scripted"), true));
+  f.ctl->next = 0;
+  f.rp->on_window(f.window(1));
+  EXPECT_EQ(f.sel.stores, 0);
+  EXPECT_FALSE(f.rp->configure(std::string("nonsense"), false));
+  EXPECT_TRUE(f.rp->state()["arbiter"]["dry_run"]) << "a refused change changes nothing";
+  EXPECT_EQ(f.rp->controller_name(), "scripted");
+}
+
+TEST(ReasoningPlane, ReleasingNothingIsNotADecision) {
+  PlaneFixture f;
+  EXPECT_FALSE(f.rp->release());
+  EXPECT_TRUE(f.rp->log(10).empty());
+}
+
+TEST(DecisionLog, ARotationThatCannotRenameKeepsWhatTheFileHolds) {
+  auto d = temp_dir();
+  DecisionLogOptions o;
+  o.path = (d / "decisions.jsonl").string();
+  o.max_bytes = 4096;
+  o.keep = 1;
+  std::filesystem::create_directories(o.path + ".1/blocker");  // rename(path, path.1) fails
+  DecisionLog log(o);
+  ASSERT_TRUE(log.open());
+  for (int i = 0; i < 100; ++i) log.decision({{"why", std::string(100, 'y')}});
+  log.flush();
+  EXPECT_GE(log.state()["rotate_errors"], 1);
+  int lines = 0;
+  std::ifstream f(o.path);
+  for (std::string line; std::getline(f, line); ++lines) ASSERT_FALSE(nlohmann::json::parse(line, nullptr, false).is_discarded());
+  EXPECT_EQ(lines, 100);
+  std::filesystem::remove_all(d);
+}
+
+TEST(DecisionLog, AnUnwritablePathLeavesItInMemoryAndSaysSo) {
+  DecisionLogOptions o;
+  o.path = "/proc/akts-cannot-write-here/decisions.jsonl";
+  DecisionLog log(o);
+  EXPECT_FALSE(log.open());
+  log.decision({{"why", "kept in memory"}});
+  EXPECT_EQ(log.recent(5).size(), 1u);
+  EXPECT_FALSE(log.state()["open"]);
+}
+
+TEST(Sampler, AnInfiniteApplicationFigureIsDropped) {
+  FakeSource src;
+  Sampler s;
+  ASSERT_TRUE(s.sample(1.0, src));
+  auto app = parse_prometheus_text("llamacpp:requests_processing +Inf\n");
+  ASSERT_TRUE(app);
+  src.app = *app;
+  auto w = s.sample(1.1, src);
+  ASSERT_TRUE(w && *w);
+  EXPECT_FALSE((*w)->app_requests_processing);
 }
 
 }  // namespace

@@ -1,0 +1,52 @@
+// Splitting and checking http://host:port[/path].
+#include "common/http_url.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/parse.h"
+#include "common/text.h"
+
+namespace akts {
+namespace {
+
+bool host_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
+}
+
+bool path_char(char c) { return host_char(c) || c == '/' || c == '~'; }
+
+std::string q(std::string_view s) { return "\"" + excerpt(s, 60) + "\""; }
+
+}  // namespace
+
+Result<HttpUrl> parse_http_url(std::string_view text, std::string_view what) {
+  constexpr std::string_view kForm = "http://host:port with an optional path, e.g. http://127.0.0.1:8081";
+  if (text.starts_with("https://"))
+    return errorf(ErrorKind::kInvalidArgument, "{}: {} uses https, but akts has no TLS: use {}", what, q(text), kForm);
+  if (!text.starts_with("http://"))
+    return errorf(ErrorKind::kInvalidArgument, "{}: {} must be {}", what, q(text), kForm);
+  std::string_view rest = text.substr(7);
+  size_t slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  std::string_view path = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
+  size_t colon = authority.rfind(':');
+  if (colon == std::string_view::npos)
+    return errorf(ErrorKind::kInvalidArgument, "{}: {} has no port; it must be {}", what, q(text), kForm);
+  std::string_view host = authority.substr(0, colon);
+  if (host.empty() || !std::all_of(host.begin(), host.end(), host_char))
+    return errorf(ErrorKind::kInvalidArgument,
+                  "{}: {} is not a host name or IPv4 address (letters, digits, '.', '-', '_')", what, q(host));
+  auto port = parse_u32(authority.substr(colon + 1), fmt::format("{}'s port", what));
+  if (!port) return port.error();
+  if (*port == 0 || *port > 65535)
+    return errorf(ErrorKind::kInvalidArgument, "{}: port {} is not in 1-65535", what, *port);
+  if (!std::all_of(path.begin(), path.end(), path_char))
+    return errorf(ErrorKind::kInvalidArgument, "{}: path {} may hold only letters, digits, '/', '.', '-', '_' and '~'",
+                  what, q(path));
+  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+  return HttpUrl{std::string(host), static_cast<uint16_t>(*port), std::string(path)};
+}
+
+}  // namespace akts

@@ -1,0 +1,22 @@
+// http://host:port[/path] as the config writes it (an llm endpoint, a metrics
+// endpoint), split and checked. No https: akts has no TLS.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+
+namespace akts {
+
+struct HttpUrl {
+  std::string host;    // a host name or an IPv4 address
+  uint16_t port = 0;
+  std::string prefix;  // "" or "/path", no trailing slash
+};
+
+// `what` names the setting in errors ("llm.endpoint", "telemetry.metrics_url").
+Result<HttpUrl> parse_http_url(std::string_view text, std::string_view what);
+
+}  // namespace akts
