@@ -186,27 +186,17 @@ void register_v1(Dispatcher& d, ControlBackend& b) {
 
   d.add("v1.telemetry", [&b](const json& params) -> Result<json> {
     if (auto st = check_param_names(params, {"last"}); !st) return st.error();
-    uint32_t last = 1;
-    if (params.contains("last")) {
-      auto n = param_u32(params, "last");
-      if (!n) return n.error();
-      if (*n < 1 || *n > 600) return make_error(ErrorKind::kInvalidArgument, "last must be from 1 to 600");
-      last = *n;
-    }
-    return b.telemetry(last);
+    auto last = param_u32_in(params, "last", 1, 600, 1);
+    if (!last) return last.error();
+    return b.telemetry(*last);
   });
 
   d.add("v1.log", [&b](const json& params) -> Result<json> {
     if (auto st = check_param_names(params, {"limit"}); !st) return st.error();
-    uint32_t limit = 50;
-    if (params.contains("limit")) {
-      auto n = param_u32(params, "limit");
-      if (!n) return n.error();
-      // 500 decisions of about 1 KiB each stay well inside a client's 1 MiB of unread answers.
-      if (*n < 1 || *n > 500) return make_error(ErrorKind::kInvalidArgument, "limit must be from 1 to 500");
-      limit = *n;
-    }
-    return json{{"decisions", b.decisions(limit)}};
+    // 500 decisions of about 1 KiB each stay well inside a client's 1 MiB of unread answers.
+    auto limit = param_u32_in(params, "limit", 1, 500, 50);
+    if (!limit) return limit.error();
+    return json{{"decisions", b.decisions(*limit)}};
   });
 
   d.add("v1.push", [&b](const json& params) -> Result<json> {

@@ -134,6 +134,14 @@ Result<uint32_t> param_u32(const json& params, std::string_view name) {
                 UINT32_MAX, excerpt(it->dump()));
 }
 
+Result<uint32_t> param_u32_in(const json& params, std::string_view name, uint32_t lo, uint32_t hi, uint32_t dflt) {
+  if (!params.contains(name)) return dflt;
+  auto n = param_u32(params, name);
+  if (!n) return n.error();
+  if (*n < lo || *n > hi) return errorf(ErrorKind::kInvalidArgument, "{} must be from {} to {}", name, lo, hi);
+  return *n;
+}
+
 Result<bool> param_bool(const json& params, std::string_view name, bool dflt) {
   auto it = params.find(name);
   if (it == params.end()) return dflt;

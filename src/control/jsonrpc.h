@@ -54,6 +54,8 @@ json make_error_response(const json& id, int code, std::string_view message, con
 // Strict readers for params; each names the parameter in its error.
 Result<std::string> param_string(const json& params, std::string_view name);
 Result<uint32_t> param_u32(const json& params, std::string_view name);
+// An optional count: dflt when absent, else an integer in [lo, hi].
+Result<uint32_t> param_u32_in(const json& params, std::string_view name, uint32_t lo, uint32_t hi, uint32_t dflt);
 Result<bool> param_bool(const json& params, std::string_view name, bool dflt);
 // Refuses parameters outside `allowed`.
 Status check_param_names(const json& params, std::initializer_list<std::string_view> allowed);

@@ -12,6 +12,7 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include "common/interrupt.h"
 #include "common/parse.h"
 #include "common/text.h"
 
@@ -218,12 +219,9 @@ LlmController::~LlmController() {
   // nothing to shut, hence the retry; a connect in progress holds the client's
   // lock until it ends (bounded by the connection timeout).
   std::unique_lock lk(mu_);
-  while (in_request_) {
-    lk.unlock();
+  interrupt_until_idle(lk, done_cv_, in_request_, [this] {
     if (client_) client_->stop();
-    lk.lock();
-    done_cv_.wait_for(lk, std::chrono::milliseconds(10), [this] { return !in_request_; });
-  }
+  });
   lk.unlock();
   worker_.join();
 }

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/http_url.h"
+#include "common/interrupt.h"
 
 namespace akts {
 namespace {
@@ -59,14 +60,8 @@ MetricsScraper::~MetricsScraper() {
     stop_ = true;
   }
   cv_.notify_all();
-  // Shut a request's socket until it ends; the retry covers a request that had not opened it yet.
   std::unique_lock lk(mu_);
-  while (in_request_) {
-    lk.unlock();
-    cli_->stop();
-    lk.lock();
-    done_cv_.wait_for(lk, std::chrono::milliseconds(10), [this] { return !in_request_; });
-  }
+  interrupt_until_idle(lk, done_cv_, in_request_, [this] { cli_->stop(); });
   lk.unlock();
   if (thread_.joinable()) thread_.join();
 }
