@@ -20,4 +20,12 @@ t_cli_errors() {
 	expect_refusal "storm" akts selftest --storm ""
 	expect_refusal "only" akts selftest --only no_such_check
 	expect_refusal "nosuch" akts nosuch
+	# The reasoning plane's commands refuse bad arguments before they reach a daemon.
+	expect_refusal "for" akts hold latency
+	expect_refusal "name" akts controller Detector
+	expect_refusal "dry-run" akts controller detector --dry-run --apply
+	expect_refusal "limit" akts log -n 0
+	expect_refusal "latency_ms" akts push -- -1
+	expect_refusal "finite" akts push nan
+	expect_refusal "controller" akts daemon --check-config --controller nope
 }
