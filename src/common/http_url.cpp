@@ -49,4 +49,6 @@ Result<HttpUrl> parse_http_url(std::string_view text, std::string_view what) {
   return HttpUrl{std::string(host), static_cast<uint16_t>(*port), std::string(path)};
 }
 
+std::string connect_host(const HttpUrl& u) { return u.host == "localhost" ? "127.0.0.1" : u.host; }
+
 }  // namespace akts

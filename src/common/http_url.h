@@ -19,4 +19,9 @@ struct HttpUrl {
 // `what` names the setting in errors ("llm.endpoint", "telemetry.metrics_url").
 Result<HttpUrl> parse_http_url(std::string_view text, std::string_view what);
 
+// The host to connect to: "localhost" as 127.0.0.1, so the common case needs
+// no name lookup (akts is linked statically, and a static glibc's lookups
+// lean on the running system's NSS); anything else as written.
+std::string connect_host(const HttpUrl& u);
+
 }  // namespace akts

@@ -197,7 +197,7 @@ LlmController::LlmController(LlmOptions o) : o_(std::move(o)) {
   auto e = parse_llm_endpoint(o_.endpoint);
   if (e) {
     endpoint_ = *e;
-    client_ = std::make_unique<httplib::Client>(e->host, e->port);
+    client_ = std::make_unique<httplib::Client>(connect_host(*e), e->port);
     client_->set_keep_alive(false);
     client_->set_connection_timeout(o_.timeout);
     client_->set_read_timeout(o_.timeout);

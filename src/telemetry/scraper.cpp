@@ -37,7 +37,7 @@ Result<std::unique_ptr<MetricsScraper>> MetricsScraper::start(const std::string&
                                                               std::chrono::milliseconds period) {
   auto e = parse_http_url(url, "telemetry.metrics_url");
   if (!e) return e.error();
-  auto ip = resolve_once(e->host);
+  auto ip = resolve_once(connect_host(*e));
   if (!ip) return ip.error();
   auto cli = std::make_unique<httplib::Client>(*ip, e->port);
   auto t = std::max<std::chrono::milliseconds>(period, std::chrono::milliseconds(50));

@@ -32,6 +32,18 @@ class FuzzBackend : public akts::control::ControlBackend {
   akts::Status classify(uint32_t, uint32_t) override { return {}; }
   akts::Status unclassify(uint32_t) override { return {}; }
   akts::Result<json> class_of(uint32_t pid) override { return json{{"pid", pid}}; }
+  // A hold selects like a switch, never forced: the same invariant holds.
+  akts::Status hold(uint32_t slot, std::chrono::milliseconds) override {
+    selected_ = slot;
+    return {};
+  }
+  bool release() override { return false; }
+  akts::Result<json> controller(const std::optional<std::string>& name, std::optional<bool>) override {
+    return json{{"controller", name.value_or("none")}};
+  }
+  json telemetry(size_t) const override { return json{{"windows", json::array()}}; }
+  json decisions(size_t) const override { return json::array({json{{"raw", std::string("0.\xff")}}}); }
+  akts::Result<size_t> push_latencies(const std::vector<double>& ms) override { return ms.size(); }
   uint32_t selected_ = 0;
 };
 
