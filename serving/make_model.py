@@ -31,8 +31,20 @@ def vocab():
     pieces = ["\u2581"] + [chr(c) for c in range(ord("a"), ord("z") + 1)]
     pieces += ["\u2581" + chr(c) for c in range(ord("a"), ord("z") + 1)]
     pieces += [chr(c) for c in range(ord("0"), ord("9") + 1)] + [".", ",", ":", "?", "!", "-"]
-    words = "the of and to in is that for it as with was on be by this are or at from have an not but".split()
-    pieces += ["\u2581" + w for w in words]
+    # Whole words, reachable by SentencePiece merges through every prefix, so a
+    # prompt costs about a token a word rather than a token a byte.
+    words = ("the of and to in is that for it as with was on be by this are or at from have an not but "
+             "slot slots policy policies latency throughput objective wait waits oldest batch share cpu pressure "
+             "requests request flight running now answer number only pick when maximise then none ended lc be "
+             "default built selected empty tasks task short long work critical best effort vtime fifo fair "
+             "hello there what which server model prompt tokens").split()
+    seen = set(pieces)
+    for w in words:
+        for n in range(1, len(w) + 1):
+            piece = "\u2581" + w[:n]
+            if piece not in seen:
+                seen.add(piece)
+                pieces.append(piece)
     for i, p in enumerate(pieces):
         add(p, -float(i), gguf.TokenType.NORMAL)
     return tokens, scores, types

@@ -94,7 +94,10 @@ void ReasoningPlane::on_window(const Window& w, Clock::time_point now) {
   ctx.objective = o_.objective;
   ControllerDecision dec = controller_->decide(w, ctx);
   if (!dec.slot && !dec.refused) {
-    last_.reset();  // a streak of one refusal ends with a window that proposes nothing
+    // A streak of one refused proposal ends with a window that proposes
+    // nothing; a streak of refused answers does not (an llm asks every few
+    // windows and is quiet in between: a dead endpoint must not log each one).
+    if (last_ && !last_->refused_output) last_.reset();
     return;
   }
 
@@ -118,7 +121,7 @@ void ReasoningPlane::on_window(const Window& w, Clock::time_point now) {
   // saying "0.3") refused for the same reason window after window is logged
   // once, then counted.
   Last cur{controller_->name(), dec.slot,
-           v.applied ? std::string("applied") : kind_of(dec.refused ? dec.why : v.reason)};
+           v.applied ? std::string("applied") : kind_of(dec.refused ? dec.why : v.reason), dec.refused};
   bool repeat = !v.applied && last_ && last_->source == cur.source && last_->proposed == cur.proposed &&
                 last_->verdict_kind == cur.verdict_kind;
   last_ = cur;

@@ -92,6 +92,7 @@ class ReasoningPlane {
     std::string source;
     std::optional<uint32_t> proposed;
     std::string verdict_kind;
+    bool refused_output = false;
   };
   std::optional<Last> last_;
   uint64_t decisions_ = 0, applied_ = 0, refused_outputs_ = 0, suppressed_ = 0;

@@ -54,6 +54,7 @@ TESTS=(
 	bounded_wait        # without the guard, the bounded-wait check fails (negative control)
 	switch_all          # --switch-all manages every task
 	reasoning           # the detector switches into latency during a real burst and back after it
+	llm                 # the llm controller against llama-server with a random model: inert on noise
 	bench               # every benchmark arm runs and reports sane numbers
 )
 

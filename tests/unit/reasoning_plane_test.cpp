@@ -474,6 +474,14 @@ TEST(ReasoningPlane, ARefusedAnswerRepeatedIsCountedNotLogged) {
   EXPECT_EQ(f.rp->log(100).size(), 2u);  // the controller change and the first refusal
   EXPECT_EQ(f.rp->state()["refused_outputs"], 50);
   EXPECT_EQ(f.rp->state()["repeats_not_logged"], 49);
+  // An llm is quiet between its answers: the quiet windows do not end the streak.
+  f.ctl->refuse = false;
+  f.ctl->next.reset();
+  f.rp->on_window(f.window(51));
+  f.ctl->refuse = true;
+  f.rp->on_window(f.window(52));
+  EXPECT_EQ(f.rp->log(100).size(), 2u);
+  EXPECT_EQ(f.rp->state()["repeats_not_logged"], 50);
 }
 
 TEST(ReasoningPlane, AControllerChosenInDryRunNeverApplies) {
