@@ -33,6 +33,9 @@ JSON
 	local window
 	window=$(akts stats --socket $sock --json | python3 -c 'import json,sys; w=json.load(sys.stdin)["window"]; print("none" if w is None else "period %.0f ms, cpu busy %.0f%%, batch %.0f%%, runnable %d" % (w["period_s"]*1e3, w["cpu_util"]*100, w["batch_share"]*100, w["runnable"]))')
 	if [[ $window == period* ]]; then ok "v1.stats carries the live telemetry window ($window)"; else not_ok "v1.stats carries the live telemetry window ($window)"; fi
+	local line
+	line=$(akts stats --socket $sock --interval 300ms -n 1 | grep 'window')
+	if [[ $line == *"controller detector"* ]]; then ok "akts stats --interval shows the window and the controller: ${line## }"; else not_ok "akts stats --interval shows the window and the controller: $line"; fi
 
 	akts log --socket $sock --json -n 500 >"$OUT/reasoning_log.jsonl"
 	# The windows themselves: a recorded trace the unit tests replay (tests/unit/data/).
