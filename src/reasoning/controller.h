@@ -48,6 +48,12 @@ struct ControllerDecision {
   // whether that output was refused (malformed, an empty slot, a timeout).
   std::optional<std::string> raw;
   bool refused = false;
+  // A slow controller: true when this decision reports an answer (accepted,
+  // agreed, discarded or refused), false for the windows in between.
+  bool answer = false;
+  // Why an output was refused, as a category ("malformed", "empty_slot",
+  // "timeout", "http_error"): repeats of one category are counted, not logged.
+  std::string refusal;
 };
 
 class Controller {

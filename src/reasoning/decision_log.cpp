@@ -41,15 +41,17 @@ DecisionLog::~DecisionLog() {
 
 Status DecisionLog::open() {
   if (o_.path.empty()) return {};
+  {
+    std::lock_guard lock(mu_);
+    if (open_) return {};
+  }
   std::error_code ec;
   auto parent = std::filesystem::path(o_.path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);  // the open below reports what still fails
   if (!reopen_io(/*truncate=*/false)) return sys_error(fmt::format("cannot open the decision log {}", o_.path), errno);
-  {
-    std::lock_guard lock(mu_);
-    open_ = true;
-  }
   thread_ = std::thread([this] { writer(); });
+  std::lock_guard lock(mu_);
+  open_ = true;
   return {};
 }
 
@@ -62,57 +64,86 @@ bool DecisionLog::reopen_io(bool truncate) {
   return true;
 }
 
+// Writer thread only; never under mu_ (a slow disk must not hold up a decision).
 void DecisionLog::rotate_io() {
-  // path.keep is dropped; path.(i) -> path.(i+1); path -> path.1; a fresh path.
-  bool moved = true;
+  // Someone moved or deleted the file (logrotate, a person): start a new one, shift nothing.
+  struct stat on_disk{}, open_file{};
+  if (::stat(o_.path.c_str(), &on_disk) != 0 || ::fstat(fd_, &open_file) != 0 ||
+      on_disk.st_dev != open_file.st_dev || on_disk.st_ino != open_file.st_ino) {
+    reopen_io(/*truncate=*/false);
+    return;
+  }
+  // Move the live file aside first: if that fails, nothing has been shifted or lost.
+  std::string aside = o_.path + ".rotating";
+  if (std::rename(o_.path.c_str(), aside.c_str()) != 0) {
+    int e = errno;
+    uint64_t n;
+    {
+      std::lock_guard lock(mu_);
+      n = rotate_errors_++;
+    }
+    if (n == 0) spdlog::warn("decision log: cannot rotate {} ({}); it keeps growing", o_.path, std::strerror(e));
+    file_bytes_ = 0;  // try again after another max_bytes
+    return;
+  }
+  // path.keep is dropped; path.(i) -> path.(i+1); the live file -> path.1 (or gone when keep is 0).
   if (o_.keep == 0) {
-    moved = ::unlink(o_.path.c_str()) == 0;
+    ::unlink(aside.c_str());
   } else {
     ::unlink(fmt::format("{}.{}", o_.path, o_.keep).c_str());
     for (uint32_t i = o_.keep; i > 1; --i)
       std::rename(fmt::format("{}.{}", o_.path, i - 1).c_str(), fmt::format("{}.{}", o_.path, i).c_str());
-    moved = std::rename(o_.path.c_str(), fmt::format("{}.1", o_.path).c_str()) == 0;
-  }
-  if (!moved) {
-    int e = errno;
-    std::lock_guard lock(mu_);
-    if (rotate_errors_++ == 0)
-      spdlog::warn("decision log: cannot rotate {} ({}); it keeps growing", o_.path, std::strerror(e));
-    return;  // keep appending to what is there: nothing it holds is lost
+    if (std::rename(aside.c_str(), fmt::format("{}.1", o_.path).c_str()) != 0) {
+      std::rename(aside.c_str(), o_.path.c_str());  // put it back and keep appending, as above
+      {
+        std::lock_guard lock(mu_);
+        ++rotate_errors_;
+      }
+      file_bytes_ = 0;
+      return;
+    }
   }
   reopen_io(/*truncate=*/true);
 }
 
+// Writer thread only; takes mu_ just to count.
 void DecisionLog::write_io(const std::string& line) {
-  if (fd_ < 0 && !reopen_io(false)) {
-    std::lock_guard lock(mu_);
-    ++write_errors_;
-    return;
-  }
+  auto count_error = [this](int e) {
+    uint64_t n;
+    {
+      std::lock_guard lock(mu_);
+      n = write_errors_++;
+    }
+    if (n == 0) spdlog::warn("decision log: cannot write {} ({})", o_.path, std::strerror(e));
+  };
+  if (fd_ < 0 && !reopen_io(false)) return count_error(errno);
   if (file_bytes_ > 0 && file_bytes_ + line.size() > o_.max_bytes) rotate_io();
-  if (fd_ < 0) {
-    std::lock_guard lock(mu_);
-    ++write_errors_;
-    return;
-  }
+  if (fd_ < 0) return count_error(errno);
+  // A line an earlier failure cut short is ended first, so this one parses on its own.
+  std::string out = newline_pending_ ? "\n" + line : line;
   size_t done = 0;
-  while (done < line.size()) {
-    ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
+  int err = 0;
+  while (done < out.size()) {
+    ssize_t n = ::write(fd_, out.data() + done, out.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
+    if (n <= 0) {
+      err = n < 0 ? errno : ENOSPC;
+      break;
+    }
     done += static_cast<size_t>(n);
   }
   file_bytes_ += done;
-  std::lock_guard lock(mu_);
-  if (done == line.size()) {
-    written_ += done;
+  if (done == out.size()) {
+    newline_pending_ = false;
+    std::lock_guard lock(mu_);
+    written_ += line.size();
     return;
   }
-  // Cut short (the disk is full, say): end the piece so the next line parses, and reopen at the next line.
-  if (done > 0 && ::write(fd_, "\n", 1) == 1) ++file_bytes_;
-  if (write_errors_++ == 0) spdlog::warn("decision log: cannot write {} ({})", o_.path, std::strerror(errno));
+  // Cut short (the disk is full, say): end the piece before the next line, and reopen then.
+  newline_pending_ = newline_pending_ ? done == 0 || out[done - 1] != '\n' : done > 0;
   ::close(fd_);
   fd_ = -1;
+  count_error(err);
 }
 
 void DecisionLog::writer() {

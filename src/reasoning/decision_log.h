@@ -7,9 +7,12 @@
 // size (path, path.1, ... path.keep), so it cannot fill a disk. A line the
 // disk refuses is counted (write_errors), a line that finds the queue full
 // (10,000 lines behind) is counted (dropped); after a failure the file is
-// reopened at the next line; a line cut short is ended, so every line after
-// it parses. If a rotation's rename fails, the file keeps growing (and
-// rotate_errors counts it) rather than lose what it holds.
+// reopened at the next line; a line cut short is ended before the next one is
+// written, so every line after it parses. A file moved or deleted from under
+// the log is started afresh at the next rotation point; if the rename that
+// rotates the live file fails, nothing is shifted, the file keeps growing
+// (rotate_errors counts it) and the rotation is tried again after another
+// max_bytes.
 //
 //   {"type":"decision","id":7,"time":"2026-11-30T10:15:02.113Z","t_s":12.3,"source":"detector",
 //    "window":{...summary...},"raw":null,"proposed":0,"applied":true,"verdict":"applied: slot 1 -> 0",
@@ -78,6 +81,7 @@ class DecisionLog {
   // The writer's own.
   int fd_ = -1;
   uint64_t file_bytes_ = 0;
+  bool newline_pending_ = false;  // the file ends in a piece of a line
   std::thread thread_;
 };
 

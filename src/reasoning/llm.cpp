@@ -281,8 +281,14 @@ LlmController::Reply LlmController::ask(const std::string& prompt) noexcept {
     req.set_header("Content-Type", "application/json");
     // Each socket wait is bounded by the client's timeouts; this bounds the
     // whole body, and lets the destructor cut a trickling answer short.
-    req.progress = [this, deadline](uint64_t, uint64_t) { return !stop_ && Clock::now() < deadline; };
+    // And caps it: an endpoint cannot make this controller hold more than kMaxAnswerBytes.
+    bool too_big = false;
+    req.progress = [this, deadline, &too_big](uint64_t len, uint64_t) {
+      too_big = too_big || len > kMaxAnswerBytes;
+      return !stop_ && !too_big && Clock::now() < deadline;
+    };
     auto res = client_->send(req);
+    if (too_big) return fail(Outcome::kHttpError, fmt::format("the answer is larger than {} bytes", kMaxAnswerBytes));
     const std::string where = fmt::format("{}:{}", endpoint_->host, endpoint_->port);
     if (!res) {
       switch (res.error()) {
@@ -339,6 +345,7 @@ ControllerDecision LlmController::decide(const Window& w, const ControllerContex
     reply_.reset();
     in_flight_ = false;
     reported = true;
+    d.answer = true;
     if (r.outcome == Outcome::kAnswer) {
       ++answered_;
       latencies_ms_.push_back(r.latency_ms);
@@ -350,6 +357,7 @@ ControllerDecision LlmController::decide(const Window& w, const ControllerContex
       if (!slot) {
         ++(empty_slot ? refused_empty_slot_ : refused_malformed_);
         d.refused = true;
+        d.refusal = empty_slot ? "empty_slot" : "malformed";
         d.why = fmt::format("refused after {:.0f} ms: {}", r.latency_ms, slot.error().message);
       } else if (ctx.locked) {
         ++discarded_locked_;
@@ -367,6 +375,7 @@ ControllerDecision LlmController::decide(const Window& w, const ControllerContex
     } else {
       ++(r.outcome == Outcome::kTimeout ? refused_timeout_ : refused_http_);
       d.refused = true;
+      d.refusal = r.outcome == Outcome::kTimeout ? "timeout" : "http_error";
       d.why = r.error;
     }
   }

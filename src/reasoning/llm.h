@@ -89,7 +89,8 @@ struct LlmOptions {
 // Bounds: every socket wait (connect, each read, each write) is bounded by
 // options.timeout, and so is the body (a server that trickles its body is cut
 // off at the deadline); a server that trickles its headers, or a host name
-// that resolves slowly, can make one question last longer. None of that
+// that resolves slowly, can make one question last longer; a body past 1 MiB
+// is refused (http_error). None of that
 // reaches the reasoning thread or the socket: only this controller's worker
 // waits, and no new question starts meanwhile. The destructor stops
 // the worker: it shuts the request's socket down, retrying every 10 ms until
@@ -120,6 +121,7 @@ class LlmController : public Controller {
 
  private:
   static constexpr size_t kLatencySamples = 64;
+  static constexpr uint64_t kMaxAnswerBytes = 1 << 20;
   uint64_t refusals_in_a_row_ = 0;  // decide() only (one thread)
 
   void run();                                     // the worker thread

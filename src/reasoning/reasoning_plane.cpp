@@ -11,8 +11,14 @@ namespace {
 
 using nlohmann::json;
 
-// A model's raw answer is kept only this long in the log (it may be anything, of any size).
-constexpr size_t kMaxRawBytes = 256;
+// A model's raw answer as the log keeps it: at most 256 bytes, valid UTF-8,
+// control bytes as '?' (escaped, each would take six bytes in every reader).
+std::string printable(const std::string& raw) {
+  std::string s = excerpt(raw, 256);
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return s;
+}
 
 json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 json slot_json(std::optional<uint32_t> s) {
@@ -94,15 +100,16 @@ void ReasoningPlane::on_window(const Window& w, Clock::time_point now) {
   ctx.objective = o_.objective;
   ControllerDecision dec = controller_->decide(w, ctx);
   if (!dec.slot && !dec.refused) {
-    // A streak of one refused proposal ends with a window that proposes
-    // nothing; a streak of refused answers does not (an llm asks every few
-    // windows and is quiet in between: a dead endpoint must not log each one).
-    if (last_ && !last_->refused_output) last_.reset();
+    // A streak ends with a window that proposes nothing, except that a slow
+    // controller's quiet windows between two answers do not end a streak of
+    // refused answers (a dead endpoint must not log every question); an
+    // answer it accepts, agrees with or discards does.
+    if (last_ && (!last_->refused_output || dec.answer)) last_.reset();
     return;
   }
 
   json rec = {{"source", controller_->name()},
-              {"raw", dec.raw ? json(excerpt(*dec.raw, kMaxRawBytes)) : json(nullptr)},
+              {"raw", dec.raw ? json(printable(*dec.raw)) : json(nullptr)},
               {"proposed", slot_json(dec.slot)},
               {"why", dec.why},
               {"dry_run", arbiter_.dry_run()}};
@@ -121,7 +128,8 @@ void ReasoningPlane::on_window(const Window& w, Clock::time_point now) {
   // saying "0.3") refused for the same reason window after window is logged
   // once, then counted.
   Last cur{controller_->name(), dec.slot,
-           v.applied ? std::string("applied") : kind_of(dec.refused ? dec.why : v.reason), dec.refused};
+           v.applied ? std::string("applied") : dec.refused ? "refused: " + dec.refusal : kind_of(v.reason),
+           dec.refused};
   bool repeat = !v.applied && last_ && last_->source == cur.source && last_->proposed == cur.proposed &&
                 last_->verdict_kind == cur.verdict_kind;
   last_ = cur;

@@ -257,12 +257,15 @@ class Scripted : public Controller {
   bool refuse = false;
   int calls = 0;
   bool saw_locked = false;
+  bool answer_without_proposal = false;
   std::string name() const override { return "scripted"; }
   ControllerDecision decide(const Window&, const ControllerContext& ctx) override {
     ++calls;
     saw_locked = ctx.locked;
-    if (refuse) return {std::nullopt, "bad answer", std::string("0.3"), true};
-    return {next, "scripted"};
+    if (refuse) return {std::nullopt, "bad answer", std::string("0.3"), true, true, "malformed"};
+    ControllerDecision d{next, "scripted"};
+    d.answer = answer_without_proposal;
+    return d;
   }
 };
 
@@ -482,6 +485,14 @@ TEST(ReasoningPlane, ARefusedAnswerRepeatedIsCountedNotLogged) {
   f.rp->on_window(f.window(52));
   EXPECT_EQ(f.rp->log(100).size(), 2u);
   EXPECT_EQ(f.rp->state()["repeats_not_logged"], 50);
+  // An answer it agrees with ends it: the next outage is logged.
+  f.ctl->refuse = false;
+  f.ctl->answer_without_proposal = true;
+  f.rp->on_window(f.window(53));
+  f.ctl->answer_without_proposal = false;
+  f.ctl->refuse = true;
+  f.rp->on_window(f.window(54));
+  EXPECT_EQ(f.rp->log(100).size(), 3u);
 }
 
 TEST(ReasoningPlane, AControllerChosenInDryRunNeverApplies) {
@@ -509,7 +520,7 @@ TEST(DecisionLog, ARotationThatCannotRenameKeepsWhatTheFileHolds) {
   o.path = (d / "decisions.jsonl").string();
   o.max_bytes = 4096;
   o.keep = 1;
-  std::filesystem::create_directories(o.path + ".1/blocker");  // rename(path, path.1) fails
+  std::filesystem::create_directories(o.path + ".rotating/blocker");  // moving the live file aside fails
   DecisionLog log(o);
   ASSERT_TRUE(log.open());
   for (int i = 0; i < 100; ++i) log.decision({{"why", std::string(100, 'y')}});
@@ -519,6 +530,28 @@ TEST(DecisionLog, ARotationThatCannotRenameKeepsWhatTheFileHolds) {
   std::ifstream f(o.path);
   for (std::string line; std::getline(f, line); ++lines) ASSERT_FALSE(nlohmann::json::parse(line, nullptr, false).is_discarded());
   EXPECT_EQ(lines, 100);
+  std::filesystem::remove_all(d);
+}
+
+TEST(DecisionLog, AFileMovedAwayIsStartedAfreshAndNothingRotatedIsShredded) {
+  auto d = temp_dir();
+  DecisionLogOptions o;
+  o.path = (d / "decisions.jsonl").string();
+  o.max_bytes = 4096;
+  o.keep = 2;
+  DecisionLog log(o);
+  ASSERT_TRUE(log.open());
+  for (int i = 0; i < 60; ++i) log.decision({{"why", std::string(100, 'z')}});
+  log.flush();
+  ASSERT_TRUE(std::filesystem::exists(o.path + ".1"));
+  auto rotated = std::filesystem::file_size(o.path + ".1");
+  std::filesystem::rename(o.path, d / "moved-by-logrotate");
+  for (int i = 0; i < 60; ++i) log.decision({{"why", std::string(100, 'z')}});
+  log.flush();
+  EXPECT_TRUE(std::filesystem::exists(o.path));  // a fresh live file
+  EXPECT_LE(std::filesystem::file_size(o.path), o.max_bytes);
+  EXPECT_TRUE(std::filesystem::exists(o.path + ".1"));
+  EXPECT_GE(std::filesystem::file_size(o.path + ".1") + 1, rotated / 2);
   std::filesystem::remove_all(d);
 }
 
