@@ -160,11 +160,11 @@ int cmd_push(const ClientOptions& o, const std::vector<double>& latency_ms) {
   if (o.json)
     std::cout << r->dump(2) << "\n";
   else
-    std::cout << fmt::format("accepted {} latency samples{}\n", (*r)["accepted"].get<uint64_t>(),
-                             (*r)["dropped"].get<uint64_t>() ? fmt::format(
-                                                                  " ({} dropped: the window holds 100,000 at most)",
-                                                                  (*r)["dropped"].get<uint64_t>())
-                                                            : "");
+    std::cout << fmt::format("accepted {} latency samples{}\n", r->value("accepted", uint64_t{0}),
+                             r->value("dropped", uint64_t{0})
+                                 ? fmt::format(" ({} dropped: the window holds 100,000 at most)",
+                                               r->value("dropped", uint64_t{0}))
+                                 : "");
   return kExitOk;
 }
 

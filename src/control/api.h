@@ -9,7 +9,8 @@
 //        An empty or out-of-range slot is refused unless force is true (then
 //        the dispatcher falls through to its default: inert by design).
 //   v1.status                      -> scheduler state, selection, managed processes, exit info
-//   v1.stats {reset_longest?}      -> cumulative counters and wait histograms, and the
+//   v1.stats {reset_longest?}      -> cumulative counters and wait histograms, the latest
+//        telemetry window and the reasoning plane's state, and the
 //        bounded-wait guard: settings, oldest waiter and longest wait per class
 //        (exact), rescues. reset_longest: true starts the longest waits afresh
 //        after this reading.
@@ -28,7 +29,9 @@
 //   v1.controller {name?, dry_run?} -> the reasoning state; name (none, detector, bandit,
 //        llm, oracle) changes the controller at run time; dry_run logs its
 //        decisions without applying them.
-//   v1.telemetry {last?}           -> {period_s, objective, windows}: the last 1..600 windows.
+//   v1.telemetry {last?}           -> {period_s, objective, health, windows}: the last 1..600
+//        windows; health counts metrics scrapes (ok, failed), kernel read
+//        errors and pushed samples dropped (also in v1.stats as telemetry_health).
 //   v1.log {limit?}                -> {decisions}: the last 1..500 decisions (default 50), outcomes merged.
 //   v1.push {latency_ms}           -> {accepted, dropped}: request latencies (1..10000 finite
 //        numbers in [0, 3600000] ms) an application or proxy measured; the

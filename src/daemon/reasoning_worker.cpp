@@ -35,7 +35,7 @@ Result<KernelReading> PlaneSource::read_kernel() {
 HostReading PlaneSource::read_host() { return read_host_files(); }
 
 // The scraper's latest answer since the last window; its own thread bears any wait.
-std::optional<PromScrape> PlaneSource::scrape_app() { return scraper_ ? scraper_->take() : std::nullopt; }
+std::optional<AppScrape> PlaneSource::scrape_app() { return scraper_ ? scraper_->latest() : std::nullopt; }
 
 nlohmann::json PlaneSource::health() const {
   if (!scraper_) return {{"metrics_scrapes", nullptr}};

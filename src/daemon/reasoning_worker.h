@@ -28,7 +28,7 @@ class PlaneSource : public TelemetrySource {
   PlaneSource(const ExecutionPlane& plane, std::unique_ptr<MetricsScraper> scraper);
   Result<KernelReading> read_kernel() override;
   HostReading read_host() override;
-  std::optional<PromScrape> scrape_app() override;
+  std::optional<AppScrape> scrape_app() override;
   nlohmann::json health() const;
 
  private:

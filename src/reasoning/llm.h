@@ -25,14 +25,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include "common/http_url.h"
 #include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
+#include "common/http_url.h"
 #include "reasoning/controller.h"
 
 namespace httplib {

@@ -76,7 +76,7 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
   std::vector<double> pushed_ms;
   if (pushed && prev_t_ && prev_k_ && t_s > *prev_t_) pushed_ms = pushed->drain();
   HostReading h = src.read_host();
-  std::optional<PromScrape> app = src.scrape_app();
+  std::optional<AppScrape> app = src.scrape_app();
 
   std::optional<Window> out;
   if (prev_t_ && prev_k_ && t_s > *prev_t_) {
@@ -97,19 +97,21 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
     w.queued = k->queued.value_or(0);
     w.dispatches = d.total_entries();
     w.fallthrough = d.total_fallthrough();
-    for (uint32_t k = 0; k < AKTS_MAX_SLOTS; ++k) w.calls[k] = d.total_calls(k);
+    for (uint32_t slot = 0; slot < AKTS_MAX_SLOTS; ++slot) w.calls[slot] = d.total_calls(slot);
     w.selected_slot = k->selected;
     w.effective_slot = k->effective;
     if (prev_h_.cpu && h.cpu) w.cpu_util = cpu_utilisation(*prev_h_.cpu, *h.cpu).value_or(0.0);
     if (prev_h_.pressure && h.pressure)
       w.cpu_pressure = pressure_share(*prev_h_.pressure, *h.pressure, w.period_s).value_or(0.0);
     if (h.cpu) w.runnable = h.cpu->procs_running;
-    if (app) {
-      w.app_requests_processing = sane(app->value(names_.requests_processing));
-      if (prev_app_ && prev_app_t_ && t_s > *prev_app_t_) {
+    if (app && app->age_s <= kAppMaxAgePeriods * w.period_s) {
+      w.app_requests_processing = sane(app->metrics.value(names_.requests_processing));
+      double taken = t_s - app->age_s;
+      if (prev_app_ && app->seq != prev_app_seq_ && taken > prev_app_t_) {
         w.app_prompt_tokens_per_s =
-            sane(counter_rate(*prev_app_, *app, names_.prompt_tokens_total, t_s - *prev_app_t_));
-        w.app_decode_tokens_per_s = sane(counter_rate(*prev_app_, *app, names_.decode_total, t_s - *prev_app_t_));
+            sane(counter_rate(*prev_app_, app->metrics, names_.prompt_tokens_total, taken - prev_app_t_));
+        w.app_decode_tokens_per_s =
+            sane(counter_rate(*prev_app_, app->metrics, names_.decode_total, taken - prev_app_t_));
       }
     }
     w.app_latency_samples = pushed_ms.size();
@@ -120,9 +122,10 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
   prev_t_ = t_s;
   prev_k_ = *k;
   prev_h_ = h;
-  if (app) {
-    prev_app_ = std::move(app);
-    prev_app_t_ = t_s;
+  if (app && app->seq != prev_app_seq_) {
+    prev_app_t_ = t_s - app->age_s;
+    prev_app_seq_ = app->seq;
+    prev_app_ = std::move(app->metrics);
   }
   return out;
 }

@@ -33,13 +33,20 @@ struct HostReading {
   std::optional<CpuTimes> cpu;
 };
 
+// The application's latest scrape: when it was taken and which one it is.
+struct AppScrape {
+  PromScrape metrics;
+  double age_s = 0;  // how long ago it was taken
+  uint64_t seq = 0;  // 1, 2, ...: the same seq twice is the same scrape
+};
+
 class TelemetrySource {
  public:
   virtual ~TelemetrySource() = default;
   virtual Result<KernelReading> read_kernel() = 0;
   virtual HostReading read_host() = 0;
-  // The application's metrics; nullopt when none is configured or the scrape failed.
-  virtual std::optional<PromScrape> scrape_app() = 0;
+  // The application's latest scrape; nullopt when none is configured or none succeeded yet.
+  virtual std::optional<AppScrape> scrape_app() = 0;
 };
 
 // Reads /proc/pressure/cpu and /proc/stat (a fake root for tests).
@@ -73,6 +80,9 @@ class PushedSamples {
 class Sampler {
  public:
   explicit Sampler(AppMetricNames names = {}) : names_(std::move(names)) {}
+  // Application figures come from a scrape at most kAppMaxAgePeriods periods
+  // old; rates between two scrapes use the times they were taken.
+  static constexpr double kAppMaxAgePeriods = 3;
   // One window ending at t_s (seconds since the daemon started). The first
   // call only primes the counters and returns nullopt; a kernel read that
   // fails returns its error and keeps the previous readings. Pushed samples
@@ -85,8 +95,9 @@ class Sampler {
   std::optional<double> prev_t_;
   std::optional<KernelReading> prev_k_;
   HostReading prev_h_;
-  std::optional<PromScrape> prev_app_;
-  std::optional<double> prev_app_t_;
+  std::optional<PromScrape> prev_app_;  // the last scrape a rate was taken from
+  double prev_app_t_ = 0;               // when it was taken (t_s - age_s)
+  uint64_t prev_app_seq_ = 0;
 };
 
 // The q-th quantile (0..1) of samples by nearest rank; nullopt when empty.

@@ -8,23 +8,25 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
-#include "common/http_url.h"
 #include "common/interrupt.h"
 
 namespace akts {
 namespace {
 
-// Resolves host to an IPv4 address once, so no later request waits on DNS.
-Result<std::string> resolve_once(const std::string& host) {
+// An IPv4 address for host (a literal as it is); the error says why not.
+Result<std::string> resolve(const std::string& host) {
   in_addr a{};
   if (inet_pton(AF_INET, host.c_str(), &a) == 1) return host;
   addrinfo hints{};
   hints.ai_family = AF_INET;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* res = nullptr;
-  if (int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res); rc != 0 || !res)
-    return errorf(ErrorKind::kInvalidArgument, "telemetry.metrics_url: cannot resolve '{}': {}", host,
-                  gai_strerror(rc));
+  int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
+  if (rc != 0 || !res) {
+    if (res) freeaddrinfo(res);
+    return errorf(ErrorKind::kSystem, "cannot resolve '{}' to an IPv4 address: {}", host,
+                  rc != 0 ? gai_strerror(rc) : "no address");
+  }
   char buf[INET_ADDRSTRLEN] = {};
   inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr, buf, sizeof(buf));
   freeaddrinfo(res);
@@ -37,22 +39,13 @@ Result<std::unique_ptr<MetricsScraper>> MetricsScraper::start(const std::string&
                                                               std::chrono::milliseconds period) {
   auto e = parse_http_url(url, "telemetry.metrics_url");
   if (!e) return e.error();
-  auto ip = resolve_once(connect_host(*e));
-  if (!ip) return ip.error();
-  auto cli = std::make_unique<httplib::Client>(*ip, e->port);
-  auto t = std::max<std::chrono::milliseconds>(period, std::chrono::milliseconds(50));
-  cli->set_connection_timeout(t);
-  cli->set_read_timeout(t);
-  cli->set_write_timeout(t);
-  std::string path = e->prefix.empty() ? "/metrics" : e->prefix;
-  auto s = std::unique_ptr<MetricsScraper>(new MetricsScraper(url, path, std::move(cli), period));
+  auto s = std::unique_ptr<MetricsScraper>(new MetricsScraper(url, *e, period));
   s->thread_ = std::thread([p = s.get()] { p->run(); });
   return s;
 }
 
-MetricsScraper::MetricsScraper(std::string url, std::string path, std::unique_ptr<httplib::Client> cli,
-                               std::chrono::milliseconds period)
-    : url_(std::move(url)), path_(std::move(path)), cli_(std::move(cli)), period_(period) {}
+MetricsScraper::MetricsScraper(std::string url, HttpUrl u, std::chrono::milliseconds period)
+    : url_(std::move(url)), u_(std::move(u)), period_(period) {}
 
 MetricsScraper::~MetricsScraper() {
   {
@@ -61,16 +54,39 @@ MetricsScraper::~MetricsScraper() {
   }
   cv_.notify_all();
   std::unique_lock lk(mu_);
-  interrupt_until_idle(lk, done_cv_, in_request_, [this] { cli_->stop(); });
+  interrupt_until_idle(lk, done_cv_, in_request_, [this] {
+    std::lock_guard l(mu_);
+    if (cli_) cli_->stop();
+  });
   lk.unlock();
   if (thread_.joinable()) thread_.join();
 }
 
-std::optional<PromScrape> MetricsScraper::take() {
+std::optional<AppScrape> MetricsScraper::latest() const {
   std::lock_guard lk(mu_);
-  std::optional<PromScrape> out;
-  out.swap(latest_);
-  return out;
+  if (!latest_) return std::nullopt;
+  return AppScrape{*latest_, std::chrono::duration<double>(std::chrono::steady_clock::now() - latest_at_).count(),
+                   seq_};
+}
+
+bool MetricsScraper::connect_client() {
+  auto ip = resolve(connect_host(u_));
+  if (!ip) {
+    if (failures_.fetch_add(1) == 0)
+      spdlog::warn("metrics: {}; retrying every 5 s, windows carry no application figures meanwhile",
+                   ip.error().message);
+    return false;
+  }
+  auto cli = std::make_unique<httplib::Client>(*ip, u_.port);
+  auto t = std::max<std::chrono::milliseconds>(period_, std::chrono::milliseconds(50));
+  cli->set_connection_timeout(t);
+  cli->set_read_timeout(t);
+  cli->set_write_timeout(t);
+  // The name as written, not the address: a virtual host or an ingress routes by it.
+  cli->set_default_headers({{"Host", fmt::format("{}:{}", u_.host, u_.port)}});
+  std::lock_guard lk(mu_);
+  cli_ = std::move(cli);
+  return true;
 }
 
 void MetricsScraper::run() {
@@ -78,26 +94,38 @@ void MetricsScraper::run() {
   sigemptyset(&pipe);
   sigaddset(&pipe, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &pipe, nullptr);  // a shut socket fails a write with EPIPE instead
+  const std::string path = u_.prefix.empty() ? "/metrics" : u_.prefix;
   auto next = std::chrono::steady_clock::now();
   std::unique_lock lk(mu_);
   while (!stop_) {
+    if (!cli_) {
+      lk.unlock();
+      bool ok = connect_client();
+      lk.lock();
+      if (!ok) {
+        cv_.wait_for(lk, std::chrono::seconds(5), [this] { return stop_; });
+        continue;
+      }
+    }
     in_request_ = true;
     lk.unlock();
     std::optional<PromScrape> got;
     std::string why;
     try {
       std::string body;
-      bool too_big = false;
-      auto res = cli_->Get(path_, [&](const char* data, size_t n) {
-        if (body.size() + n > kMaxBody) {
-          too_big = true;
-          return false;
-        }
+      bool too_big = false, too_slow = false;
+      auto deadline = std::chrono::steady_clock::now() + 4 * period_;
+      auto res = cli_->Get(path, [&](const char* data, size_t n) {
+        too_big = body.size() + n > kMaxBody;
+        too_slow = std::chrono::steady_clock::now() > deadline;
+        if (too_big || too_slow) return false;
         body.append(data, n);
         return true;
       });
       if (too_big)
         why = fmt::format("the answer is larger than {} bytes", kMaxBody);
+      else if (too_slow)
+        why = fmt::format("the answer took longer than {} ms", (4 * period_).count());
       else if (!res)
         why = httplib::to_string(res.error());
       else if (res->status != 200)
@@ -109,16 +137,21 @@ void MetricsScraper::run() {
     } catch (const std::exception& ex) {
       why = ex.what();
     }
-    if (got) {
-      successes_.fetch_add(1);
-    } else if (failures_.fetch_add(1) % 100 == 0) {
-      spdlog::warn("metrics scrape of {} failed ({}); windows carry no application figures until it answers", url_,
-                   why);
-    }
     lk.lock();
     in_request_ = false;
     done_cv_.notify_all();
-    if (got) latest_ = std::move(got);
+    if (got) {
+      successes_.fetch_add(1);
+      failures_in_a_row_ = 0;
+      latest_ = std::move(got);
+      latest_at_ = std::chrono::steady_clock::now();
+      ++seq_;
+    } else {
+      failures_.fetch_add(1);
+      if (failures_in_a_row_++ % 100 == 0)
+        spdlog::warn("metrics scrape of {} failed ({}); windows carry no application figures until it answers",
+                     url_, why);
+    }
     next += period_;
     auto now = std::chrono::steady_clock::now();
     if (next < now) next = now + period_;

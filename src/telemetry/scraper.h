@@ -1,8 +1,10 @@
 // The application's metrics endpoint, scraped on a thread of its own: a slow
 // or stalled endpoint (a server that trickles its answer, a body that never
 // ends) costs windows their application figures, never the reasoning thread
-// its period or the daemon its shutdown. The host is resolved once, when the
-// scraper starts; a body past 4 MiB is cut off and counted as a failure.
+// its period or the daemon its shutdown. The host name is resolved on that
+// thread too, until it resolves (retried every 5 s; a daemon starting before
+// the network does is not stopped by it), then once only; a body past 4 MiB,
+// or one that takes longer than 4 periods, is cut off and counted as a failure.
 #pragma once
 
 #include <atomic>
@@ -14,8 +16,9 @@
 #include <string>
 #include <thread>
 
+#include "common/http_url.h"
 #include "common/result.h"
-#include "telemetry/prometheus.h"
+#include "telemetry/sampler.h"
 
 namespace httplib {
 class Client;
@@ -25,32 +28,35 @@ namespace akts {
 
 class MetricsScraper {
  public:
-  // url: http://host:port[/path] (path default /metrics). Refuses a URL it
-  // cannot parse or a host it cannot resolve.
+  // url: http://host:port[/path] (path default /metrics). Refuses a URL it cannot parse.
   static Result<std::unique_ptr<MetricsScraper>> start(const std::string& url, std::chrono::milliseconds period);
   ~MetricsScraper();  // stops a request in flight (within ~10 ms once it is on the wire) and joins
   MetricsScraper(const MetricsScraper&) = delete;
   MetricsScraper& operator=(const MetricsScraper&) = delete;
 
-  // The latest complete scrape that has not been taken yet.
-  std::optional<PromScrape> take();
+  // The latest complete scrape (nullopt until one succeeds), with its age and number.
+  std::optional<AppScrape> latest() const;
   uint64_t failures() const { return failures_.load(); }
   uint64_t successes() const { return successes_.load(); }
 
   static constexpr size_t kMaxBody = 4 << 20;
 
  private:
-  MetricsScraper(std::string url, std::string path, std::unique_ptr<httplib::Client> cli,
-                 std::chrono::milliseconds period);
+  MetricsScraper(std::string url, HttpUrl u, std::chrono::milliseconds period);
   void run();
+  bool connect_client();  // resolves the host and makes the client (this thread)
 
-  std::string url_, path_;
-  std::unique_ptr<httplib::Client> cli_;
+  std::string url_;
+  HttpUrl u_;
+  std::unique_ptr<httplib::Client> cli_;  // set once by the thread, under mu_
   std::chrono::milliseconds period_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_, done_cv_;
   bool stop_ = false, in_request_ = false;
   std::optional<PromScrape> latest_;
+  std::chrono::steady_clock::time_point latest_at_{};
+  uint64_t seq_ = 0;
+  uint64_t failures_in_a_row_ = 0;
   std::atomic<uint64_t> failures_{0}, successes_{0};
   std::thread thread_;
 };

@@ -363,14 +363,14 @@ class FakeSource : public TelemetrySource {
  public:
   KernelReading k;
   HostReading h;
-  std::optional<PromScrape> app;
+  std::optional<AppScrape> app;
   bool fail = false;
   Result<KernelReading> read_kernel() override {
     if (fail) return make_error(ErrorKind::kSystem, "gone");
     return k;
   }
   HostReading read_host() override { return h; }
-  std::optional<PromScrape> scrape_app() override { return app; }
+  std::optional<AppScrape> scrape_app() override { return app; }
 };
 
 TEST(Sampler, BuildsWindowsFromDeltas) {
@@ -393,7 +393,7 @@ TEST(Sampler, BuildsWindowsFromDeltas) {
   src.h.pressure = Pressure{0, 0, 0, 51000};
   auto app = parse_prometheus_text("llamacpp:requests_processing 3\nllamacpp:prompt_tokens_total 10\n");
   ASSERT_TRUE(app);
-  src.app = *app;
+  src.app = AppScrape{*app, 0.02, 1};
   auto w = s.sample(1.1, src, &pushed);  // the samples pushed before priming land here
   ASSERT_TRUE(w);
   ASSERT_TRUE(*w);
@@ -571,8 +571,32 @@ TEST(Sampler, AnInfiniteApplicationFigureIsDropped) {
   ASSERT_TRUE(s.sample(1.0, src));
   auto app = parse_prometheus_text("llamacpp:requests_processing +Inf\n");
   ASSERT_TRUE(app);
-  src.app = *app;
+  src.app = AppScrape{*app, 0, 1};
   auto w = s.sample(1.1, src);
+  ASSERT_TRUE(w && *w);
+  EXPECT_FALSE((*w)->app_requests_processing);
+}
+
+TEST(Sampler, RatesUseTheTimesScrapesWereTakenAndStaleScrapesAreIgnored) {
+  FakeSource src;
+  Sampler s;
+  ASSERT_TRUE(s.sample(1.0, src));
+  auto a = parse_prometheus_text("llamacpp:requests_processing 2\nllamacpp:prompt_tokens_total 100\n");
+  auto b = parse_prometheus_text("llamacpp:requests_processing 2\nllamacpp:prompt_tokens_total 150\n");
+  ASSERT_TRUE(a && b);
+  src.app = AppScrape{*a, 0.05, 1};  // taken at 1.05
+  ASSERT_TRUE(s.sample(1.1, src));
+  src.app = AppScrape{*b, 0.05, 2};  // taken at 1.15: 50 tokens in 0.1 s
+  auto w = s.sample(1.2, src);
+  ASSERT_TRUE(w && *w && (*w)->app_prompt_tokens_per_s);
+  EXPECT_NEAR(*(*w)->app_prompt_tokens_per_s, 500, 1e-6);
+  src.app = AppScrape{*b, 0.25, 2};  // the same scrape, now 2.5 periods old: still used, no new rate
+  w = s.sample(1.3, src);
+  ASSERT_TRUE(w && *w);
+  EXPECT_TRUE((*w)->app_requests_processing);
+  EXPECT_FALSE((*w)->app_prompt_tokens_per_s);
+  src.app = AppScrape{*b, 0.5, 2};  // too old
+  w = s.sample(1.4, src);
   ASSERT_TRUE(w && *w);
   EXPECT_FALSE((*w)->app_requests_processing);
 }

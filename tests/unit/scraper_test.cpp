@@ -46,7 +46,7 @@ struct Server {
 std::optional<PromScrape> wait_take(MetricsScraper& s, std::chrono::milliseconds limit) {
   auto end = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < end) {
-    if (auto p = s.take()) return p;
+    if (auto p = s.latest()) return p->metrics;
     std::this_thread::sleep_for(10ms);
   }
   return std::nullopt;
@@ -84,7 +84,17 @@ TEST(MetricsScraper, StopsPromptlyWhileARequestHangs) {
 TEST(MetricsScraper, RefusesWhatItCannotUse) {
   EXPECT_FALSE(MetricsScraper::start("https://127.0.0.1:1/metrics", 100ms));
   EXPECT_FALSE(MetricsScraper::start("127.0.0.1:9090", 100ms));
-  EXPECT_FALSE(MetricsScraper::start("http://no-such-host.invalid:9090/metrics", 100ms));
+}
+
+TEST(MetricsScraper, AHostThatDoesNotResolveYetStopsNothing) {
+  auto s = MetricsScraper::start("http://no-such-host.invalid:9090/metrics", 100ms);
+  ASSERT_TRUE(s);  // it retries on its own thread; the daemon starts
+  std::this_thread::sleep_for(100ms);
+  EXPECT_FALSE((*s)->latest());
+  EXPECT_GE((*s)->failures(), 1u);
+  auto t0 = std::chrono::steady_clock::now();
+  s->reset();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 500ms);
 }
 
 }  // namespace
