@@ -223,7 +223,8 @@ struct akts_cpu_stats {
 	__u64 fallthrough[AKTS_NR_CALLBACKS];		   /* ran the built-in default */
 	__u64 wait_hist[AKTS_NR_CLASSES][AKTS_WAIT_BUCKETS]; /* enqueue-to-running, ns */
 	/* CPU time per class, ns, added at every tick of a run and when it ends
-	 * (ops.tick, ops.stopping): at most a tick behind. */
+	 * (ops.tick, ops.stopping): at most a tick behind (on a CPU whose tick
+	 * is stopped, nohz_full, a run shows when it ends). */
 	__u64 run_ns[AKTS_NR_CLASSES];
 	/* Switch-to-effect: the effective slot this CPU's last callback saw and
 	 * when that changed (bpf_ktime_get_ns, i.e. CLOCK_MONOTONIC). Not summed. */
