@@ -1,0 +1,741 @@
+// The load generator's workers, watchdog, stream reading and per-phase figures.
+#include "serving/loadgen.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <system_error>
+#include <thread>
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include "common/http_url.h"
+#include "common/text.h"
+#include "serving/sse.h"
+
+namespace akts {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using json = nlohmann::json;
+
+constexpr uint32_t kMaxConcurrency = 1024;
+constexpr size_t kMaxErrorBody = 2048;  // bytes of a non-200 answer kept for its message
+constexpr size_t kMaxDistinctErrors = 8;
+constexpr auto kTick = std::chrono::milliseconds(20);  // the watchdog's and the cancel check's period
+constexpr auto kMaxConnect = std::chrono::milliseconds(5000);
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+// Text from the server, quoted for a message: cut, valid UTF-8, control bytes escaped.
+std::string quoted(std::string_view s, size_t max_bytes) {
+  std::string out = "\"";
+  for (unsigned char c : excerpt(s, max_bytes)) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::optional<uint32_t> count_field(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end()) return std::nullopt;
+  if (it->is_number_unsigned()) return static_cast<uint32_t>(std::min<uint64_t>(it->get<uint64_t>(), UINT32_MAX));
+  if (it->is_number_integer() && it->get<int64_t>() >= 0)
+    return static_cast<uint32_t>(std::min<int64_t>(it->get<int64_t>(), UINT32_MAX));
+  return std::nullopt;
+}
+
+std::string error_message(const json& e) {
+  if (e.is_string()) return excerpt(e.get<std::string>(), 200);
+  if (e.is_object()) {
+    auto m = e.find("message");
+    std::string msg = m != e.end() && m->is_string() ? excerpt(m->get<std::string>(), 200) : "";
+    auto c = e.find("code");
+    if (c != e.end() && c->is_number_integer())
+      return msg.empty() ? fmt::format("code {}", c->get<int64_t>()) : fmt::format("{} (code {})", msg, c->get<int64_t>());
+    if (!msg.empty()) return msg;
+  }
+  return excerpt(e.dump(-1, ' ', false, json::error_handler_t::replace), 200);
+}
+
+bool is_openai_path(std::string_view path) { return path.ends_with("/v1/completions"); }
+
+// An IPv4 address for host (a literal as it is), resolved once before the run:
+// the workers' clients then never wait on a name lookup, so the watchdog's
+// stop() never waits behind one either.
+Result<std::string> resolve_ipv4(const std::string& host) {
+  in_addr a{};
+  if (inet_pton(AF_INET, host.c_str(), &a) == 1) return host;
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
+  if (rc != 0 || !res) {
+    if (res) freeaddrinfo(res);
+    return errorf(ErrorKind::kSystem, "loadgen: cannot resolve '{}' to an IPv4 address: {}", host,
+                  rc != 0 ? gai_strerror(rc) : "no address");
+  }
+  char buf[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr, buf, sizeof(buf));
+  freeaddrinfo(res);
+  return std::string(buf);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Events of a completion stream
+
+CompletionEvent parse_completion_event(std::string_view data) {
+  CompletionEvent e;
+  std::string_view t = data;
+  while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
+  if (t == "[DONE]") {
+    e.final = e.done_marker = true;
+    return e;
+  }
+  json j = json::parse(data, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    e.error = fmt::format("an event is not a JSON object: {}", quoted(data, 80));
+    return e;
+  }
+  if (auto err = j.find("error"); err != j.end() && !err->is_null()) {
+    e.error = "the server reported an error: " + error_message(*err);
+    return e;
+  }
+  if (auto c = j.find("content"); c != j.end() && c->is_string()) {  // llama-server's own form
+    e.generation = true;
+    e.text = c->get<std::string>();
+    auto stop = j.find("stop");
+    e.final = stop != j.end() && stop->is_boolean() && stop->get<bool>();
+    if (e.final) {
+      e.output_tokens = count_field(j, "tokens_predicted");
+      if (!e.output_tokens) {
+        if (auto tm = j.find("timings"); tm != j.end() && tm->is_object()) e.output_tokens = count_field(*tm, "predicted_n");
+      }
+      e.prompt_tokens = count_field(j, "tokens_evaluated");
+    }
+    return e;
+  }
+  if (auto ch = j.find("choices"); ch != j.end() && ch->is_array()) {  // the OpenAI form
+    if (!ch->empty() && (*ch)[0].is_object()) {
+      const json& c0 = (*ch)[0];
+      e.generation = true;
+      if (auto tx = c0.find("text"); tx != c0.end() && tx->is_string()) {
+        e.text = tx->get<std::string>();
+      } else if (auto d = c0.find("delta"); d != c0.end() && d->is_object()) {
+        if (auto dc = d->find("content"); dc != d->end() && dc->is_string()) e.text = dc->get<std::string>();
+      }
+      auto fr = c0.find("finish_reason");
+      e.final = fr != c0.end() && fr->is_string();
+    }
+    if (auto u = j.find("usage"); u != j.end() && u->is_object()) {
+      e.output_tokens = count_field(*u, "completion_tokens");
+      e.prompt_tokens = count_field(*u, "prompt_tokens");
+    }
+  }
+  return e;  // anything else (a progress event of another shape): ignored
+}
+
+// ---------------------------------------------------------------------------
+// Figures
+
+double percentile_linear(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  p = std::clamp(std::isfinite(p) ? p : 0.0, 0.0, 100.0);
+  double rank = p / 100.0 * static_cast<double>(v.size() - 1);
+  size_t lo = static_cast<size_t>(std::floor(rank));
+  size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (rank - static_cast<double>(lo));
+}
+
+MetricSummary summarize_metric(std::vector<double> v) {
+  MetricSummary s;
+  s.n = v.size();
+  if (v.empty()) return s;
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.mean = sum / static_cast<double>(v.size());
+  double sq = 0;
+  for (double x : v) sq += (x - s.mean) * (x - s.mean);
+  s.std = std::sqrt(sq / static_cast<double>(v.size()));
+  std::sort(v.begin(), v.end());
+  s.median = percentile_linear(v, 50);
+  s.p99 = percentile_linear(std::move(v), 99);
+  return s;
+}
+
+std::vector<PhaseReport> summarize_phases(const std::vector<Phase>& phases, const std::vector<RequestRecord>& records) {
+  std::vector<PhaseReport> out;
+  for (size_t k = 0; k < phases.size(); ++k) {
+    PhaseReport r;
+    r.name = valid_utf8(phases[k].name);
+    r.seconds = phases[k].seconds;
+    r.concurrency = phases[k].concurrency;
+    std::vector<double> ttft, tpot, itl, e2el;
+    uint64_t input = 0;
+    bool input_known = true;
+    for (const auto& rec : records) {
+      if (rec.phase != k) continue;
+      if (!rec.ok) {
+        ++r.failed;
+        if (r.errors.size() < kMaxDistinctErrors || r.errors.count(rec.error))
+          ++r.errors[rec.error];
+        else
+          ++r.errors["other"];
+        continue;
+      }
+      ++r.completed;
+      r.total_output_tokens += rec.output_tokens;
+      if (rec.prompt_tokens)
+        input += *rec.prompt_tokens;
+      else
+        input_known = false;
+      ttft.push_back(rec.ttft_ms);
+      if (rec.tpot_ms) tpot.push_back(*rec.tpot_ms);
+      itl.insert(itl.end(), rec.itl_ms.begin(), rec.itl_ms.end());
+      e2el.push_back(rec.e2el_ms);
+    }
+    if (input_known && r.completed > 0) r.total_input_tokens = input;
+    if (r.seconds > 0) {
+      r.request_throughput = static_cast<double>(r.completed) / r.seconds;
+      r.output_throughput = static_cast<double>(r.total_output_tokens) / r.seconds;
+    }
+    r.ttft = summarize_metric(std::move(ttft));
+    r.tpot = summarize_metric(std::move(tpot));
+    r.itl = summarize_metric(std::move(itl));
+    r.e2el = summarize_metric(std::move(e2el));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+json RequestRecord::to_json() const {
+  auto opt = [](const auto& o) { return o ? json(*o) : json(nullptr); };
+  json j = {{"index", index},
+            {"phase", phase},
+            {"phase_name", valid_utf8(phase_name)},
+            {"worker", worker},
+            {"start_s", start_s},
+            {"ok", ok},
+            {"http_status", http_status},
+            {"ttft_ms", ttft_ms},
+            {"e2el_ms", e2el_ms},
+            {"tpot_ms", opt(tpot_ms)},
+            {"token_events", token_events},
+            {"output_tokens", output_tokens},
+            {"server_output_tokens", opt(server_output_tokens)},
+            {"prompt_tokens", opt(prompt_tokens)},
+            {"itl_ms", itl_ms}};
+  if (!ok) j["error"] = valid_utf8(error);
+  return j;
+}
+
+json PhaseReport::to_json() const {
+  json j = {{"name", valid_utf8(name)},
+            {"duration", seconds},
+            {"max_concurrency", concurrency},
+            {"completed", completed},
+            {"failed", failed},
+            {"total_output_tokens", total_output_tokens},
+            {"request_throughput", request_throughput},
+            {"output_throughput", output_throughput},
+            {"peak_in_flight", peak_in_flight}};
+  if (total_input_tokens) {
+    j["total_input_tokens"] = *total_input_tokens;
+    j["total_token_throughput"] =
+        seconds > 0 ? static_cast<double>(*total_input_tokens + total_output_tokens) / seconds : 0.0;
+  }
+  auto put = [&j](const char* metric, const MetricSummary& s) {
+    j[fmt::format("mean_{}_ms", metric)] = s.mean;
+    j[fmt::format("median_{}_ms", metric)] = s.median;
+    j[fmt::format("std_{}_ms", metric)] = s.std;
+    j[fmt::format("p99_{}_ms", metric)] = s.p99;
+    j[fmt::format("n_{}", metric)] = s.n;
+  };
+  put("ttft", ttft);
+  put("tpot", tpot);
+  put("itl", itl);
+  put("e2el", e2el);
+  json errs = json::object();
+  for (const auto& [msg, n] : errors) errs[valid_utf8(msg)] = n;
+  j["errors"] = std::move(errs);
+  return j;
+}
+
+json LoadReport::to_json() const {
+  json ph = json::array(), rq = json::array();
+  for (const auto& p : phases) ph.push_back(p.to_json());
+  for (const auto& r : requests) rq.push_back(r.to_json());
+  return {{"url", valid_utf8(url)},
+          {"path", valid_utf8(path)},
+          {"n_predict", n_predict},
+          {"elapsed_s", elapsed_s},
+          {"canceled", canceled},
+          {"phases", std::move(ph)},
+          {"requests", std::move(rq)}};
+}
+
+std::string LoadReport::to_text() const {
+  std::string out = fmt::format("{:<3} {:<10} {:>4} {:>6} {:>5} {:>5} {:>7} {:>8}  {:>22}  {:>22}  {:>22}\n", "#",
+                                "phase", "conc", "secs", "done", "fail", "req/s", "tok/s",
+                                "TTFT ms mean/p50/p99", "TPOT ms mean/p50/p99", "E2EL ms mean/p50/p99");
+  auto three = [](const MetricSummary& s) {
+    return s.n == 0 ? std::string("-") : fmt::format("{:.0f} / {:.0f} / {:.0f}", s.mean, s.median, s.p99);
+  };
+  for (size_t k = 0; k < phases.size(); ++k) {
+    const auto& p = phases[k];
+    out += fmt::format("{:<3} {:<10} {:>4} {:>6.1f} {:>5} {:>5} {:>7.2f} {:>8.1f}  {:>22}  {:>22}  {:>22}\n", k + 1,
+                       excerpt(p.name, 10), p.concurrency, p.seconds, p.completed, p.failed, p.request_throughput,
+                       p.output_throughput, three(p.ttft), three(p.tpot), three(p.e2el));
+    for (const auto& [msg, n] : p.errors) out += fmt::format("    {} x {}\n", n, excerpt(msg, 160));
+  }
+  return out;
+}
+
+Status validate_load_options(const LoadOptions& o) {
+  auto u = parse_http_url(o.url, "loadgen url");
+  if (!u) return u.error();
+  if (o.path.empty() || o.path.front() != '/')
+    return errorf(ErrorKind::kInvalidArgument, "loadgen path {} must start with '/'", quoted(o.path, 60));
+  if (o.phases.empty()) return errorf(ErrorKind::kInvalidArgument, "loadgen: no phases");
+  for (size_t k = 0; k < o.phases.size(); ++k) {
+    const auto& p = o.phases[k];
+    if (!std::isfinite(p.seconds) || p.seconds <= 0 || p.seconds > 86400)
+      return errorf(ErrorKind::kInvalidArgument, "loadgen phase {} ({}): seconds must be in (0, 86400], not {}", k + 1,
+                    quoted(p.name, 40), p.seconds);
+    if (p.concurrency > kMaxConcurrency)
+      return errorf(ErrorKind::kInvalidArgument, "loadgen phase {} ({}): concurrency {} is past {}", k + 1,
+                    quoted(p.name, 40), p.concurrency, kMaxConcurrency);
+  }
+  if (o.n_predict == 0) return errorf(ErrorKind::kInvalidArgument, "loadgen: n_predict must be at least 1");
+  if (o.request_timeout.count() < 1)
+    return errorf(ErrorKind::kInvalidArgument, "loadgen: request_timeout must be at least 1 ms");
+  if (o.failure_pause.count() < 0)
+    return errorf(ErrorKind::kInvalidArgument, "loadgen: failure_pause must not be negative");
+  return {};
+}
+
+// ---------------------------------------------------------------------------
+// The run
+
+namespace {
+
+class Run {
+ public:
+  Run(const LoadOptions& o, HttpUrl u, std::string ip) : o_(o), u_(std::move(u)), ip_(std::move(ip)) {}
+  Result<LoadReport> go();
+
+ private:
+  enum class Cut { kNone, kTimeout, kCancel };
+  struct Slot {
+    httplib::Client* cli = nullptr;  // the worker's, while it lives
+    bool busy = false;               // inside a request
+    Clock::time_point deadline{};
+    Cut cut = Cut::kNone;  // why the watchdog shut the request's socket
+  };
+  // Clears the worker's slot before its Client is destroyed, however the worker ends.
+  struct SlotGuard {
+    Run* run;
+    uint32_t i;
+    ~SlotGuard() {
+      std::lock_guard lk(run->mu_);
+      run->slots_[i] = Slot{};
+    }
+  };
+
+  void worker(uint32_t i) noexcept;
+  RequestRecord request(httplib::Client& cli, uint32_t i, size_t phase, uint64_t index) noexcept;
+  void watchdog();  // under mu_
+  bool cancel_requested() const { return o_.cancel && o_.cancel->load(); }
+
+  const LoadOptions& o_;
+  HttpUrl u_;
+  std::string ip_;
+  std::string request_path_, request_body_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;  // workers wait for their phase, or the end
+  int phase_ = -1;
+  bool done_ = false;
+  uint32_t live_ = 0;
+  std::vector<Slot> slots_;
+  std::vector<RequestRecord> records_;
+  uint64_t next_index_ = 0;
+  uint32_t in_flight_ = 0;
+  std::vector<uint32_t> peak_;
+  Clock::time_point t0_{};
+  std::atomic<bool> canceling_{false};
+
+  std::mutex callback_mu_;
+  bool callback_failed_ = false;  // under callback_mu_
+};
+
+void Run::watchdog() {
+  const auto now = Clock::now();
+  const bool cancel = canceling_.load();
+  for (auto& s : slots_) {
+    if (!s.busy || !s.cli) continue;
+    if (cancel || now >= s.deadline) {
+      // Again on every tick while the request lasts: a stop that lands before
+      // the request has opened its socket finds nothing to shut.
+      if (s.cut == Cut::kNone) s.cut = cancel ? Cut::kCancel : Cut::kTimeout;
+      s.cli->stop();
+    }
+  }
+}
+
+void Run::worker(uint32_t i) noexcept {
+  sigset_t pipe;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe, nullptr);  // a shut socket fails a write with EPIPE instead
+  try {
+    httplib::Client cli(ip_, u_.port);
+    // The watchdog's stop() waits while a connect is under way (httplib connects
+    // under the lock stop() takes): a short connect bound keeps that wait short.
+    cli.set_connection_timeout(std::min<std::chrono::milliseconds>(o_.request_timeout, kMaxConnect));
+    cli.set_read_timeout(o_.request_timeout);
+    cli.set_write_timeout(o_.request_timeout);
+    // The name as written, not the address: a virtual host or an ingress routes by it.
+    cli.set_default_headers({{"Host", fmt::format("{}:{}", u_.host, u_.port)}});
+    SlotGuard guard{this, i};
+    std::unique_lock lk(mu_);
+    slots_[i].cli = &cli;
+    while (true) {
+      cv_.wait(lk, [&] { return done_ || (phase_ >= 0 && i < o_.phases[phase_].concurrency); });
+      if (done_) break;
+      const size_t p = static_cast<size_t>(phase_);
+      const uint64_t index = next_index_++;
+      lk.unlock();
+      RequestRecord rec = request(cli, i, p, index);
+      const bool failed = !rec.ok;
+      if (o_.on_request) {
+        std::lock_guard cb(callback_mu_);
+        try {
+          o_.on_request(rec);
+        } catch (const std::exception& e) {
+          if (!callback_failed_) spdlog::warn("loadgen: the on_request callback threw: {}", e.what());
+          callback_failed_ = true;
+        } catch (...) {
+          if (!callback_failed_) spdlog::warn("loadgen: the on_request callback threw");
+          callback_failed_ = true;
+        }
+      }
+      lk.lock();
+      records_.push_back(std::move(rec));
+      if (failed && o_.failure_pause.count() > 0)
+        cv_.wait_for(lk, o_.failure_pause, [&] { return done_ || phase_ != static_cast<int>(p); });
+    }
+  } catch (const std::exception& e) {  // allocation only: this worker stops, the run goes on
+    spdlog::error("loadgen: worker {} stopped: {}", i, e.what());
+  } catch (...) {
+    spdlog::error("loadgen: worker {} stopped on an unknown error", i);
+  }
+  std::lock_guard lk(mu_);
+  --live_;
+}
+
+RequestRecord Run::request(httplib::Client& cli, uint32_t i, size_t phase, uint64_t index) noexcept {
+  RequestRecord rec;
+  rec.index = index;
+  rec.phase = phase;
+  rec.worker = i;
+  Clock::time_point t_send;
+  {
+    std::lock_guard lk(mu_);
+    t_send = Clock::now();
+    Slot& s = slots_[i];
+    s.busy = true;
+    s.deadline = t_send + o_.request_timeout;
+    s.cut = Cut::kNone;
+    peak_[phase] = std::max(peak_[phase], ++in_flight_);
+  }
+  const auto deadline = t_send + o_.request_timeout;
+  rec.start_s = std::chrono::duration<double>(t_send - t0_).count();
+
+  // What the stream has said so far (the receiver runs on this thread).
+  SseParser sse;
+  std::vector<SseEvent> events;
+  int status = 0;
+  std::string content_type, error_body, stream_error;
+  bool got_final = false, receiver_timed_out = false, receiver_canceled = false;
+  std::optional<Clock::time_point> first_token, last_token, last_generation;
+  Cut cut = Cut::kNone;
+  httplib::Error http_error = httplib::Error::Success;
+  try {
+    rec.phase_name = o_.phases[phase].name;
+    httplib::Request req;
+    req.method = "POST";
+    req.path = request_path_;
+    req.body = request_body_;
+    req.set_header("Content-Type", "application/json");
+    req.set_header("Accept", "text/event-stream");
+    req.response_handler = [&](const httplib::Response& res) {
+      status = res.status;
+      content_type = res.get_header_value("Content-Type");
+      return true;
+    };
+    req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+      const auto now = Clock::now();
+      if (canceling_.load()) {
+        receiver_canceled = true;
+        return false;
+      }
+      if (now >= deadline) {
+        receiver_timed_out = true;
+        return false;
+      }
+      if (status != 200) {  // keep the start of an error's body for the message
+        error_body.append(data, std::min(n, kMaxErrorBody - error_body.size()));
+        return error_body.size() < kMaxErrorBody;
+      }
+      events.clear();
+      auto fed = sse.feed(std::string_view(data, n), events);
+      for (const auto& ev : events) {
+        CompletionEvent ce = parse_completion_event(ev.data);
+        if (!ce.error.empty()) {
+          stream_error = std::move(ce.error);
+          return false;
+        }
+        if (!ce.text.empty()) {
+          if (!first_token)
+            first_token = now;
+          else
+            rec.itl_ms.push_back(ms_between(*last_token, now));
+          last_token = now;
+          ++rec.token_events;
+        }
+        if (ce.generation) last_generation = now;
+        if (ce.output_tokens) rec.server_output_tokens = ce.output_tokens;
+        if (ce.prompt_tokens) rec.prompt_tokens = ce.prompt_tokens;
+        got_final = got_final || ce.final;
+      }
+      if (!fed) {
+        stream_error = fed.error().message;
+        return false;
+      }
+      return true;
+    };
+    auto res = cli.send(req);
+    http_error = res.error();
+  } catch (const std::exception& e) {
+    stream_error = fmt::format("internal error: {}", e.what());
+  } catch (...) {
+    stream_error = "internal error";
+  }
+  const auto t_end = Clock::now();
+  {
+    std::lock_guard lk(mu_);
+    Slot& s = slots_[i];
+    cut = s.cut;
+    s.busy = false;
+    s.cut = Cut::kNone;
+    --in_flight_;
+  }
+
+  rec.http_status = status;
+  rec.output_tokens = rec.server_output_tokens.value_or(rec.token_events);
+  if (first_token) rec.ttft_ms = ms_between(t_send, *first_token);
+  auto fail = [&](std::string why) {
+    rec.ok = false;
+    rec.error = std::move(why);
+    rec.e2el_ms = ms_between(t_send, t_end);
+    return std::move(rec);
+  };
+  try {
+    const std::string where = fmt::format("{}:{}", u_.host, u_.port);
+    if (cut == Cut::kCancel || receiver_canceled) return fail("canceled: the run was stopped");
+    const bool timed_out = cut == Cut::kTimeout || receiver_timed_out ||
+                           http_error == httplib::Error::ConnectionTimeout ||
+                           (http_error != httplib::Error::Success && t_end >= deadline);
+    if (timed_out && !(http_error == httplib::Error::Success && got_final && status == 200))
+      return fail(fmt::format("timeout: no complete answer within {} ms", o_.request_timeout.count()));
+    if (http_error == httplib::Error::Connection)
+      return fail(fmt::format("cannot connect to {} (connection refused or host unreachable)", where));
+    if (status != 0 && status != 200)
+      return fail(error_body.empty() ? fmt::format("HTTP {}", status)
+                                     : fmt::format("HTTP {}: {}", status, quoted(error_body, 120)));
+    if (!stream_error.empty()) return fail(stream_error);
+    switch (http_error) {
+      case httplib::Error::Success:
+        break;
+      case httplib::Error::Read:
+        return fail(status == 0 ? fmt::format("the connection to {} broke before an answer", where)
+                                : fmt::format("the connection to {} broke while reading the stream", where));
+      case httplib::Error::Write:
+        return fail(fmt::format("the connection to {} broke while sending the request", where));
+      default:
+        return fail(fmt::format("HTTP error talking to {}: {}", where, httplib::to_string(http_error)));
+    }
+    if (rec.token_events == 0) {
+      if (content_type.find("text/event-stream") == std::string::npos)
+        return fail(fmt::format("the answer is not an event stream (Content-Type {})", quoted(content_type, 60)));
+      return fail("the stream carried no token");
+    }
+    if (!got_final) return fail("the stream ended before its final event");
+    rec.ok = true;
+    rec.e2el_ms = ms_between(t_send, last_generation.value_or(t_end));
+    if (rec.output_tokens > 1) rec.tpot_ms = (rec.e2el_ms - rec.ttft_ms) / (rec.output_tokens - 1);
+    return rec;
+  } catch (...) {  // allocation only
+    rec.ok = false;
+    rec.error = "internal error";  // short enough to need no allocation
+    return std::move(rec);
+  }
+}
+
+Result<LoadReport> Run::go() {
+  const bool openai = is_openai_path(o_.path);
+  request_path_ = u_.prefix + o_.path;
+  json body = {{"prompt", o_.prompt}, {"stream", true}, {"ignore_eos", true}, {"cache_prompt", false}};
+  if (openai) {
+    body["max_tokens"] = o_.n_predict;
+    body["stream_options"] = {{"include_usage", true}};
+    if (!o_.model.empty()) body["model"] = o_.model;
+  } else {
+    body["n_predict"] = o_.n_predict;
+  }
+  request_body_ = body.dump(-1, ' ', false, json::error_handler_t::replace);
+
+  uint32_t workers = 0;
+  for (const auto& p : o_.phases) workers = std::max(workers, p.concurrency);
+  slots_.assign(workers, Slot{});
+  peak_.assign(o_.phases.size(), 0);
+  std::vector<std::thread> threads;
+  threads.reserve(workers);
+  // However go() leaves, no worker outlives it: on an early exit the ones in a
+  // request are cut at their next read.
+  struct Joiner {
+    Run* run;
+    std::vector<std::thread>& threads;
+    ~Joiner() {
+      bool any = std::any_of(threads.begin(), threads.end(), [](const std::thread& t) { return t.joinable(); });
+      if (!any) return;
+      {
+        std::lock_guard lk(run->mu_);
+        run->done_ = true;
+        run->canceling_ = true;
+      }
+      run->cv_.notify_all();
+      for (auto& t : threads)
+        if (t.joinable()) t.join();
+    }
+  } joiner{this, threads};
+  try {
+    for (uint32_t i = 0; i < workers; ++i) {
+      {
+        std::lock_guard lk(mu_);
+        ++live_;
+      }
+      try {
+        threads.emplace_back([this, i] { worker(i); });
+      } catch (...) {
+        std::lock_guard lk(mu_);
+        --live_;
+        throw;
+      }
+    }
+  } catch (const std::system_error& e) {
+    return errorf(ErrorKind::kSystem, "loadgen: cannot start {} worker threads: {}", workers, e.what());
+  }
+
+  LoadReport report;
+  report.url = o_.url;
+  report.path = o_.path;
+  report.n_predict = o_.n_predict;
+  std::vector<Phase> ran = o_.phases;  // the seconds each phase really ran (shorter when canceled)
+  for (auto& p : ran) p.seconds = 0;
+
+  std::unique_lock lk(mu_);
+  t0_ = Clock::now();
+  auto boundary = t0_;
+  for (size_t k = 0; k < o_.phases.size() && !report.canceled; ++k) {
+    const auto phase_start = boundary;
+    boundary += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o_.phases[k].seconds));
+    phase_ = static_cast<int>(k);
+    cv_.notify_all();
+    while (true) {
+      auto now = Clock::now();
+      if (cancel_requested()) {
+        canceling_ = true;
+        report.canceled = true;
+        ran[k].seconds = std::chrono::duration<double>(now - phase_start).count();
+        break;
+      }
+      if (now >= boundary) {
+        ran[k].seconds = o_.phases[k].seconds;
+        break;
+      }
+      watchdog();
+      lk.unlock();
+      std::this_thread::sleep_until(std::min(boundary, now + kTick));
+      lk.lock();
+    }
+  }
+  done_ = true;
+  cv_.notify_all();
+  // The tail: requests still in flight end on their own, or at their deadline.
+  while (live_ > 0) {
+    if (!canceling_ && cancel_requested()) {
+      canceling_ = true;
+      report.canceled = true;
+    }
+    watchdog();
+    lk.unlock();
+    std::this_thread::sleep_for(kTick / 2);
+    lk.lock();
+  }
+  report.elapsed_s = std::chrono::duration<double>(Clock::now() - t0_).count();
+  lk.unlock();
+  for (auto& t : threads) t.join();
+
+  std::sort(records_.begin(), records_.end(),
+            [](const RequestRecord& a, const RequestRecord& b) { return a.index < b.index; });
+  report.phases = summarize_phases(ran, records_);
+  for (size_t k = 0; k < report.phases.size(); ++k) report.phases[k].peak_in_flight = peak_[k];
+  report.requests = std::move(records_);
+  return report;
+}
+
+}  // namespace
+
+Result<LoadReport> run_load(const LoadOptions& o) {
+  if (auto v = validate_load_options(o); !v) return v.error();
+  auto u = parse_http_url(o.url, "loadgen url");
+  if (!u) return u.error();
+  auto ip = resolve_ipv4(connect_host(*u));
+  if (!ip) return ip.error();
+  try {
+    Run run(o, *u, *ip);
+    return run.go();
+  } catch (const std::exception& e) {
+    return errorf(ErrorKind::kSystem, "loadgen: {}", e.what());
+  }
+}
+
+}  // namespace akts

@@ -1,0 +1,566 @@
+// The load generator against a streaming server on this host: TTFT, ITL, TPOT and E2EL as measured, the phases'
+// concurrency as the server sees it, failures that end in bounded time, and the per-phase figures.
+#include "serving/loadgen.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <cmath>
+#include <mutex>
+#include <thread>
+
+namespace akts {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// llama-server's /completion (and an OpenAI /v1/completions) as far as the load
+// generator sees it: a delay, then token events a gap apart, then the final event.
+class FakeServer {
+ public:
+  enum class Mode { kLlama, kOpenAi, kStatus500, kTrickle, kErrorEvent, kNoFinal, kJson };
+
+  explicit FakeServer(Mode mode, int first_ms = 80, int gap_ms = 40, int tokens = 5)
+      : mode_(mode), first_ms_(first_ms), gap_ms_(gap_ms), tokens_(tokens) {
+    srv_.new_task_queue = [] { return new httplib::ThreadPool(24); };
+    auto handler = [this](const httplib::Request& req, httplib::Response& res) { handle(req, res); };
+    srv_.Post("/completion", handler);
+    srv_.Post("/v1/completions", handler);
+    port_ = srv_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { srv_.listen_after_bind(); });
+    auto t0 = Clock::now();
+    while (!srv_.is_running() && Clock::now() - t0 < 5s) std::this_thread::sleep_for(1ms);
+  }
+  ~FakeServer() {
+    quit_ = true;
+    srv_.stop();
+    thread_.join();
+  }
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  int requests() const { return requests_; }
+  int max_in_flight() const { return max_in_flight_; }
+  nlohmann::json last_body() const {
+    std::lock_guard lk(mu_);
+    return nlohmann::json::parse(last_body_, nullptr, false);
+  }
+
+ private:
+  // Sleeps in slices so that the server's destructor never waits long.
+  bool nap(int ms) {
+    auto end = Clock::now() + std::chrono::milliseconds(ms);
+    while (Clock::now() < end) {
+      if (quit_) return false;
+      std::this_thread::sleep_until(std::min(end, Clock::now() + 5ms));
+    }
+    return !quit_;
+  }
+
+  static bool send(httplib::DataSink& sink, const std::string& data) {
+    std::string ev = "data: " + data + "\n\n";
+    return sink.write(ev.data(), ev.size());
+  }
+
+  std::string token_event(int i) const {
+    if (mode_ == Mode::kOpenAi)
+      return nlohmann::json{{"choices", {{{"text", " t" + std::to_string(i)}, {"index", 0}, {"finish_reason", nullptr}}}},
+                            {"object", "text_completion"}}
+          .dump();
+    return nlohmann::json{{"index", 0}, {"content", " t" + std::to_string(i)}, {"tokens", nlohmann::json::array()},
+                          {"stop", false}, {"id_slot", -1}, {"tokens_predicted", i + 1}, {"tokens_evaluated", 12}}
+        .dump();
+  }
+
+  std::string final_event() const {
+    if (mode_ == Mode::kOpenAi)
+      return nlohmann::json{{"choices", {{{"text", ""}, {"index", 0}, {"finish_reason", "length"}}}},
+                            {"usage", {{"completion_tokens", tokens_}, {"prompt_tokens", 12}, {"total_tokens", 12 + tokens_}}}}
+          .dump();
+    return nlohmann::json{{"index", 0},
+                          {"content", ""},
+                          {"stop", true},
+                          {"tokens_predicted", tokens_},
+                          {"tokens_evaluated", 12},
+                          {"timings", {{"predicted_n", tokens_}, {"prompt_n", 12}}}}
+        .dump();
+  }
+
+  void handle(const httplib::Request& req, httplib::Response& res) {
+    ++requests_;
+    {
+      std::lock_guard lk(mu_);
+      last_body_ = req.body;
+    }
+    if (mode_ == Mode::kStatus500) {
+      res.status = 500;
+      res.set_content("model crashed", "text/plain");
+      return;
+    }
+    if (mode_ == Mode::kJson) {
+      res.set_content(R"({"content": " t0 t1", "stop": true})", "application/json");
+      return;
+    }
+    int now = ++in_flight_;
+    int seen = max_in_flight_;
+    while (now > seen && !max_in_flight_.compare_exchange_weak(seen, now)) {
+    }
+    res.set_chunked_content_provider("text/event-stream", [this](size_t, httplib::DataSink& sink) {
+      // The count drops before the body's end is written: a client cannot
+      // see its request end and send the next before the count has dropped.
+      struct Leave {
+        std::atomic<int>& n;
+        bool left = false;
+        void reset() {
+          if (!left) --n;
+          left = true;
+        }
+        ~Leave() { reset(); }
+      } leave{in_flight_};
+      if (mode_ == Mode::kTrickle) {  // comments forever: every read succeeds, no token ever comes
+        for (int i = 0; i < 600 && nap(5); ++i)
+          if (!sink.write(": ping\n\n", 8)) return false;
+        return false;
+      }
+      if (!nap(first_ms_)) return false;
+      for (int i = 0; i < tokens_; ++i) {
+        if (i > 0 && !nap(gap_ms_)) return false;
+        if (!send(sink, token_event(i))) return false;
+        if (i == 0 && mode_ == Mode::kLlama && !send(sink, R"({"index":0,"content":"","stop":false})"))
+          return false;  // an empty event: not a token
+        if (i == 1 && mode_ == Mode::kErrorEvent) {
+          send(sink, R"({"error":{"code":500,"message":"slot unavailable","type":"server_error"}})");
+          leave.reset();
+          sink.done();
+          return true;
+        }
+      }
+      if (mode_ != Mode::kNoFinal) {
+        if (!send(sink, final_event())) return false;
+        if (mode_ == Mode::kOpenAi && !send(sink, "[DONE]")) return false;
+      }
+      leave.reset();
+      sink.done();
+      return true;
+    });
+  }
+
+  Mode mode_;
+  int first_ms_, gap_ms_, tokens_;
+  httplib::Server srv_;
+  std::thread thread_;
+  int port_ = 0;
+  std::atomic<bool> quit_{false};
+  std::atomic<int> requests_{0}, in_flight_{0}, max_in_flight_{0};
+  mutable std::mutex mu_;
+  std::string last_body_;
+};
+
+LoadOptions options(const std::string& url, std::vector<Phase> phases) {
+  LoadOptions o;
+  o.url = url;
+  o.phases = std::move(phases);
+  o.request_timeout = 2000ms;
+  o.failure_pause = 50ms;
+  return o;
+}
+
+TEST(Loadgen, MeasuresTtftItlTpotAndE2elOfAStream) {
+  FakeServer srv(FakeServer::Mode::kLlama, 80, 40, 5);
+  auto o = options(srv.url(), {{"steady", 0.5, 1}});
+  std::mutex mu;
+  std::vector<RequestRecord> seen;
+  o.on_request = [&](const RequestRecord& r) {
+    std::lock_guard lk(mu);
+    seen.push_back(r);
+  };
+  auto r = run_load(o);
+  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_GE(r->requests.size(), 2u);  // ~240 ms each, closed loop over 0.5 s
+  EXPECT_EQ(static_cast<int>(r->requests.size()), srv.requests());
+  EXPECT_EQ(seen.size(), r->requests.size());
+  for (const auto& q : r->requests) {
+    SCOPED_TRACE(q.to_json().dump());
+    ASSERT_TRUE(q.ok) << q.error;
+    EXPECT_EQ(q.http_status, 200);
+    EXPECT_EQ(q.phase, 0u);
+    EXPECT_EQ(q.phase_name, "steady");
+    EXPECT_GE(q.ttft_ms, 78);  // the server's 80 ms before the first token (sleep granularity aside)
+    EXPECT_LE(q.ttft_ms, 140);
+    EXPECT_EQ(q.token_events, 5u);  // the empty event is not a token
+    EXPECT_EQ(q.output_tokens, 5u);
+    EXPECT_EQ(q.server_output_tokens, 5u);
+    EXPECT_EQ(q.prompt_tokens, 12u);
+    ASSERT_EQ(q.itl_ms.size(), 4u);
+    for (double g : q.itl_ms) {
+      EXPECT_GE(g, 35);
+      EXPECT_LE(g, 100);
+    }
+    ASSERT_TRUE(q.tpot_ms);
+    EXPECT_NEAR(*q.tpot_ms, (q.e2el_ms - q.ttft_ms) / 4, 1e-9);
+    EXPECT_GE(*q.tpot_ms, 38);
+    EXPECT_LE(*q.tpot_ms, 100);
+    EXPECT_GE(q.e2el_ms, 235);  // 80 + 4 x 40
+    EXPECT_LE(q.e2el_ms, 450);
+  }
+  // Sent one after another: each starts after the previous ended.
+  for (size_t i = 1; i < r->requests.size(); ++i)
+    EXPECT_GE(r->requests[i].start_s * 1000 + 1, r->requests[i - 1].start_s * 1000 + r->requests[i - 1].e2el_ms);
+  auto body = srv.last_body();
+  EXPECT_EQ(body["n_predict"], 16);
+  EXPECT_EQ(body["stream"], true);
+  EXPECT_EQ(body["ignore_eos"], true);
+  EXPECT_EQ(body["cache_prompt"], false);
+  EXPECT_EQ(body["prompt"], o.prompt);
+
+  ASSERT_EQ(r->phases.size(), 1u);
+  const auto& p = r->phases[0];
+  EXPECT_EQ(p.completed, r->requests.size());
+  EXPECT_EQ(p.failed, 0u);
+  EXPECT_EQ(p.total_output_tokens, 5 * r->requests.size());
+  EXPECT_NEAR(p.request_throughput, p.completed / 0.5, 1e-9);
+  EXPECT_EQ(p.peak_in_flight, 1u);
+  EXPECT_GE(p.ttft.mean, 78);
+  EXPECT_EQ(p.itl.n, 4 * r->requests.size());
+  auto j = r->to_json();
+  EXPECT_EQ(j["phases"][0]["completed"], p.completed);
+  EXPECT_TRUE(j["phases"][0].contains("p99_ttft_ms"));
+  EXPECT_EQ(j["requests"].size(), r->requests.size());
+  EXPECT_NE(r->to_text().find("steady"), std::string::npos);
+}
+
+TEST(Loadgen, ABurstReachesItsConcurrencyAtTheServer) {
+  FakeServer srv(FakeServer::Mode::kLlama, 50, 25, 4);  // ~125 ms a request
+  auto o = options(srv.url(), {{"steady", 0.4, 1}, {"burst", 0.5, 6}, {"steady", 0.4, 1}});
+  auto t0 = Clock::now();
+  auto r = run_load(o);
+  double took = seconds_since(t0);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(srv.max_in_flight(), 6);  // never more: surplus workers stop after their request
+  EXPECT_GE(took, 1.3);
+  EXPECT_LT(took, 2.0);  // the last phase's last request, then the end
+  ASSERT_EQ(r->phases.size(), 3u);
+  EXPECT_EQ(r->phases[0].peak_in_flight, 1u);
+  EXPECT_EQ(r->phases[1].peak_in_flight, 6u);
+  const double bounds[] = {0, 0.4, 0.9, 1.3};
+  for (const auto& q : r->requests) {
+    SCOPED_TRACE(q.to_json().dump());
+    EXPECT_TRUE(q.ok) << q.error;
+    // A request belongs to the phase it was sent in.
+    EXPECT_GE(q.start_s, bounds[q.phase] - 0.001);
+    EXPECT_LT(q.start_s, bounds[q.phase + 1] + 0.03);
+    EXPECT_LT(q.worker, o.phases[q.phase].concurrency);
+  }
+  // Closed loop: about phase seconds x concurrency / request time each.
+  EXPECT_GE(r->phases[0].completed, 2u);
+  EXPECT_LE(r->phases[0].completed, 4u);
+  EXPECT_GE(r->phases[1].completed, 14u);
+  EXPECT_LE(r->phases[1].completed, 30u);
+  EXPECT_GE(r->phases[2].completed, 2u);
+  EXPECT_LE(r->phases[2].completed, 4u);
+  // Six workers started at the boundary at once.
+  int early = 0;
+  for (const auto& q : r->requests)
+    if (q.phase == 1 && q.start_s < 0.4 + 0.03) ++early;
+  EXPECT_GE(early, 5);
+}
+
+TEST(Loadgen, AServerAnswering500GivesFailedRequests) {
+  FakeServer srv(FakeServer::Mode::kStatus500);
+  auto o = options(srv.url(), {{"steady", 0.3, 2}});
+  auto t0 = Clock::now();
+  auto r = run_load(o);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_LT(seconds_since(t0), 1.0);
+  ASSERT_FALSE(r->requests.empty());
+  EXPECT_LE(r->requests.size(), 20u);  // paused after each failure: not a tight loop
+  for (const auto& q : r->requests) {
+    EXPECT_FALSE(q.ok);
+    EXPECT_EQ(q.http_status, 500);
+    EXPECT_EQ(q.error, R"(HTTP 500: "model crashed")");
+  }
+  const auto& p = r->phases[0];
+  EXPECT_EQ(p.completed, 0u);
+  EXPECT_EQ(p.failed, r->requests.size());
+  EXPECT_EQ(p.request_throughput, 0);
+  EXPECT_EQ(p.ttft.n, 0u);
+  EXPECT_EQ(p.ttft.mean, 0);
+  ASSERT_EQ(p.errors.size(), 1u);
+  EXPECT_EQ(p.errors.begin()->second, r->requests.size());
+}
+
+TEST(Loadgen, NothingListeningFailsFastAndSaysSo) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);  // bound, not listening: connecting is refused
+  ASSERT_GE(fd, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  const int port = ntohs(a.sin_port);
+  auto o = options("http://localhost:" + std::to_string(port), {{"steady", 0.3, 2}});
+  auto t0 = Clock::now();
+  auto r = run_load(o);
+  double took = seconds_since(t0);
+  close(fd);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_LT(took, 1.0);
+  ASSERT_FALSE(r->requests.empty());
+  for (const auto& q : r->requests) {
+    EXPECT_FALSE(q.ok);
+    EXPECT_EQ(q.http_status, 0);
+    EXPECT_EQ(q.error, "cannot connect to localhost:" + std::to_string(port) +
+                           " (connection refused or host unreachable)");
+    EXPECT_LT(q.e2el_ms, 100);
+  }
+  EXPECT_EQ(r->phases[0].completed, 0u);
+}
+
+TEST(Loadgen, AStreamThatNeverYieldsATokenIsCutAtTheTimeout) {
+  FakeServer srv(FakeServer::Mode::kTrickle);  // a comment every 5 ms: no read ever times out
+  auto o = options(srv.url(), {{"steady", 0.2, 1}});
+  o.request_timeout = 300ms;
+  auto t0 = Clock::now();
+  auto r = run_load(o);
+  double took = seconds_since(t0);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_LT(took, 0.8);
+  ASSERT_EQ(r->requests.size(), 1u);
+  const auto& q = r->requests[0];
+  EXPECT_FALSE(q.ok);
+  EXPECT_EQ(q.http_status, 200);
+  EXPECT_EQ(q.error, "timeout: no complete answer within 300 ms");
+  EXPECT_GE(q.e2el_ms, 299);
+  EXPECT_LT(q.e2el_ms, 450);
+}
+
+TEST(Loadgen, CancelStopsTheRunAndItsRequests) {
+  FakeServer srv(FakeServer::Mode::kTrickle);
+  auto o = options(srv.url(), {{"steady", 5, 2}, {"burst", 5, 4}});
+  o.request_timeout = 10000ms;
+  std::atomic<bool> cancel{false};
+  o.cancel = &cancel;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(200ms);
+    cancel = true;
+  });
+  auto t0 = Clock::now();
+  auto r = run_load(o);
+  double took = seconds_since(t0);
+  stopper.join();
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_LT(took, 0.6);
+  EXPECT_TRUE(r->canceled);
+  ASSERT_EQ(r->requests.size(), 2u);
+  for (const auto& q : r->requests) EXPECT_EQ(q.error, "canceled: the run was stopped");
+  ASSERT_EQ(r->phases.size(), 2u);
+  EXPECT_NEAR(r->phases[0].seconds, 0.2, 0.1);
+  EXPECT_EQ(r->phases[1].seconds, 0);
+  EXPECT_TRUE(r->to_json()["canceled"].get<bool>());
+}
+
+TEST(Loadgen, SpeaksTheOpenAiForm) {
+  FakeServer srv(FakeServer::Mode::kOpenAi, 60, 30, 3);
+  auto o = options(srv.url(), {{"steady", 0.2, 1}});
+  o.path = "/v1/completions";
+  o.model = "tiny";
+  o.n_predict = 3;
+  auto r = run_load(o);
+  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_FALSE(r->requests.empty());
+  for (const auto& q : r->requests) {
+    ASSERT_TRUE(q.ok) << q.error;
+    EXPECT_EQ(q.token_events, 3u);
+    EXPECT_EQ(q.output_tokens, 3u);
+    EXPECT_EQ(q.prompt_tokens, 12u);
+    EXPECT_GE(q.ttft_ms, 58);
+    EXPECT_LE(q.ttft_ms, 120);
+    EXPECT_EQ(q.itl_ms.size(), 2u);
+  }
+  auto body = srv.last_body();
+  EXPECT_EQ(body["max_tokens"], 3);
+  EXPECT_EQ(body["model"], "tiny");
+  EXPECT_EQ(body["stream_options"]["include_usage"], true);
+  EXPECT_FALSE(body.contains("n_predict"));
+  EXPECT_EQ(r->phases[0].total_input_tokens, 12u * r->phases[0].completed);
+}
+
+TEST(Loadgen, SaysWhatWentWrongWithAStream) {
+  struct Case {
+    FakeServer::Mode mode;
+    std::string error;
+  };
+  for (const auto& c : {Case{FakeServer::Mode::kErrorEvent, "the server reported an error: slot unavailable (code 500)"},
+                        Case{FakeServer::Mode::kNoFinal, "the stream ended before its final event"},
+                        Case{FakeServer::Mode::kJson, R"(the answer is not an event stream (Content-Type "application/json"))"}}) {
+    FakeServer srv(c.mode, 20, 10, 3);
+    auto o = options(srv.url(), {{"steady", 0.1, 1}});
+    auto r = run_load(o);
+    ASSERT_TRUE(r) << r.error().to_string();
+    ASSERT_FALSE(r->requests.empty());
+    EXPECT_FALSE(r->requests[0].ok);
+    EXPECT_EQ(r->requests[0].error, c.error);
+  }
+}
+
+TEST(Loadgen, ACallbackThatThrowsStopsNothing) {
+  FakeServer srv(FakeServer::Mode::kLlama, 20, 10, 2);
+  auto o = options(srv.url(), {{"steady", 0.2, 2}});
+  std::atomic<int> calls{0};
+  o.on_request = [&](const RequestRecord&) {
+    ++calls;
+    throw std::runtime_error("printer on fire");
+  };
+  auto r = run_load(o);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_GE(r->requests.size(), 4u);
+  EXPECT_EQ(calls.load(), static_cast<int>(r->requests.size()));
+  for (const auto& q : r->requests) EXPECT_TRUE(q.ok) << q.error;
+}
+
+TEST(Loadgen, RefusesOptionsThatCannotRun) {
+  auto bad = [](auto change) {
+    LoadOptions o;
+    change(o);
+    EXPECT_FALSE(validate_load_options(o));
+    auto t0 = Clock::now();
+    EXPECT_FALSE(run_load(o));
+    EXPECT_LT(seconds_since(t0), 0.1);
+  };
+  EXPECT_TRUE(validate_load_options(LoadOptions{}));
+  bad([](LoadOptions& o) { o.url = "https://127.0.0.1:8080"; });
+  bad([](LoadOptions& o) { o.url = "127.0.0.1:8080"; });
+  bad([](LoadOptions& o) { o.path = "completion"; });
+  bad([](LoadOptions& o) { o.phases.clear(); });
+  bad([](LoadOptions& o) { o.phases[1].seconds = 0; });
+  bad([](LoadOptions& o) { o.phases[1].seconds = std::nan(""); });
+  bad([](LoadOptions& o) { o.phases[1].concurrency = 5000; });
+  bad([](LoadOptions& o) { o.n_predict = 0; });
+  bad([](LoadOptions& o) { o.request_timeout = 0ms; });
+}
+
+TEST(LoadgenFigures, PercentilesAsNumpyComputesThem) {
+  std::vector<double> ten = {10, 9, 8, 7, 6, 5, 4, 3, 2, 1};
+  EXPECT_DOUBLE_EQ(percentile_linear(ten, 50), 5.5);
+  EXPECT_NEAR(percentile_linear(ten, 99), 9.91, 1e-9);
+  EXPECT_DOUBLE_EQ(percentile_linear(ten, 0), 1);
+  EXPECT_DOUBLE_EQ(percentile_linear(ten, 100), 10);
+  EXPECT_NEAR(percentile_linear({1, 2, 3, 4}, 99), 3.97, 1e-9);
+  EXPECT_DOUBLE_EQ(percentile_linear({3, 1, 2}, 50), 2);
+  EXPECT_DOUBLE_EQ(percentile_linear({7}, 99), 7);
+  EXPECT_DOUBLE_EQ(percentile_linear({}, 50), 0);
+
+  auto s = summarize_metric({2, 4, 4, 4, 5, 5, 7, 9});
+  EXPECT_EQ(s.n, 8u);
+  EXPECT_DOUBLE_EQ(s.mean, 5);
+  EXPECT_DOUBLE_EQ(s.median, 4.5);
+  EXPECT_DOUBLE_EQ(s.std, 2);  // population, as numpy.std
+  EXPECT_NEAR(s.p99, 8.86, 1e-9);
+  auto e = summarize_metric({});
+  EXPECT_EQ(e.n, 0u);
+  EXPECT_EQ(e.mean, 0);
+  EXPECT_EQ(e.p99, 0);
+}
+
+TEST(LoadgenFigures, PhasesCountOnlyCompletedRequestsInTheirMetrics) {
+  auto rec = [](size_t phase, bool ok, double ttft, double e2el, uint32_t tokens, std::vector<double> itl,
+                std::string error = "") {
+    RequestRecord r;
+    r.phase = phase;
+    r.ok = ok;
+    r.error = std::move(error);
+    r.ttft_ms = ttft;
+    r.e2el_ms = e2el;
+    r.output_tokens = tokens;
+    r.token_events = tokens;
+    if (tokens > 1) r.tpot_ms = (e2el - ttft) / (tokens - 1);
+    r.itl_ms = std::move(itl);
+    r.prompt_tokens = 7;
+    return r;
+  };
+  std::vector<RequestRecord> rs = {
+      rec(0, true, 10, 100, 10, {10, 10}),
+      rec(0, true, 20, 200, 1, {}),
+      rec(0, false, 999, 999, 50, {999}, "HTTP 500"),
+      rec(1, false, 0, 5, 0, {}, "timeout"),
+      rec(1, false, 0, 5, 0, {}, "timeout"),
+  };
+  rs[1].prompt_tokens.reset();
+  for (int i = 0; i < 12; ++i) rs.push_back(rec(2, false, 0, 1, 0, {}, "error " + std::to_string(i)));
+  auto ps = summarize_phases({{"a", 2, 1}, {"b", 4, 2}, {"c", 1, 1}, {"idle", 1, 0}}, rs);
+  ASSERT_EQ(ps.size(), 4u);
+  EXPECT_EQ(ps[0].completed, 2u);
+  EXPECT_EQ(ps[0].failed, 1u);
+  EXPECT_DOUBLE_EQ(ps[0].request_throughput, 1);
+  EXPECT_DOUBLE_EQ(ps[0].output_throughput, 5.5);  // (10 + 1) / 2 s: the failed request's 50 do not count
+  EXPECT_EQ(ps[0].total_output_tokens, 11u);
+  EXPECT_FALSE(ps[0].total_input_tokens);  // one completed request did not say
+  EXPECT_DOUBLE_EQ(ps[0].ttft.mean, 15);
+  EXPECT_EQ(ps[0].tpot.n, 1u);  // only requests with more than one token
+  EXPECT_DOUBLE_EQ(ps[0].tpot.mean, 10);
+  EXPECT_EQ(ps[0].itl.n, 2u);
+  EXPECT_DOUBLE_EQ(ps[0].e2el.median, 150);
+  EXPECT_EQ(ps[0].errors.at("HTTP 500"), 1u);
+  EXPECT_EQ(ps[1].completed, 0u);
+  EXPECT_EQ(ps[1].failed, 2u);
+  EXPECT_EQ(ps[1].errors.at("timeout"), 2u);
+  EXPECT_EQ(ps[2].errors.size(), 9u);  // 8 distinct, then "other"
+  EXPECT_EQ(ps[2].errors.at("other"), 4u);
+  EXPECT_EQ(ps[3].completed + ps[3].failed, 0u);
+  auto j = ps[0].to_json();
+  for (const char* key : {"completed", "failed", "request_throughput", "output_throughput", "total_output_tokens",
+                          "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms",
+                          "p99_tpot_ms", "mean_itl_ms", "median_itl_ms", "p99_itl_ms", "mean_e2el_ms",
+                          "median_e2el_ms", "p99_e2el_ms", "duration", "max_concurrency"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_DOUBLE_EQ(j["mean_ttft_ms"].get<double>(), 15);
+}
+
+TEST(LoadgenFigures, CompletionEventsOfBothForms) {
+  auto e = parse_completion_event(R"({"index":0,"content":" a","stop":false,"tokens_predicted":1})");
+  EXPECT_EQ(e.text, " a");
+  EXPECT_TRUE(e.generation);
+  EXPECT_FALSE(e.final);
+  EXPECT_FALSE(e.output_tokens);  // a partial event's running count is not the total
+  e = parse_completion_event(
+      R"({"content":"","stop":true,"tokens_predicted":16,"tokens_evaluated":31,"timings":{"predicted_n":16}})");
+  EXPECT_TRUE(e.final);
+  EXPECT_EQ(e.text, "");
+  EXPECT_EQ(e.output_tokens, 16u);
+  EXPECT_EQ(e.prompt_tokens, 31u);
+  e = parse_completion_event(R"({"content":"","stop":true,"timings":{"predicted_n":9}})");
+  EXPECT_EQ(e.output_tokens, 9u);
+  e = parse_completion_event(R"({"choices":[{"text":"x","index":0,"finish_reason":null}]})");
+  EXPECT_EQ(e.text, "x");
+  EXPECT_FALSE(e.final);
+  e = parse_completion_event(R"({"choices":[{"delta":{"content":"y"},"finish_reason":null}]})");
+  EXPECT_EQ(e.text, "y");
+  e = parse_completion_event(R"({"choices":[{"text":"","finish_reason":"length"}],"usage":{"completion_tokens":4}})");
+  EXPECT_TRUE(e.final);
+  EXPECT_TRUE(e.generation);
+  EXPECT_EQ(e.output_tokens, 4u);
+  e = parse_completion_event(R"({"choices":[],"usage":{"completion_tokens":4,"prompt_tokens":2}})");
+  EXPECT_FALSE(e.generation);  // usage only: does not move E2EL
+  EXPECT_EQ(e.prompt_tokens, 2u);
+  e = parse_completion_event(" [DONE] ");
+  EXPECT_TRUE(e.final && e.done_marker);
+  e = parse_completion_event(R"({"error":{"code":503,"message":"Loading model"}})");
+  EXPECT_EQ(e.error, "the server reported an error: Loading model (code 503)");
+  e = parse_completion_event("not json\x01");
+  EXPECT_EQ(e.error, R"(an event is not a JSON object: "not json\x01")");
+  e = parse_completion_event(R"({"prompt_progress":{"total":31,"processed":16}})");
+  EXPECT_TRUE(e.error.empty());
+  EXPECT_FALSE(e.generation);
+}
+
+}  // namespace
+}  // namespace akts
