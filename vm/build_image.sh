@@ -3,7 +3,10 @@
 # and a tiny busybox initrd that loads virtio_blk and switches to it:
 #   $AKTS_CACHE/image/rootfs.ext4   booted read-only-ish (QEMU snapshot=on)
 #   $AKTS_CACHE/image/initrd.cpio.gz
-# The image is rebuilt only when the package list or this script changes.
+# The LC workload's model, a random-weight llama GGUF, is written inside it
+# (python3-gguf needs sid's glibc): /opt/akts/models/random-llama.gguf.
+# The image is rebuilt only when the package list, this script or the model's
+# generator changes.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
@@ -17,7 +20,7 @@ OUT="$AKTS_CACHE/image"
 KDIR="$AKTS_CACHE/kernel"
 key=$( (
 	echo "${GUEST_PACKAGES[*]}"
-	cat "$0" "$AKTS_ROOT/vm/initrd_init.sh"
+	cat "$0" "$AKTS_ROOT/vm/initrd_init.sh" "$AKTS_ROOT/serving/make_model.py"
 	cat "$KDIR/release"
 ) | sha256sum | cut -c1-16)
 [[ -f "$OUT/stamp-$key" && -f "$OUT/rootfs.ext4" && -f "$OUT/initrd.cpio.gz" ]] && exit 0
@@ -39,6 +42,12 @@ echo akts-guest >"$root/etc/hostname"
 mkdir -p "$root/akts" "$root/boot"
 # scx_central and friends look for the running kernel's config here.
 cp "$KDIR/config" "$root/boot/config-$(cat "$KDIR/release")"
+
+akts_log "writing the random-weight llama model for llama-server (serving/make_model.py, in the image)"
+mkdir -p "$root/opt/akts/models"
+install -m 0644 "$AKTS_ROOT/serving/make_model.py" "$root/opt/akts/make_model.py"
+chroot "$root" /usr/bin/python3 /opt/akts/make_model.py /opt/akts/models/random-llama.gguf \
+	>"$OUT.tmp/model.log" 2>&1 || { cat "$OUT.tmp/model.log"; akts_die "writing the model failed"; }
 
 akts_log "making the ext4 image"
 size_mb=$(($(du -sm "$root" | cut -f1) + 512))
