@@ -15,6 +15,7 @@
 #include "bench.h"
 #include "classify/config.h"
 #include "cli/client_commands.h"
+#include "cli/serving_commands.h"
 #include "common/log.h"
 #include "cli/exit_codes.h"
 #include "common/parse.h"
@@ -284,6 +285,28 @@ int main(int argc, char** argv) {
   pushc->add_option("latency_ms", push_ms, "latencies in milliseconds")->required()->check(CLI::Range(0.0, 3600e3));
   add_client_flags(pushc, co);
 
+  akts::cli::LoadgenFlags lg;
+  auto* loadgen = app.add_subcommand(
+      "loadgen",
+      "Drive an LLM server (llama-server's /completion, or /v1/completions) with closed-loop phases of streaming\n"
+      "requests; print each request as it ends and, per phase, TTFT, TPOT, ITL and E2EL (ms) as `vllm bench\n"
+      "serve` defines them. With --push-socket each TTFT also goes to the daemon (v1.push), where controllers\n"
+      "see it. Ctrl-C stops early and still reports.");
+  loadgen->add_option("--url", lg.url, "the server, http://host:port")->capture_default_str();
+  loadgen->add_option("--path", lg.path, "/completion (llama-server) or /v1/completions (OpenAI)")
+      ->capture_default_str();
+  loadgen->add_option("--phases", lg.phases, "NAME:DURATION:CONCURRENCY,... (concurrency 0: idle)")
+      ->capture_default_str();
+  loadgen->add_option("--n-predict", lg.n_predict, "tokens per request (ignore_eos: always this many)")
+      ->check(CLI::Range(1u, 100000u))
+      ->capture_default_str();
+  loadgen->add_option("--prompt", lg.prompt, "the prompt every request sends (default: a fixed sentence)");
+  loadgen->add_option("--timeout", lg.timeout, "a request is cut (failed) after this")->capture_default_str();
+  loadgen->add_option("--push-socket", lg.push_socket, "push each TTFT to the daemon at this socket");
+  loadgen->add_flag("--quiet", lg.quiet, "no line per request");
+  loadgen->add_flag("--json", lg.json, "print the report (phases and every request) as JSON");
+  loadgen->add_option("--out", lg.out, "also write the JSON report to this file");
+
   // local commands
   akts::SelftestOptions st;
   bool st_json = false;
@@ -408,6 +431,7 @@ int main(int argc, char** argv) {
     return cmd_selftest(st, st_json);
   }
   if (*library) return cmd_library(lib_json);
+  if (*loadgen) return akts::cli::cmd_loadgen(lg);
   if (*act) return akts::bench::run_actuation(ao);
   if (*disp) return akts::bench::run_dispatch(dopt);
   if (*ctl) return akts::bench::run_control(copt);

@@ -73,7 +73,8 @@ std::string error_message(const json& e) {
     std::string msg = m != e.end() && m->is_string() ? excerpt(m->get<std::string>(), 200) : "";
     auto c = e.find("code");
     if (c != e.end() && c->is_number_integer())
-      return msg.empty() ? fmt::format("code {}", c->get<int64_t>()) : fmt::format("{} (code {})", msg, c->get<int64_t>());
+      return msg.empty() ? fmt::format("code {}", c->get<int64_t>())
+                         : fmt::format("{} (code {})", msg, c->get<int64_t>());
     if (!msg.empty()) return msg;
   }
   return excerpt(e.dump(-1, ' ', false, json::error_handler_t::replace), 200);
@@ -134,7 +135,8 @@ CompletionEvent parse_completion_event(std::string_view data) {
     if (e.final) {
       e.output_tokens = count_field(j, "tokens_predicted");
       if (!e.output_tokens) {
-        if (auto tm = j.find("timings"); tm != j.end() && tm->is_object()) e.output_tokens = count_field(*tm, "predicted_n");
+        if (auto tm = j.find("timings"); tm != j.end() && tm->is_object())
+          e.output_tokens = count_field(*tm, "predicted_n");
       }
       e.prompt_tokens = count_field(j, "tokens_evaluated");
     }
@@ -291,19 +293,14 @@ json LoadReport::to_json() const {
   json ph = json::array(), rq = json::array();
   for (const auto& p : phases) ph.push_back(p.to_json());
   for (const auto& r : requests) rq.push_back(r.to_json());
-  return {{"url", valid_utf8(url)},
-          {"path", valid_utf8(path)},
-          {"n_predict", n_predict},
-          {"elapsed_s", elapsed_s},
-          {"canceled", canceled},
-          {"phases", std::move(ph)},
-          {"requests", std::move(rq)}};
+  return {{"url", valid_utf8(url)}, {"path", valid_utf8(path)}, {"n_predict", n_predict},   {"elapsed_s", elapsed_s},
+          {"canceled", canceled},   {"phases", std::move(ph)},  {"requests", std::move(rq)}};
 }
 
 std::string LoadReport::to_text() const {
   std::string out = fmt::format("{:<3} {:<10} {:>4} {:>6} {:>5} {:>5} {:>7} {:>8}  {:>22}  {:>22}  {:>22}\n", "#",
-                                "phase", "conc", "secs", "done", "fail", "req/s", "tok/s",
-                                "TTFT ms mean/p50/p99", "TPOT ms mean/p50/p99", "E2EL ms mean/p50/p99");
+                                "phase", "conc", "secs", "done", "fail", "req/s", "tok/s", "TTFT ms mean/p50/p99",
+                                "TPOT ms mean/p50/p99", "E2EL ms mean/p50/p99");
   auto three = [](const MetricSummary& s) {
     return s.n == 0 ? std::string("-") : fmt::format("{:.0f} / {:.0f} / {:.0f}", s.mean, s.median, s.p99);
   };
@@ -605,7 +602,7 @@ RequestRecord Run::request(httplib::Client& cli, uint32_t i, size_t phase, uint6
   } catch (...) {  // allocation only
     rec.ok = false;
     rec.error = "internal error";  // short enough to need no allocation
-    return std::move(rec);
+    return rec;
   }
 }
 

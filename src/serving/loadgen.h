@@ -1,6 +1,8 @@
-// The serving experiment's load generator: closed-loop phases of streaming completion requests against
-// llama-server (or an OpenAI-compatible /v1/completions), with TTFT, TPOT, ITL and E2EL as `vllm bench serve`
-// defines them.
+// The serving experiment's load generator: closed-loop phases of streamed completions, measured as vLLM does.
+//
+// It drives llama-server's POST /completion (or an OpenAI-compatible
+// /v1/completions) and reports TTFT, TPOT, ITL and E2EL as `vllm bench serve`
+// defines them, so the figures are comparable.
 //
 // Closed loop: in each phase, `concurrency` workers each send a request, wait
 // for its last event, and send the next, until the phase ends. A request
@@ -10,15 +12,17 @@
 // ends when the last phase has, plus the requests still in flight (each
 // bounded by request_timeout).
 //
-// What is measured, per request, on the client (steady clock; the send time
-// is taken just before the connection is opened, so TTFT includes the TCP
-// connect, as a fresh vLLM client connection does):
+// What is measured, per request, on the client (steady clock). Each request
+// opens its own connection (no keep-alive: a pooled connection the server
+// closed meanwhile would fail a request) and its send time is taken just
+// before, so TTFT includes the TCP connect, as it does in vLLM whenever its
+// pool opens a connection:
 //   - a token event: an event carrying non-empty generated text (llama-server:
 //     "content"; OpenAI: choices[0].text, or choices[0].delta.content). Empty
 //     events (progress, a stop-word hold, the final summary) are not tokens.
 //   - TTFT: send -> arrival of the first token event.
 //   - ITL: the gaps between consecutive token events (events that arrive in
-//     one read share its arrival time, as vLLM's per-chunk timestamps do).
+//     one read from the socket share its arrival time).
 //   - E2EL: send -> arrival of the last generation event (the last token
 //     event, or the final event: llama-server's "stop": true, an OpenAI chunk
 //     with choices); "[DONE]" and a usage-only chunk do not move it.
@@ -96,8 +100,9 @@ struct LoadOptions {
 };
 
 // Refuses options that cannot run: a URL that is not http://host:port[/prefix],
-// a path not starting with '/', no phases, a phase of non-positive or
-// non-finite seconds or concurrency past 1024, n_predict 0, a timeout below 1 ms.
+// a path not starting with '/', no phases, a phase whose seconds are not in
+// (0, 86400] or whose concurrency is past 1024, n_predict 0, a request_timeout
+// below 1 ms, a negative failure_pause.
 Status validate_load_options(const LoadOptions& o);
 
 struct RequestRecord {
@@ -107,10 +112,10 @@ struct RequestRecord {
   uint32_t worker = 0;
   double start_s = 0;  // send time, seconds since the run began
   bool ok = false;
-  std::string error;    // why it failed ("" when ok)
-  int http_status = 0;  // 0: no HTTP answer
-  double ttft_ms = 0;   // 0 when no token arrived
-  double e2el_ms = 0;   // when it failed: the time until it did
+  std::string error;              // why it failed ("" when ok)
+  int http_status = 0;            // 0: no HTTP answer
+  double ttft_ms = 0;             // 0 when no token arrived
+  double e2el_ms = 0;             // when it failed: the time until it did
   std::optional<double> tpot_ms;  // output_tokens > 1 only
   uint32_t token_events = 0;
   uint32_t output_tokens = 0;  // the server's count when reported, else token_events
@@ -134,11 +139,11 @@ struct PhaseReport {
   double seconds = 0;
   uint32_t concurrency = 0;
   size_t completed = 0, failed = 0;
-  uint64_t total_output_tokens = 0;  // completed requests only
+  uint64_t total_output_tokens = 0;            // completed requests only
   std::optional<uint64_t> total_input_tokens;  // when the server reported every completed request's
-  double request_throughput = 0;  // completed / seconds
-  double output_throughput = 0;   // total_output_tokens / seconds
-  uint32_t peak_in_flight = 0;    // the most requests in flight (any phase's) as one of this phase's was sent
+  double request_throughput = 0;               // completed / seconds
+  double output_throughput = 0;                // total_output_tokens / seconds
+  uint32_t peak_in_flight = 0;  // the most requests in flight (any phase's) as one of this phase's was sent
   MetricSummary ttft, tpot, itl, e2el;
   std::map<std::string, size_t> errors;  // message -> count (at most 8 distinct; the rest as "other")
 
@@ -171,9 +176,9 @@ Result<LoadReport> run_load(const LoadOptions& o);
 
 // What one event of a completion stream says (exposed for tests).
 struct CompletionEvent {
-  std::string text;    // generated text ("" when none)
-  bool generation = false;  // a llama-server event with "content", or an OpenAI chunk with choices
-  bool final = false;       // "stop": true, a finish_reason, or "[DONE]"
+  std::string text;          // generated text ("" when none)
+  bool generation = false;   // a llama-server event with "content", or an OpenAI chunk with choices
+  bool final = false;        // "stop": true, a finish_reason, or "[DONE]"
   bool done_marker = false;  // "[DONE]"
   std::optional<uint32_t> output_tokens, prompt_tokens;
   std::string error;  // an error event's message; or why the event is not understood

@@ -87,7 +87,8 @@ void SseParser::end_line(std::vector<SseEvent>& out) {
     } else if (field == "retry") {
       uint32_t ms = 0;
       auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), ms);
-      bool digits = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+      bool digits =
+          !value.empty() && std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
       if (digits && ec == std::errc() && p == value.data() + value.size()) retry_ms_ = ms;
     }
   }

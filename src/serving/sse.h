@@ -67,9 +67,9 @@ class SseParser {
   void dispatch(std::vector<SseEvent>& out);
 
   size_t max_event_bytes_;
-  std::string line_;         // the current line, without its end
-  std::string data_;         // data lines, each followed by "\n"
-  std::string type_;         // "" until an "event" field
+  std::string line_;  // the current line, without its end
+  std::string data_;  // data lines, each followed by "\n"
+  std::string type_;  // "" until an "event" field
   std::string last_id_;
   bool fields_pending_ = false;  // a field line since the last blank line
   bool after_cr_ = false;        // the last byte was "\r": a "\n" next belongs to it

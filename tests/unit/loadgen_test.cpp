@@ -1,5 +1,8 @@
-// The load generator against a streaming server on this host: TTFT, ITL, TPOT and E2EL as measured, the phases'
-// concurrency as the server sees it, failures that end in bounded time, and the per-phase figures.
+// The load generator against an in-process streaming server: timings, phase concurrency, failures, figures.
+//
+// TTFT, ITL, TPOT and E2EL as measured against known delays, the phases'
+// concurrency as the server sees it, failures that end in bounded time, and
+// the per-phase figures computed as vLLM computes them.
 #include "serving/loadgen.h"
 
 #include <arpa/inet.h>
@@ -72,18 +75,25 @@ class FakeServer {
 
   std::string token_event(int i) const {
     if (mode_ == Mode::kOpenAi)
-      return nlohmann::json{{"choices", {{{"text", " t" + std::to_string(i)}, {"index", 0}, {"finish_reason", nullptr}}}},
-                            {"object", "text_completion"}}
+      return nlohmann::json{
+          {"choices", {{{"text", " t" + std::to_string(i)}, {"index", 0}, {"finish_reason", nullptr}}}},
+          {"object", "text_completion"}}
           .dump();
-    return nlohmann::json{{"index", 0}, {"content", " t" + std::to_string(i)}, {"tokens", nlohmann::json::array()},
-                          {"stop", false}, {"id_slot", -1}, {"tokens_predicted", i + 1}, {"tokens_evaluated", 12}}
+    return nlohmann::json{{"index", 0},
+                          {"content", " t" + std::to_string(i)},
+                          {"tokens", nlohmann::json::array()},
+                          {"stop", false},
+                          {"id_slot", -1},
+                          {"tokens_predicted", i + 1},
+                          {"tokens_evaluated", 12}}
         .dump();
   }
 
   std::string final_event() const {
     if (mode_ == Mode::kOpenAi)
-      return nlohmann::json{{"choices", {{{"text", ""}, {"index", 0}, {"finish_reason", "length"}}}},
-                            {"usage", {{"completion_tokens", tokens_}, {"prompt_tokens", 12}, {"total_tokens", 12 + tokens_}}}}
+      return nlohmann::json{
+          {"choices", {{{"text", ""}, {"index", 0}, {"finish_reason", "length"}}}},
+          {"usage", {{"completion_tokens", tokens_}, {"prompt_tokens", 12}, {"total_tokens", 12 + tokens_}}}}
           .dump();
     return nlohmann::json{{"index", 0},
                           {"content", ""},
@@ -318,8 +328,8 @@ TEST(Loadgen, NothingListeningFailsFastAndSaysSo) {
   for (const auto& q : r->requests) {
     EXPECT_FALSE(q.ok);
     EXPECT_EQ(q.http_status, 0);
-    EXPECT_EQ(q.error, "cannot connect to localhost:" + std::to_string(port) +
-                           " (connection refused or host unreachable)");
+    EXPECT_EQ(q.error,
+              "cannot connect to localhost:" + std::to_string(port) + " (connection refused or host unreachable)");
     EXPECT_LT(q.e2el_ms, 100);
   }
   EXPECT_EQ(r->phases[0].completed, 0u);
@@ -399,9 +409,10 @@ TEST(Loadgen, SaysWhatWentWrongWithAStream) {
     FakeServer::Mode mode;
     std::string error;
   };
-  for (const auto& c : {Case{FakeServer::Mode::kErrorEvent, "the server reported an error: slot unavailable (code 500)"},
-                        Case{FakeServer::Mode::kNoFinal, "the stream ended before its final event"},
-                        Case{FakeServer::Mode::kJson, R"(the answer is not an event stream (Content-Type "application/json"))"}}) {
+  for (const auto& c :
+       {Case{FakeServer::Mode::kErrorEvent, "the server reported an error: slot unavailable (code 500)"},
+        Case{FakeServer::Mode::kNoFinal, "the stream ended before its final event"},
+        Case{FakeServer::Mode::kJson, R"(the answer is not an event stream (Content-Type "application/json"))"}}) {
     FakeServer srv(c.mode, 20, 10, 3);
     auto o = options(srv.url(), {{"steady", 0.1, 1}});
     auto r = run_load(o);
@@ -517,10 +528,10 @@ TEST(LoadgenFigures, PhasesCountOnlyCompletedRequestsInTheirMetrics) {
   EXPECT_EQ(ps[2].errors.at("other"), 4u);
   EXPECT_EQ(ps[3].completed + ps[3].failed, 0u);
   auto j = ps[0].to_json();
-  for (const char* key : {"completed", "failed", "request_throughput", "output_throughput", "total_output_tokens",
-                          "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms",
-                          "p99_tpot_ms", "mean_itl_ms", "median_itl_ms", "p99_itl_ms", "mean_e2el_ms",
-                          "median_e2el_ms", "p99_e2el_ms", "duration", "max_concurrency"})
+  for (const char* key :
+       {"completed", "failed", "request_throughput", "output_throughput", "total_output_tokens", "mean_ttft_ms",
+        "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms", "mean_itl_ms",
+        "median_itl_ms", "p99_itl_ms", "mean_e2el_ms", "median_e2el_ms", "p99_e2el_ms", "duration", "max_concurrency"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_DOUBLE_EQ(j["mean_ttft_ms"].get<double>(), 15);
 }

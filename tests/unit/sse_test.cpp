@@ -167,16 +167,28 @@ TEST(SseParser, InvalidUtf8BecomesReplacementCharacters) {
 }
 
 TEST(SseParser, ALeadingByteOrderMarkIsSkippedEvenSplit) {
-  EXPECT_EQ(datas(parse_all("\xEF\xBB\xBF" "data: a\n\n")), std::vector<std::string>{"a"});
+  EXPECT_EQ(datas(parse_all("\xEF\xBB\xBF"
+                            "data: a\n\n")),
+            std::vector<std::string>{"a"});
   SseParser p;
-  auto ev = parse_bytewise("\xEF\xBB\xBF" "data: a\n\n", p);
+  auto ev = parse_bytewise(
+      "\xEF\xBB\xBF"
+      "data: a\n\n",
+      p);
   EXPECT_EQ(datas(ev), std::vector<std::string>{"a"});
   // Only one, only at the start: a second makes the field name "\uFEFFdata", which is unknown.
-  EXPECT_TRUE(parse_all("\xEF\xBB\xBF\xEF\xBB\xBF" "data: a\n\n").empty());
+  EXPECT_TRUE(parse_all("\xEF\xBB\xBF\xEF\xBB\xBF"
+                        "data: a\n\n")
+                  .empty());
   // Bytes that start like a BOM and are not one are kept (as U+FFFD): again an unknown field.
-  EXPECT_TRUE(parse_all("\xEF\xBB" "data: a\n\n").empty());
+  EXPECT_TRUE(parse_all("\xEF\xBB"
+                        "data: a\n\n")
+                  .empty());
   SseParser q;
-  EXPECT_TRUE(parse_bytewise("\xEF" "data: a\n\ndata: b\n\n", q).size() == 1u);
+  EXPECT_TRUE(parse_bytewise("\xEF"
+                             "data: a\n\ndata: b\n\n",
+                             q)
+                  .size() == 1u);
 }
 
 TEST(SseParser, AnUnterminatedEventIsNotDispatched) {

@@ -1,0 +1,115 @@
+// `akts loadgen`: parses the phases strictly, runs the load, prints each
+// request as it ends and the per-phase report (vLLM's metric names), and can
+// push each request's TTFT to the daemon so controllers see it.
+#include "cli/serving_commands.h"
+
+#include <csignal>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "cli/exit_codes.h"
+#include "common/parse.h"
+#include "common/text.h"
+#include "control/unix_server.h"
+#include "serving/loadgen.h"
+
+namespace akts::cli {
+namespace {
+
+std::atomic<bool> g_cancel{false};
+void on_sigint(int) { g_cancel = true; }
+
+// "steady:6s:1,burst:6s:8" -> phases; each part NAME:DURATION:CONCURRENCY.
+Result<std::vector<Phase>> parse_phases(const std::string& text) {
+  std::vector<Phase> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    size_t a = part.find(':'), b = a == std::string::npos ? a : part.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos || part.find(':', b + 1) != std::string::npos || a == 0)
+      return errorf(ErrorKind::kInvalidArgument, "--phases: '{}' is not NAME:DURATION:CONCURRENCY (e.g. burst:6s:8)",
+                    excerpt(part));
+    auto d = parse_duration(part.substr(a + 1, b - a - 1), "--phases duration");
+    if (!d) return d.error();
+    auto c = parse_u32(part.substr(b + 1), "--phases concurrency");
+    if (!c) return c.error();
+    out.push_back({part.substr(0, a), std::chrono::duration<double>(*d).count(), *c});
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+int cmd_loadgen(const LoadgenFlags& f) {
+  LoadOptions o;
+  o.url = f.url;
+  o.path = f.path;
+  o.n_predict = f.n_predict;
+  if (!f.prompt.empty()) o.prompt = f.prompt;
+  auto phases = parse_phases(f.phases);
+  if (!phases) {
+    std::cerr << "akts: " << phases.error().to_string() << "\n";
+    return kExitUsage;
+  }
+  o.phases = *phases;
+  auto t = parse_duration(f.timeout, "--timeout");
+  if (!t) {
+    std::cerr << "akts: " << t.error().to_string() << "\n";
+    return kExitUsage;
+  }
+  o.request_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*t);
+  if (auto st = validate_load_options(o); !st) {
+    std::cerr << "akts: " << st.error().to_string() << "\n";
+    return kExitUsage;
+  }
+  std::mutex print_mu;
+  uint64_t push_failures = 0;
+  o.on_request = [&](const RequestRecord& r) {
+    if (!f.push_socket.empty() && r.ok) {
+      auto res = control::rpc_call(f.push_socket, "v1.push", {{"latency_ms", {r.ttft_ms}}});
+      if (!res && push_failures++ == 0)
+        std::cerr << "akts: loadgen: cannot push TTFT to the daemon: " << res.error().to_string() << "\n";
+    }
+    if (f.quiet || f.json) return;
+    std::lock_guard lock(print_mu);
+    if (r.ok)
+      std::cout << fmt::format("[{:7.2f}s] {:<8} ttft {:7.1f} ms  e2el {:7.1f} ms  {} tokens\n", r.start_s,
+                               r.phase_name, r.ttft_ms, r.e2el_ms, r.output_tokens);
+    else
+      std::cout << fmt::format("[{:7.2f}s] {:<8} failed after {:.1f} ms: {}\n", r.start_s, r.phase_name, r.e2el_ms,
+                               r.error);
+    std::cout.flush();
+  };
+  o.cancel = &g_cancel;
+  std::signal(SIGINT, on_sigint);
+  auto report = run_load(o);
+  std::signal(SIGINT, SIG_DFL);
+  if (!report) {
+    std::cerr << "akts: " << report.error().to_string() << "\n";
+    return report.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitFail;
+  }
+  auto j = report->to_json();
+  if (!f.out.empty()) {
+    std::ofstream out(f.out);
+    out << j.dump(2) << "\n";
+    if (!out) {
+      std::cerr << "akts: cannot write " << f.out << "\n";
+      return kExitFail;
+    }
+  }
+  if (f.json)
+    std::cout << j.dump(2) << "\n";
+  else
+    std::cout << report->to_text();
+  size_t completed = 0;
+  for (const auto& p : report->phases) completed += p.completed;
+  return completed > 0 ? kExitOk : kExitFail;
+}
+
+}  // namespace akts::cli
