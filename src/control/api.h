@@ -23,8 +23,9 @@
 //
 // The reasoning plane (src/reasoning/reasoning_plane.h for the precedence):
 //   v1.hold {target, duration}     -> {slot, policy, duration_s}: select target (as v1.switch,
-//        never forced) and refuse every other switch until duration ("30s",
-//        at most 24h) passes or v1.release.
+//        never forced) and refuse every other switch, and a hold on another
+//        slot, until duration ("30s", at most 24h) passes or v1.release; a
+//        hold on the held slot sets a new end.
 //   v1.release                     -> {released}: ends a hold and an operator's grace.
 //   v1.controller {name?, dry_run?} -> the reasoning state; name (none, detector, bandit,
 //        llm, oracle) changes the controller at run time; dry_run logs its

@@ -4,8 +4,8 @@
 //   1. the breaker's override word (BPF owns it; while it is active nothing
 //      here can change what runs, and controllers are locked out);
 //   2. an operator's hold (`akts hold POLICY --for 30s`): selects the policy
-//      and refuses every other switch, an operator's included, until it
-//      expires or is released;
+//      and refuses every other switch, an operator's and a hold on another
+//      slot included, until it expires or is released;
 //   3. an operator's switch (`akts switch`, v1.switch): applies at once and
 //      locks controllers out for `operator_grace` (default 30 s), so a
 //      controller does not undo a person's decision a period later;
