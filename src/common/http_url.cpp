@@ -1,6 +1,9 @@
 // Splitting and checking http://host:port[/path].
 #include "common/http_url.h"
 
+#include <arpa/inet.h>
+#include <netdb.h>
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -50,5 +53,24 @@ Result<HttpUrl> parse_http_url(std::string_view text, std::string_view what) {
 }
 
 std::string connect_host(const HttpUrl& u) { return u.host == "localhost" ? "127.0.0.1" : u.host; }
+
+Result<std::string> resolve_ipv4(const std::string& host) {
+  in_addr a{};
+  if (inet_pton(AF_INET, host.c_str(), &a) == 1) return host;
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
+  if (rc != 0 || !res) {
+    if (res) freeaddrinfo(res);
+    return errorf(ErrorKind::kSystem, "cannot resolve '{}' to an IPv4 address: {}", host,
+                  rc != 0 ? gai_strerror(rc) : "no address");
+  }
+  char buf[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr, buf, sizeof(buf));
+  freeaddrinfo(res);
+  return std::string(buf);
+}
 
 }  // namespace akts

@@ -24,4 +24,8 @@ Result<HttpUrl> parse_http_url(std::string_view text, std::string_view what);
 // lean on the running system's NSS); anything else as written.
 std::string connect_host(const HttpUrl& u);
 
+// An IPv4 address for host (a literal as it is), looked up once; the error
+// says why not. Callers resolve before a run so no request waits on DNS.
+Result<std::string> resolve_ipv4(const std::string& host);
+
 }  // namespace akts

@@ -82,28 +82,6 @@ std::string error_message(const json& e) {
 
 bool is_openai_path(std::string_view path) { return path.ends_with("/v1/completions"); }
 
-// An IPv4 address for host (a literal as it is), resolved once before the run:
-// the workers' clients then never wait on a name lookup, so the watchdog's
-// stop() never waits behind one either.
-Result<std::string> resolve_ipv4(const std::string& host) {
-  in_addr a{};
-  if (inet_pton(AF_INET, host.c_str(), &a) == 1) return host;
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
-  if (rc != 0 || !res) {
-    if (res) freeaddrinfo(res);
-    return errorf(ErrorKind::kSystem, "loadgen: cannot resolve '{}' to an IPv4 address: {}", host,
-                  rc != 0 ? gai_strerror(rc) : "no address");
-  }
-  char buf[INET_ADDRSTRLEN] = {};
-  inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr, buf, sizeof(buf));
-  freeaddrinfo(res);
-  return std::string(buf);
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------

@@ -1,8 +1,6 @@
 // The metrics scraper's thread, its bounds and its stop.
 #include "telemetry/scraper.h"
 
-#include <arpa/inet.h>
-#include <netdb.h>
 #include <signal.h>
 
 #include <httplib.h>
@@ -11,30 +9,6 @@
 #include "common/interrupt.h"
 
 namespace akts {
-namespace {
-
-// An IPv4 address for host (a literal as it is); the error says why not.
-Result<std::string> resolve(const std::string& host) {
-  in_addr a{};
-  if (inet_pton(AF_INET, host.c_str(), &a) == 1) return host;
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
-  if (rc != 0 || !res) {
-    if (res) freeaddrinfo(res);
-    return errorf(ErrorKind::kSystem, "cannot resolve '{}' to an IPv4 address: {}", host,
-                  rc != 0 ? gai_strerror(rc) : "no address");
-  }
-  char buf[INET_ADDRSTRLEN] = {};
-  inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr, buf, sizeof(buf));
-  freeaddrinfo(res);
-  return std::string(buf);
-}
-
-}  // namespace
-
 Result<std::unique_ptr<MetricsScraper>> MetricsScraper::start(const std::string& url,
                                                               std::chrono::milliseconds period) {
   auto e = parse_http_url(url, "telemetry.metrics_url");
@@ -70,7 +44,7 @@ std::optional<AppScrape> MetricsScraper::latest() const {
 }
 
 bool MetricsScraper::connect_client() {
-  auto ip = resolve(connect_host(u_));
+  auto ip = resolve_ipv4(connect_host(u_));
   if (!ip) {
     if (failures_.fetch_add(1) == 0)
       spdlog::warn("metrics: {}; retrying every 5 s, windows carry no application figures meanwhile",
