@@ -55,6 +55,7 @@ TESTS=(
 	switch_all          # --switch-all manages every task
 	reasoning           # the detector switches into latency during a real burst and back after it
 	llm                 # the llm controller against llama-server with a random model: inert on noise
+	serving             # a smoke run of the serving experiment: every arm's plumbing, not its figures
 	bench               # every benchmark arm runs and reports sane numbers
 )
 
