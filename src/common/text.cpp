@@ -1,6 +1,8 @@
 // Valid-UTF-8 repair and boundary-safe excerpts of outside text.
 #include "common/text.h"
 
+#include <fmt/format.h>
+
 namespace akts {
 namespace {
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
@@ -63,6 +65,27 @@ std::string excerpt(std::string_view s, size_t max_bytes) {
     s.remove_prefix(n ? n : 1);
   }
   return out;
+}
+
+std::string quote_escaped(std::string_view s, size_t max_bytes) {
+  std::string out = "\"";
+  for (unsigned char c : excerpt(s, max_bytes)) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
 }
 
 }  // namespace akts

@@ -19,4 +19,8 @@ std::string valid_utf8(std::string_view s);
 // would not fit, with "..." appended when anything was left out.
 std::string excerpt(std::string_view s, size_t max_bytes = 40);
 
+// Text from outside, quoted for a message: cut (excerpt), valid UTF-8, quotes,
+// backslashes and control bytes escaped.
+std::string quote_escaped(std::string_view s, size_t max_bytes = 40);
+
 }  // namespace akts

@@ -29,27 +29,6 @@ std::string_view trim_ascii(std::string_view s) {
   return s;
 }
 
-// Text from outside, quoted for a message: cut, valid UTF-8, control bytes escaped.
-std::string quoted(std::string_view s, size_t max_bytes = 40) {
-  std::string out = "\"";
-  for (unsigned char c : excerpt(s, max_bytes)) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
-      out += fmt::format("\\x{:02x}", c);
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
 
 // Policy text from the config, on one line of the prompt.
 std::string one_line(std::string_view s) {
@@ -84,14 +63,14 @@ Result<uint32_t> judge_answer(std::string_view text, const std::vector<SlotInfo>
   *empty_slot = false;
   std::string_view t = trim_ascii(text);
   if (t.empty())
-    return errorf(ErrorKind::kInvalidArgument, "answer {} is empty; expected a slot number ({})", quoted(text),
+    return errorf(ErrorKind::kInvalidArgument, "answer {} is empty; expected a slot number ({})", quote_escaped(text),
                   filled_list(slots));
   if (t.find_first_not_of("0123456789") == std::string_view::npos) {
     auto n = parse_u32(t, "answer");  // refuses a leading zero and anything past 32 bits
     if (!n) return n.error();
     if (!find_slot(slots, *n)) {
       *empty_slot = true;
-      return errorf(ErrorKind::kInvalidArgument, "answer {} names slot {}, which is empty ({})", quoted(text), *n,
+      return errorf(ErrorKind::kInvalidArgument, "answer {} names slot {}, which is empty ({})", quote_escaped(text), *n,
                     filled_list(slots));
     }
     return *n;
@@ -100,7 +79,7 @@ Result<uint32_t> judge_answer(std::string_view text, const std::vector<SlotInfo>
     if (!s.name.empty() && t == s.name) return s.slot;
   return errorf(ErrorKind::kInvalidArgument,
                 "answer {} is neither a slot number (plain decimal, e.g. 1) nor a policy's exact name ({})",
-                quoted(text), filled_list(slots));
+                quote_escaped(text), filled_list(slots));
 }
 
 }  // namespace
@@ -316,14 +295,14 @@ LlmController::Reply LlmController::ask(const std::string& prompt) noexcept {
     }
     if (Clock::now() > deadline) return timed_out();  // an answer that came too late
     if (res->status != 200)
-      return fail(Outcome::kHttpError, fmt::format("HTTP {}: {}", res->status, quoted(res->body, 120)));
+      return fail(Outcome::kHttpError, fmt::format("HTTP {}: {}", res->status, quote_escaped(res->body, 120)));
     auto j = nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded())
-      return fail(Outcome::kHttpError, fmt::format("the server's answer is not JSON: {}", quoted(res->body, 80)));
+      return fail(Outcome::kHttpError, fmt::format("the server's answer is not JSON: {}", quote_escaped(res->body, 80)));
     if (!j.is_object() || !j.contains("choices") || !j["choices"].is_array() || j["choices"].empty() ||
         !j["choices"][0].is_object() || !j["choices"][0].contains("text") || !j["choices"][0]["text"].is_string())
       return fail(Outcome::kHttpError,
-                  fmt::format("the server's answer has no string choices[0].text: {}", quoted(res->body, 80)));
+                  fmt::format("the server's answer has no string choices[0].text: {}", quote_escaped(res->body, 80)));
     r.outcome = Outcome::kAnswer;
     r.text = j["choices"][0]["text"].get<std::string>();
     r.latency_ms = elapsed_ms();

@@ -37,25 +37,6 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-// Text from the server, quoted for a message: cut, valid UTF-8, control bytes escaped.
-std::string quoted(std::string_view s, size_t max_bytes) {
-  std::string out = "\"";
-  for (unsigned char c : excerpt(s, max_bytes)) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c < 0x20 || c == 0x7f) {
-      out += fmt::format("\\x{:02x}", c);
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
 
 std::optional<uint32_t> count_field(const json& j, const char* key) {
   auto it = j.find(key);
@@ -98,7 +79,7 @@ CompletionEvent parse_completion_event(std::string_view data) {
   }
   json j = json::parse(data, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
-    e.error = fmt::format("an event is not a JSON object: {}", quoted(data, 80));
+    e.error = fmt::format("an event is not a JSON object: {}", quote_escaped(data, 80));
     return e;
   }
   if (auto err = j.find("error"); err != j.end() && !err->is_null()) {
@@ -296,16 +277,16 @@ Status validate_load_options(const LoadOptions& o) {
   auto u = parse_http_url(o.url, "loadgen url");
   if (!u) return u.error();
   if (o.path.empty() || o.path.front() != '/')
-    return errorf(ErrorKind::kInvalidArgument, "loadgen path {} must start with '/'", quoted(o.path, 60));
+    return errorf(ErrorKind::kInvalidArgument, "loadgen path {} must start with '/'", quote_escaped(o.path, 60));
   if (o.phases.empty()) return errorf(ErrorKind::kInvalidArgument, "loadgen: no phases");
   for (size_t k = 0; k < o.phases.size(); ++k) {
     const auto& p = o.phases[k];
     if (!std::isfinite(p.seconds) || p.seconds <= 0 || p.seconds > 86400)
       return errorf(ErrorKind::kInvalidArgument, "loadgen phase {} ({}): seconds must be in (0, 86400], not {}", k + 1,
-                    quoted(p.name, 40), p.seconds);
+                    quote_escaped(p.name, 40), p.seconds);
     if (p.concurrency > kMaxConcurrency)
       return errorf(ErrorKind::kInvalidArgument, "loadgen phase {} ({}): concurrency {} is past {}", k + 1,
-                    quoted(p.name, 40), p.concurrency, kMaxConcurrency);
+                    quote_escaped(p.name, 40), p.concurrency, kMaxConcurrency);
   }
   if (o.n_predict == 0) return errorf(ErrorKind::kInvalidArgument, "loadgen: n_predict must be at least 1");
   if (o.request_timeout.count() < 1)
@@ -554,7 +535,7 @@ RequestRecord Run::request(httplib::Client& cli, uint32_t i, size_t phase, uint6
       return fail(fmt::format("cannot connect to {} (connection refused or host unreachable)", where));
     if (status != 0 && status != 200)
       return fail(error_body.empty() ? fmt::format("HTTP {}", status)
-                                     : fmt::format("HTTP {}: {}", status, quoted(error_body, 120)));
+                                     : fmt::format("HTTP {}: {}", status, quote_escaped(error_body, 120)));
     if (!stream_error.empty()) return fail(stream_error);
     switch (http_error) {
       case httplib::Error::Success:
@@ -569,7 +550,7 @@ RequestRecord Run::request(httplib::Client& cli, uint32_t i, size_t phase, uint6
     }
     if (rec.token_events == 0) {
       if (content_type.find("text/event-stream") == std::string::npos)
-        return fail(fmt::format("the answer is not an event stream (Content-Type {})", quoted(content_type, 60)));
+        return fail(fmt::format("the answer is not an event stream (Content-Type {})", quote_escaped(content_type, 60)));
       return fail("the stream carried no token");
     }
     if (!got_final) return fail("the stream ended before its final event");
