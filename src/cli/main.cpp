@@ -295,7 +295,7 @@ int main(int argc, char** argv) {
   loadgen->add_option("--url", lg.url, "the server, http://host:port")->capture_default_str();
   loadgen->add_option("--path", lg.path, "/completion (llama-server) or /v1/completions (OpenAI)")
       ->capture_default_str();
-  loadgen->add_option("--phases", lg.phases, "NAME:DURATION:CONCURRENCY,... (concurrency 0: idle)")
+  loadgen->add_option("--phases", lg.phases, "NAME:DURATION:CONCURRENCY[:THINK],... (concurrency 0: idle; THINK: each worker's pause between its requests)")
       ->capture_default_str();
   loadgen->add_option("--n-predict", lg.n_predict, "tokens per request (ignore_eos: always this many)")
       ->check(CLI::Range(1u, 100000u))

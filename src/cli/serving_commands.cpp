@@ -22,22 +22,35 @@ namespace {
 std::atomic<bool> g_cancel{false};
 void on_sigint(int) { g_cancel = true; }
 
-// "steady:6s:1,burst:6s:8" -> phases; each part NAME:DURATION:CONCURRENCY.
+// "steady:6s:1:500ms,burst:6s:8" -> phases; each part NAME:DURATION:CONCURRENCY[:THINK].
 Result<std::vector<Phase>> parse_phases(const std::string& text) {
   std::vector<Phase> out;
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
     std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    size_t a = part.find(':'), b = a == std::string::npos ? a : part.find(':', a + 1);
-    if (a == std::string::npos || b == std::string::npos || part.find(':', b + 1) != std::string::npos || a == 0)
-      return errorf(ErrorKind::kInvalidArgument, "--phases: '{}' is not NAME:DURATION:CONCURRENCY (e.g. burst:6s:8)",
+    std::vector<std::string> f;
+    for (size_t a = 0;;) {
+      size_t b = part.find(':', a);
+      f.push_back(part.substr(a, b == std::string::npos ? std::string::npos : b - a));
+      if (b == std::string::npos) break;
+      a = b + 1;
+    }
+    if (f.size() < 3 || f.size() > 4 || f[0].empty())
+      return errorf(ErrorKind::kInvalidArgument,
+                    "--phases: '{}' is not NAME:DURATION:CONCURRENCY[:THINK] (e.g. burst:6s:8 or steady:6s:1:500ms)",
                     excerpt(part));
-    auto d = parse_duration(part.substr(a + 1, b - a - 1), "--phases duration");
+    auto d = parse_duration(f[1], "--phases duration");
     if (!d) return d.error();
-    auto c = parse_u32(part.substr(b + 1), "--phases concurrency");
+    auto c = parse_u32(f[2], "--phases concurrency");
     if (!c) return c.error();
-    out.push_back({part.substr(0, a), std::chrono::duration<double>(*d).count(), *c});
+    Phase p{f[0], std::chrono::duration<double>(*d).count(), *c};
+    if (f.size() == 4) {
+      auto t = parse_duration(f[3], "--phases think time");
+      if (!t) return t.error();
+      p.think = std::chrono::duration_cast<std::chrono::milliseconds>(*t);
+    }
+    out.push_back(std::move(p));
     if (comma == std::string::npos) break;
     start = comma + 1;
   }

@@ -157,6 +157,7 @@ std::vector<PhaseReport> summarize_phases(const std::vector<Phase>& phases, cons
     r.name = valid_utf8(phases[k].name);
     r.seconds = phases[k].seconds;
     r.concurrency = phases[k].concurrency;
+    r.think = phases[k].think;
     std::vector<double> ttft, tpot, itl, e2el;
     uint64_t input = 0;
     bool input_known = true;
@@ -220,6 +221,7 @@ json PhaseReport::to_json() const {
   json j = {{"name", valid_utf8(name)},
             {"duration", seconds},
             {"max_concurrency", concurrency},
+            {"think_ms", think.count()},
             {"completed", completed},
             {"failed", failed},
             {"total_output_tokens", total_output_tokens},
@@ -252,8 +254,9 @@ json LoadReport::to_json() const {
   json ph = json::array(), rq = json::array();
   for (const auto& p : phases) ph.push_back(p.to_json());
   for (const auto& r : requests) rq.push_back(r.to_json());
-  return {{"url", valid_utf8(url)}, {"path", valid_utf8(path)}, {"n_predict", n_predict},   {"elapsed_s", elapsed_s},
-          {"canceled", canceled},   {"phases", std::move(ph)},  {"requests", std::move(rq)}};
+  return {{"url", valid_utf8(url)}, {"path", valid_utf8(path)},     {"n_predict", n_predict},
+          {"started_unix", started_unix}, {"elapsed_s", elapsed_s}, {"canceled", canceled},
+          {"phases", std::move(ph)},      {"requests", std::move(rq)}};
 }
 
 std::string LoadReport::to_text() const {
@@ -287,6 +290,9 @@ Status validate_load_options(const LoadOptions& o) {
     if (p.concurrency > kMaxConcurrency)
       return errorf(ErrorKind::kInvalidArgument, "loadgen phase {} ({}): concurrency {} is past {}", k + 1,
                     quote_escaped(p.name, 40), p.concurrency, kMaxConcurrency);
+    if (p.think.count() < 0 || p.think > std::chrono::hours(1))
+      return errorf(ErrorKind::kInvalidArgument, "loadgen phase {} ({}): think time must be in [0, 1h], not {} ms",
+                    k + 1, quote_escaped(p.name, 40), p.think.count());
   }
   if (o.n_predict == 0) return errorf(ErrorKind::kInvalidArgument, "loadgen: n_predict must be at least 1");
   if (o.request_timeout.count() < 1)
@@ -404,8 +410,9 @@ void Run::worker(uint32_t i) noexcept {
       }
       lk.lock();
       records_.push_back(std::move(rec));
-      if (failed && o_.failure_pause.count() > 0)
-        cv_.wait_for(lk, o_.failure_pause, [&] { return done_ || phase_ != static_cast<int>(p); });
+      // A pause before the next request: after a failure, and the phase's think time; the next phase ends it.
+      const auto pause = std::max(failed ? o_.failure_pause : std::chrono::milliseconds(0), o_.phases[p].think);
+      if (pause.count() > 0) cv_.wait_for(lk, pause, [&] { return done_ || phase_ != static_cast<int>(p); });
     }
   } catch (const std::exception& e) {  // allocation only: this worker stops, the run goes on
     spdlog::error("loadgen: worker {} stopped: {}", i, e.what());
@@ -629,6 +636,7 @@ Result<LoadReport> Run::go() {
 
   std::unique_lock lk(mu_);
   t0_ = Clock::now();
+  report.started_unix = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   auto boundary = t0_;
   for (size_t k = 0; k < o_.phases.size() && !report.canceled; ++k) {
     const auto phase_start = boundary;

@@ -5,7 +5,8 @@
 // defines them, so the figures are comparable.
 //
 // Closed loop: in each phase, `concurrency` workers each send a request, wait
-// for its last event, and send the next, until the phase ends. A request
+// for its last event, pause for the phase's think time (0 by default), and
+// send the next, until the phase ends. A request
 // belongs to the phase it was sent in, even when it ends after it. The switch
 // waits for nothing: at the boundary the workers the new phase adds start at
 // once, and the workers it drops stop after their current request. The run
@@ -70,6 +71,11 @@ struct Phase {
   std::string name;
   double seconds = 0;
   uint32_t concurrency = 0;  // 0: an idle phase (no requests)
+  // A worker's pause after each of its requests ends, before it sends the next
+  // (a user reading the answer): with it a phase leaves the server idle part of
+  // the time, as interactive traffic between bursts does. The pause ends early
+  // when the phase does, so the next phase's load starts on time.
+  std::chrono::milliseconds think{0};
 };
 
 struct RequestRecord;
@@ -101,7 +107,8 @@ struct LoadOptions {
 
 // Refuses options that cannot run: a URL that is not http://host:port[/prefix],
 // a path not starting with '/', no phases, a phase whose seconds are not in
-// (0, 86400] or whose concurrency is past 1024, n_predict 0, a request_timeout
+// (0, 86400], whose concurrency is past 1024 or whose think time is negative or
+// past an hour, n_predict 0, a request_timeout
 // below 1 ms, a negative failure_pause.
 Status validate_load_options(const LoadOptions& o);
 
@@ -138,6 +145,7 @@ struct PhaseReport {
   std::string name;
   double seconds = 0;
   uint32_t concurrency = 0;
+  std::chrono::milliseconds think{0};
   size_t completed = 0, failed = 0;
   uint64_t total_output_tokens = 0;            // completed requests only
   std::optional<uint64_t> total_input_tokens;  // when the server reported every completed request's
@@ -160,11 +168,13 @@ struct LoadReport {
   std::string url, path;
   uint32_t n_predict = 0;
   double elapsed_s = 0;  // the whole run, tail requests included
+  double started_unix = 0;  // when the run began (the zero of start_s), seconds since the Unix epoch
   bool canceled = false;
   std::vector<PhaseReport> phases;
   std::vector<RequestRecord> requests;  // in the order they were sent
 
-  nlohmann::json to_json() const;  // {"url", "path", "n_predict", "elapsed_s", "canceled", "phases", "requests"}
+  // {"url", "path", "n_predict", "started_unix", "elapsed_s", "canceled", "phases", "requests"}
+  nlohmann::json to_json() const;
   std::string to_text() const;     // one line per phase, for people
 };
 

@@ -283,6 +283,37 @@ TEST(Loadgen, ABurstReachesItsConcurrencyAtTheServer) {
   EXPECT_GE(early, 5);
 }
 
+TEST(Loadgen, ThinkTimeSpacesAWorkersRequestsAndEndsWithItsPhase) {
+  FakeServer srv(FakeServer::Mode::kLlama, 20, 10, 2);  // ~30 ms a request
+  Phase quiet{"steady", 0.9, 1};
+  quiet.think = 300ms;
+  Phase idle_think{"burst", 0.5, 2};
+  idle_think.think = 10s;  // longer than the run: only the phase's end releases a worker
+  auto o = options(srv.url(), {quiet, idle_think, {"steady", 0.3, 1}});
+  auto t0 = Clock::now();
+  auto r = run_load(o);
+  double took = seconds_since(t0);
+  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_EQ(r->phases.size(), 3u);
+  // 0.9 s of (30 ms + 300 ms): 3 requests, not the ~30 a closed loop without pause sends.
+  EXPECT_GE(r->phases[0].completed, 2u);
+  EXPECT_LE(r->phases[0].completed, 3u);
+  // A 10 s think holds each of the burst's workers to one request, and the next phase starts on time.
+  EXPECT_EQ(r->phases[1].completed, 2u);
+  EXPECT_GE(r->phases[2].completed, 5u);
+  EXPECT_LT(took, 2.5);
+  std::vector<double> starts;
+  for (const auto& q : r->requests)
+    if (q.phase == 0) starts.push_back(q.start_s);
+  for (size_t k = 1; k < starts.size(); ++k) EXPECT_GE(starts[k] - starts[k - 1], 0.3);
+  for (const auto& q : r->requests)
+    if (q.phase == 2) {
+      EXPECT_LT(q.start_s, 1.4 + 0.3);
+    }
+  EXPECT_GT(r->to_json()["started_unix"].get<double>(), 1.7e9);
+  EXPECT_EQ(r->to_json()["phases"][0]["think_ms"], 300);
+}
+
 TEST(Loadgen, AServerAnswering500GivesFailedRequests) {
   FakeServer srv(FakeServer::Mode::kStatus500);
   auto o = options(srv.url(), {{"steady", 0.3, 2}});
@@ -455,6 +486,8 @@ TEST(Loadgen, RefusesOptionsThatCannotRun) {
   bad([](LoadOptions& o) { o.phases[1].seconds = 0; });
   bad([](LoadOptions& o) { o.phases[1].seconds = std::nan(""); });
   bad([](LoadOptions& o) { o.phases[1].concurrency = 5000; });
+  bad([](LoadOptions& o) { o.phases[1].think = -1ms; });
+  bad([](LoadOptions& o) { o.phases[1].think = std::chrono::hours(2); });
   bad([](LoadOptions& o) { o.n_predict = 0; });
   bad([](LoadOptions& o) { o.request_timeout = 0ms; });
 }
