@@ -226,6 +226,10 @@ struct akts_cpu_stats {
 	 * (ops.tick, ops.stopping): at most a tick behind (on a CPU whose tick
 	 * is stopped, nohz_full, a run shows when it ends). */
 	__u64 run_ns[AKTS_NR_CLASSES];
+	/* Time per class spent runnable but not running, ns (the waits of
+	 * wait_hist, summed), added when each wait ends: with run_ns, the CPU
+	 * time a class wanted, which a policy that makes it wait cannot hide. */
+	__u64 wait_ns[AKTS_NR_CLASSES];
 	/* Switch-to-effect: the effective slot this CPU's last callback saw and
 	 * when that changed (bpf_ktime_get_ns, i.e. CLOCK_MONOTONIC). Not summed. */
 	__u32 last_slot;
@@ -247,13 +251,20 @@ struct akts_switch_args {
 
 /* Per-task state (task storage), understood by every policy. */
 struct akts_task_ctx {
-	__u64 ready_at;	  /* when the task became runnable; 0 once it ran */
-	__u64 running_at; /* when it last started running */
-	__u32 cls;	  /* enum akts_class, refreshed when it becomes runnable */
-	__u32 flags;	  /* AKTS_TASK_*, the frame's own */
+	__u64 ready_at;	    /* when the task became runnable; 0 once it ran */
+	__u64 running_at;   /* when it last started running */
+	__u64 rescue_exec0; /* AKTS_TASK_RESCUED: its sum_exec_runtime when the rescued run began; 0 before */
+	__u32 cls;	    /* enum akts_class, refreshed when it becomes runnable */
+	__u32 flags;	    /* AKTS_TASK_*, the frame's own */
 };
 
-/* The guard moved the task to a CPU; its run there is capped at rescue_slice_ns. */
+/*
+ * The guard moved the task to a CPU; its rescued run there is capped at
+ * rescue_slice_ns of CPU time. A preemption by a higher scheduling class
+ * with slice left does not end the rescued run (the task goes back to the
+ * head of its local DSQ and resumes it); the run ends when the cap, a
+ * PREEMPT, a block or the end of its slice stops it.
+ */
 #define AKTS_TASK_RESCUED 1u
 
 /* State every policy shares (akts_shared, a one-entry array). */
@@ -278,16 +289,16 @@ static __always_inline __u32 akts_slot_from(const struct akts_selector *sel, con
 
 #ifdef __cplusplus
 static_assert(sizeof(struct akts_selector) == 8, "selector layout");
-static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2 + 2), "stats layout");
+static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2 + 2 + 2), "stats layout");
 static_assert(sizeof(struct akts_switch_args) == 8, "switch args layout");
-static_assert(sizeof(struct akts_task_ctx) == 24, "task ctx layout");
+static_assert(sizeof(struct akts_task_ctx) == 32, "task ctx layout");
 static_assert(sizeof(struct akts_guard_state) == 8 * 14, "guard state layout");
 static_assert(sizeof(struct akts_wait_max) == 24, "wait max layout");
 #else
 _Static_assert(sizeof(struct akts_selector) == 8, "selector layout");
-_Static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2 + 2), "stats layout");
+_Static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2 + 2 + 2), "stats layout");
 _Static_assert(sizeof(struct akts_switch_args) == 8, "switch args layout");
-_Static_assert(sizeof(struct akts_task_ctx) == 24, "task ctx layout");
+_Static_assert(sizeof(struct akts_task_ctx) == 32, "task ctx layout");
 _Static_assert(sizeof(struct akts_guard_state) == 8 * 14, "guard state layout");
 _Static_assert(sizeof(struct akts_wait_max) == 24, "wait max layout");
 #endif

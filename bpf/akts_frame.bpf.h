@@ -165,6 +165,7 @@ static __always_inline void akts_guard_scan_queue(u64 dsq, struct akts_guard_sca
 		 * slice. Flagged first: once moved it may run (and stop) at once.
 		 */
 		tctx->flags |= AKTS_TASK_RESCUED;
+		tctx->rescue_exec0 = 0;
 		scx_bpf_dsq_move_set_slice(BPF_FOR_EACH_ITER, sc->rescue_slice);
 		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL_ON | cpu, SCX_ENQ_PREEMPT))
 			__sync_fetch_and_add(&gs->rescues[cls], 1);
@@ -358,6 +359,9 @@ static __always_inline void akts_mark_running(struct task_struct *p)
 	if (!tctx)
 		return;
 	tctx->running_at = now;
+	/* A rescued run's cap counts CPU time from its first start (akts_frame_tick). */
+	if ((tctx->flags & AKTS_TASK_RESCUED) && !tctx->rescue_exec0)
+		tctx->rescue_exec0 = p->se.sum_exec_runtime ?: 1;
 	if (!tctx->ready_at)
 		return;
 	/* The longest wait is exact and kept even without counters: the guard's proof. */
@@ -378,6 +382,7 @@ static __always_inline void akts_mark_running(struct task_struct *p)
 			b = AKTS_WAIT_BUCKETS - 1;
 		cls = tctx->cls == AKTS_CLASS_LC ? AKTS_CLASS_LC : AKTS_CLASS_BE;
 		st->wait_hist[cls][b]++;
+		st->wait_ns[cls] += wait;
 	}
 #endif
 	tctx->ready_at = 0;
@@ -403,14 +408,24 @@ static __always_inline void akts_count_run(struct akts_cpu_run *run, struct akts
 #endif
 }
 
-/* This CPU no longer runs p (ops.stopping); a rescue ends with the run it bought. */
-static __always_inline void akts_mark_stopping(struct task_struct *p)
+/*
+ * This CPU no longer runs p (ops.stopping). A rescue ends with the run it
+ * bought, but not when a higher scheduling class only interrupts it: then p
+ * keeps its slice and goes back to the head of its local DSQ (runnable with
+ * slice left), and its policy would hand it an infinite slice again when it
+ * resumes, which the tick must still cap, or a second rescued task queued
+ * behind it would wait for the local-DSQ check (a wait of twice the bound).
+ */
+static __always_inline void akts_mark_stopping(struct task_struct *p, bool runnable)
 {
 	struct akts_cpu_run *run = akts_cpu_run_here();
 	struct akts_task_ctx *tctx = akts_task_ctx(p);
 
 	if (tctx) {
-		tctx->flags &= ~AKTS_TASK_RESCUED;
+		if (!runnable || !p->scx.slice) {
+			tctx->flags &= ~AKTS_TASK_RESCUED;
+			tctx->rescue_exec0 = 0;
+		}
 		akts_count_run(run, tctx);
 	}
 	if (run)
@@ -434,13 +449,15 @@ static __always_inline void akts_frame_tick(struct task_struct *p)
 	if (!tctx)
 		return;
 	akts_count_run(akts_cpu_run_here(), tctx);
-	if (!(tctx->flags & AKTS_TASK_RESCUED) || !tctx->running_at)
+	if (!(tctx->flags & AKTS_TASK_RESCUED) || !tctx->rescue_exec0)
 		return;
 	gp = bpf_map_lookup_elem(&akts_guard_params, &zero);
 	cap = akts_clamp(gp ? gp->rescue_slice_ns : 0, AKTS_GUARD_DEFAULT_RESCUE_SLICE_NS, 50000, 1000000000);
-	if (bpf_ktime_get_ns() - tctx->running_at >= cap) {
+	/* CPU time since the rescued run began, across interruptions by higher classes. */
+	if (p->se.sum_exec_runtime - tctx->rescue_exec0 >= cap) {
 		p->scx.slice = 0;
 		tctx->flags &= ~AKTS_TASK_RESCUED;
+		tctx->rescue_exec0 = 0;
 	}
 }
 

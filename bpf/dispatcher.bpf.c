@@ -126,7 +126,7 @@ void BPF_STRUCT_OPS(akts_stopping, struct task_struct *p, bool runnable)
 	u32 k = akts_effective_slot();
 
 	akts_count_entry(AKTS_CB_STOPPING, k);
-	akts_mark_stopping(p);
+	akts_mark_stopping(p, runnable);
 	bpf_tail_call(ctx, &akts_stopping_progs, k);
 	akts_count_fallthrough(AKTS_CB_STOPPING);
 }

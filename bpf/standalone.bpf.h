@@ -45,7 +45,7 @@ UEI_DEFINE(uei);
 	void BPF_STRUCT_OPS(sa_stopping, struct task_struct *p, bool runnable)                 \
 	{                                                                                       \
 		akts_count_entry(AKTS_CB_STOPPING, akts_slot);                                  \
-		akts_mark_stopping(p);                                                          \
+		akts_mark_stopping(p, runnable);                                                \
 		____##pol##_stopping(ctx, p, runnable);                                        \
 	}                                                                                       \
 	void BPF_STRUCT_OPS(sa_quiescent, struct task_struct *p, u64 deq_flags)                \

@@ -488,6 +488,20 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
     plane.select(circuit[0]);
     auto hogs = WorkerGroup::spawn(w);
     if (!hogs) return fail(r, hogs.error().to_string());
+    // A real-time task on the same CPU waking every 0.5 ms for 20 us: it
+    // interrupts every rescued run, which must stay capped across it (a
+    // rescued task that lost its cap there held a second rescue behind it in
+    // the local DSQ until the local check: twice the bound).
+    WorkerSpec rt;
+    rt.count = 1;
+    rt.cpu = 0;
+    rt.fifo = 1;
+    rt.spin = std::chrono::microseconds(20);
+    rt.sleep = std::chrono::microseconds(500);
+    rt.until = w.until;
+    auto interrupter = WorkerGroup::spawn(rt);
+    if (!interrupter) return fail(r, interrupter.error().to_string());
+    r.counts["interrupter"] = "SCHED_FIFO 1 on CPU 0: 20 us every 0.5 ms";
     std::this_thread::sleep_for(settle);
 
     nlohmann::json scenarios = nlohmann::json::array();
@@ -548,6 +562,11 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
       out["rescues"] = g->state.rescues[AKTS_CLASS_BE] + g->state.rescues[AKTS_CLASS_LC] -
                        g0->state.rescues[AKTS_CLASS_BE] - g0->state.rescues[AKTS_CLASS_LC];
       out["local_kicks"] = g->state.local_kicks - g0->state.local_kicks;
+      // Only a policy that keeps tasks in local DSQs (hoarder) needs the local check: elsewhere a local DSQ
+      // holds rescued tasks for at most (N - 1) R' < W, and a kick means a rescued run went uncapped.
+      if (!local_dsqs && g->state.local_kicks != g0->state.local_kicks)
+        fail(r, fmt::format("{}: the local-DSQ check had to kick {} time(s): a local DSQ stayed non-empty for max_wait",
+                            label, g->state.local_kicks - g0->state.local_kicks));
       out["timer_late_max_ms"] = to_ms(g->state.late_max_ns);
       worst_ms = std::max(worst_ms, to_ms(longest));
       worst_bound_ms = std::max(worst_bound_ms, to_ms(bound));
@@ -576,6 +595,7 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
     plane.select(latency);
     auto outcome = hogs->wait(kWorkerTimeout);
     if (auto why = judge_workers(outcome, kHogs); !why.empty()) fail(r, "hogs: " + why);
+    if (auto why = judge_workers(interrupter->wait(kWorkerTimeout), 1); !why.empty()) fail(r, "interrupter: " + why);
     r.counts["switches"] = scenarios;
 
     // LC precedence, bounded: two CPU-bound LC tasks beside a BE task on CPU 0.

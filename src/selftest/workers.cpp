@@ -41,7 +41,8 @@ uint64_t now_ns() {
   }
   if (spec.nice != 0 && setpriority(PRIO_PROCESS, 0, spec.nice) != 0) _exit(3);
   sched_param param{};
-  if (sched_setscheduler(0, kSchedExt, &param) != 0) _exit(2);
+  param.sched_priority = spec.fifo;
+  if (sched_setscheduler(0, spec.fifo > 0 ? SCHED_FIFO : kSchedExt, &param) != 0) _exit(2);
   const uint64_t spin_ns = static_cast<uint64_t>(spec.spin.count()) * 1000;
   volatile uint64_t sink = 0;
   for (int i = 0; until_ns ? now_ns() < until_ns : i < spec.iterations; ++i) {
@@ -108,7 +109,7 @@ WorkerOutcome WorkerGroup::wait(std::chrono::milliseconds timeout) {
       if (r == *it && WIFEXITED(status) && WEXITSTATUS(status) == 0)
         ++out.completed;
       else if (r == *it && WIFEXITED(status) && WEXITSTATUS(status) == 2)
-        out.problems.push_back(fmt::format("worker {} could not enter SCHED_EXT", *it));
+        out.problems.push_back(fmt::format("worker {} could not enter SCHED_EXT (or SCHED_FIFO)", *it));
       else if (r == *it && WIFEXITED(status) && WEXITSTATUS(status) == 3)
         out.problems.push_back(fmt::format("worker {} could not set its CPU or nice value", *it));
       else

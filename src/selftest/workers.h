@@ -25,6 +25,7 @@ struct WorkerSpec {
   int nice = 0;
   int cpu = -1;       // pin to this CPU (-1: any)
   bool held = false;  // wait for release() before entering SCHED_EXT (so the parent can classify them first)
+  int fifo = 0;       // > 0: SCHED_FIFO at this priority instead of SCHED_EXT (a higher class that interrupts)
 };
 
 struct WorkerOutcome {
