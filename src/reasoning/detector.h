@@ -1,8 +1,9 @@
 // The regime detector: a controller that watches leading signals of
 // latency-critical load (the objective's signal against its target: LC wait
 // p99 and the oldest LC waiter, or pushed request latency; LC demand, the
-// share of CPU time LC tasks ran, which the latency policy does not hide as
-// it hides waits; the application's in-flight requests), smooths them with an asymmetric EWMA (quick up, slow
+// CPU time LC tasks ran plus the time they waited, as a share of the CPUs,
+// which reads the same whether the running policy lets them run or makes them
+// wait; the application's in-flight requests), smooths them with an asymmetric EWMA (quick up, slow
 // down, as scx_lavd does) and changes regime with hysteresis, a confirmation
 // period and a minimum dwell, so steady noise and a lone spike do not make it
 // flap. It proposes its regime's slot whenever that is not what runs (after a
@@ -19,7 +20,7 @@ struct DetectorOptions {
   uint32_t burst_slot = 0;             // the latency policy
   uint32_t calm_slot = 1;              // the throughput policy
   double app_busy_requests = 1;        // in-flight requests at which the application counts as busy
-  double lc_busy_share = 0.25;         // share of CPU time LC tasks ran at which LC counts as busy (0: ignore)
+  double lc_busy_share = 0.25;         // LC demand (run + wait, share of the CPUs) at which LC is busy (0: ignore)
   double alpha_up = 0.8, alpha_down = 0.15;
   double enter = 1.0, leave = 0.4;     // on the smoothed signal (1.0 = at the objective)
   uint32_t confirm = 2;                // consecutive periods of the raw signal above `enter` to switch in

@@ -92,6 +92,7 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
       if (auto p = d.wait_percentile_ns(c, 0.99)) w.wait_p99_ms[c] = *p / 1e6;
       w.oldest_wait_ms[c] = static_cast<double>(k->oldest_wait_ns[c]) / 1e6;
       w.run_ms[c] = static_cast<double>(d.run_ns[c]) / 1e6;
+      w.wait_ms[c] = static_cast<double>(d.wait_ns[c]) / 1e6;
       w.rescues[c] = k->rescues[c] >= prev_k_->rescues[c] ? k->rescues[c] - prev_k_->rescues[c] : 0;
     }
     w.queued = k->queued.value_or(0);
@@ -104,7 +105,7 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
     if (prev_h_.pressure && h.pressure)
       w.cpu_pressure = pressure_share(*prev_h_.pressure, *h.pressure, w.period_s).value_or(0.0);
     if (h.cpu) w.runnable = h.cpu->procs_running;
-    if (app && app->age_s <= kAppMaxAgePeriods * w.period_s) {
+    if (app && app->age_s <= (app_max_age_s_ > 0 ? app_max_age_s_ : kAppMaxAgePeriods * w.period_s)) {
       w.app_requests_processing = sane(app->metrics.value(names_.requests_processing));
       double taken = t_s - app->age_s;
       if (prev_app_ && app->seq != prev_app_seq_ && taken > prev_app_t_) {

@@ -29,6 +29,7 @@ Stats Stats::sum(std::span<const akts_cpu_stats> per_cpu) {
     for (uint32_t cls = 0; cls < kNumClasses; ++cls) {
       for (uint32_t b = 0; b < kWaitBuckets; ++b) s.wait_hist[cls][b] += c.wait_hist[cls][b];
       s.run_ns[cls] += c.run_ns[cls];
+      s.wait_ns[cls] += c.wait_ns[cls];
     }
   }
   return s;
@@ -44,6 +45,7 @@ Stats Stats::operator-(const Stats& earlier) const {
   for (uint32_t cls = 0; cls < kNumClasses; ++cls) {
     for (uint32_t b = 0; b < kWaitBuckets; ++b) d.wait_hist[cls][b] = wait_hist[cls][b] - earlier.wait_hist[cls][b];
     d.run_ns[cls] = run_ns[cls] - earlier.run_ns[cls];
+    d.wait_ns[cls] = wait_ns[cls] - earlier.wait_ns[cls];
   }
   return d;
 }
@@ -113,6 +115,7 @@ nlohmann::json Stats::to_json() const {
     w["log2_histogram"] = wait_hist[cls];
     j["wait"][std::string(class_name(cls))] = w;
     j["run_ns"][std::string(class_name(cls))] = run_ns[cls];
+    j["wait_ns"][std::string(class_name(cls))] = wait_ns[cls];
   }
   return j;
 }
@@ -133,6 +136,7 @@ std::optional<Stats> Stats::from_json(const nlohmann::json& j) {
       if (h.size() != kWaitBuckets) return std::nullopt;
       for (uint32_t b = 0; b < kWaitBuckets; ++b) s.wait_hist[cls][b] = h[b].get<uint64_t>();
       if (j.contains("run_ns")) s.run_ns[cls] = j["run_ns"].at(std::string(class_name(cls))).get<uint64_t>();
+      if (j.contains("wait_ns")) s.wait_ns[cls] = j["wait_ns"].at(std::string(class_name(cls))).get<uint64_t>();
     }
     return s;
   } catch (const nlohmann::json::exception&) {

@@ -28,7 +28,8 @@ struct Stats {
   std::array<std::array<uint64_t, kMaxSlots>, kNumCallbacks> calls{};
   std::array<uint64_t, kNumCallbacks> fallthrough{};
   std::array<std::array<uint64_t, kWaitBuckets>, kNumClasses> wait_hist{};
-  std::array<uint64_t, kNumClasses> run_ns{};  // CPU time per class, counted at ticks and run ends
+  std::array<uint64_t, kNumClasses> run_ns{};   // CPU time per class, counted at ticks and run ends
+  std::array<uint64_t, kNumClasses> wait_ns{};  // time per class runnable but not running, counted as waits end
 
   // Sums one struct akts_cpu_stats per CPU.
   static Stats sum(std::span<const akts_cpu_stats> per_cpu);

@@ -51,7 +51,8 @@ json Window::to_json() const {
   for (uint32_t c = 0; c < AKTS_NR_CLASSES; ++c)
     classes[kClassKeys[c]] = {{"waits", waits[c]},         {"wait_p50_ms", opt(wait_p50_ms[c])},
                               {"wait_p99_ms", opt(wait_p99_ms[c])}, {"oldest_wait_ms", oldest_wait_ms[c]},
-                              {"run_ms", run_ms[c]},       {"rescues", rescues[c]}};
+                              {"run_ms", run_ms[c]},       {"wait_ms", wait_ms[c]},
+                              {"rescues", rescues[c]}};
   auto slot = [](uint32_t s) { return s == AKTS_SLOT_NONE ? json(nullptr) : json(s); };
   return {{"seq", seq},
           {"t_s", t_s},
@@ -106,7 +107,8 @@ std::optional<Window> Window::from_json(const json& j) {
       const json& k = cj[kClassKeys[c]];
       if (!k.is_object() || !read_num(k, "waits", w.waits[c]) || !read_opt(k, "wait_p50_ms", w.wait_p50_ms[c]) ||
           !read_opt(k, "wait_p99_ms", w.wait_p99_ms[c]) || !read_num(k, "oldest_wait_ms", w.oldest_wait_ms[c]) ||
-          !read_num(k, "run_ms", w.run_ms[c]) || !read_num(k, "rescues", w.rescues[c]))
+          !read_num(k, "run_ms", w.run_ms[c]) || !read_num(k, "rescues", w.rescues[c]) ||
+          (k.contains("wait_ms") && !read_num(k, "wait_ms", w.wait_ms[c])))  // absent in older traces
         return std::nullopt;
     }
   }

@@ -25,6 +25,7 @@ struct Window {
   std::array<std::optional<double>, AKTS_NR_CLASSES> wait_p50_ms, wait_p99_ms;  // nullopt: no waits ended
   std::array<double, AKTS_NR_CLASSES> oldest_wait_ms{};        // waiting right now (the guard's last scan)
   std::array<double, AKTS_NR_CLASSES> run_ms{};                // CPU time its tasks ran (at most a tick behind)
+  std::array<double, AKTS_NR_CLASSES> wait_ms{};               // time its tasks waited (waits that ended in it)
   std::array<uint64_t, AKTS_NR_CLASSES> rescues{};             // bounded-wait rescues in the window
   uint64_t queued = 0;                                         // tasks in the registered queues now
   uint64_t dispatches = 0;                                     // dispatcher entries in the window
