@@ -284,7 +284,8 @@ int run_daemon(const DaemonConfig& cfg) {
   PushedSamples pushed;
   std::unique_ptr<MetricsScraper> scraper;
   if (!cfg.reasoning.telemetry.metrics_url.empty()) {
-    auto s = MetricsScraper::start(cfg.reasoning.telemetry.metrics_url, cfg.reasoning.telemetry.period);
+    auto s = MetricsScraper::start(cfg.reasoning.telemetry.metrics_url, cfg.reasoning.telemetry.period,
+                                   cfg.reasoning.telemetry.metrics_timeout);
     if (!s) {
       spdlog::error("{}", s.error().to_string());
       return 2;
@@ -293,6 +294,9 @@ int run_daemon(const DaemonConfig& cfg) {
   }
   PlaneSource source(ep, std::move(scraper));
   ReasoningWorker reasoner(reasoning, source, pushed, cfg.reasoning.telemetry.period);
+  // A scrape counts while younger than its budget plus a period (by default three periods).
+  if (cfg.reasoning.telemetry.metrics_timeout.count() > 0)
+    reasoner.set_app_max_age(cfg.reasoning.telemetry.metrics_timeout + cfg.reasoning.telemetry.period);
   auto health = [&] {
     json h = source.health();
     h["kernel_read_errors"] = reasoner.read_errors();

@@ -41,6 +41,8 @@ class ReasoningWorker {
  public:
   ReasoningWorker(ReasoningPlane& rp, TelemetrySource& src, PushedSamples& pushed, std::chrono::milliseconds period);
   ~ReasoningWorker();
+  // Before start(): how old a scrape may be for a window to carry its figures (Sampler::set_app_max_age).
+  void set_app_max_age(std::chrono::milliseconds age) { sampler_.set_app_max_age(age.count() / 1e3); }
   ReasoningWorker(const ReasoningWorker&) = delete;
   ReasoningWorker& operator=(const ReasoningWorker&) = delete;
   void start();

@@ -168,8 +168,12 @@ Status parse_telemetry(const json& v, TelemetryConfig& t) {
       auto u = parse_http_url(x.get<std::string>(), "telemetry.metrics_url");
       if (!u) return make_error(ErrorKind::kInvalidArgument, "config: " + u.error().message);
       t.metrics_url = x.get<std::string>();
+    } else if (k == "metrics_timeout") {
+      auto d = duration_ms(x, "telemetry.metrics_timeout", 10, 60000);
+      if (!d) return d.error();
+      t.metrics_timeout = *d;
     } else {
-      return bad("telemetry", fmt::format("unknown key \"{}\" (expected period, metrics_url)", excerpt(k)));
+      return bad("telemetry", fmt::format("unknown key \"{}\" (expected period, metrics_url, metrics_timeout)", excerpt(k)));
     }
   }
   return {};

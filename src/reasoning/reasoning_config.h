@@ -32,6 +32,10 @@ namespace akts {
 struct TelemetryConfig {
   std::chrono::milliseconds period{100};
   std::string metrics_url;  // empty: no application metrics are scraped
+  // A scrape's budget (connecting, each read, the whole answer). A server the
+  // scheduler starves answers slowly, and that is when its figures matter: a
+  // window carries a scrape younger than this plus a period. 0: four periods.
+  std::chrono::milliseconds metrics_timeout{0};
 };
 
 struct ControllerConfig {

@@ -80,9 +80,11 @@ class PushedSamples {
 class Sampler {
  public:
   explicit Sampler(AppMetricNames names = {}) : names_(std::move(names)) {}
-  // Application figures come from a scrape at most kAppMaxAgePeriods periods
-  // old; rates between two scrapes use the times they were taken.
+  // Application figures come from a scrape at most app_max_age_s old (0, the
+  // default: kAppMaxAgePeriods periods); rates between two scrapes use the
+  // times they were taken.
   static constexpr double kAppMaxAgePeriods = 3;
+  void set_app_max_age(double seconds) { app_max_age_s_ = seconds; }
   // One window ending at t_s (seconds since the daemon started). The first
   // call only primes the counters and returns nullopt; a kernel read that
   // fails returns its error and keeps the previous readings. Pushed samples
@@ -91,6 +93,7 @@ class Sampler {
 
  private:
   AppMetricNames names_;
+  double app_max_age_s_ = 0;
   uint64_t seq_ = 0;
   std::optional<double> prev_t_;
   std::optional<KernelReading> prev_k_;

@@ -10,16 +10,19 @@
 
 namespace akts {
 Result<std::unique_ptr<MetricsScraper>> MetricsScraper::start(const std::string& url,
-                                                              std::chrono::milliseconds period) {
+                                                              std::chrono::milliseconds period,
+                                                              std::chrono::milliseconds timeout) {
   auto e = parse_http_url(url, "telemetry.metrics_url");
   if (!e) return e.error();
-  auto s = std::unique_ptr<MetricsScraper>(new MetricsScraper(url, *e, period));
+  if (timeout.count() <= 0) timeout = 4 * period;
+  auto s = std::unique_ptr<MetricsScraper>(new MetricsScraper(url, *e, period, timeout));
   s->thread_ = std::thread([p = s.get()] { p->run(); });
   return s;
 }
 
-MetricsScraper::MetricsScraper(std::string url, HttpUrl u, std::chrono::milliseconds period)
-    : url_(std::move(url)), u_(std::move(u)), period_(period) {}
+MetricsScraper::MetricsScraper(std::string url, HttpUrl u, std::chrono::milliseconds period,
+                               std::chrono::milliseconds timeout)
+    : url_(std::move(url)), u_(std::move(u)), period_(period), timeout_(timeout) {}
 
 MetricsScraper::~MetricsScraper() {
   {
@@ -52,7 +55,7 @@ bool MetricsScraper::connect_client() {
     return false;
   }
   auto cli = std::make_unique<httplib::Client>(*ip, u_.port);
-  auto t = std::max<std::chrono::milliseconds>(period_, std::chrono::milliseconds(50));
+  auto t = std::max<std::chrono::milliseconds>(timeout_, std::chrono::milliseconds(10));
   cli->set_connection_timeout(t);
   cli->set_read_timeout(t);
   cli->set_write_timeout(t);
@@ -88,7 +91,7 @@ void MetricsScraper::run() {
     try {
       std::string body;
       bool too_big = false, too_slow = false;
-      auto deadline = std::chrono::steady_clock::now() + 4 * period_;
+      auto deadline = std::chrono::steady_clock::now() + timeout_;
       auto res = cli_->Get(path, [&](const char* data, size_t n) {
         too_big = body.size() + n > kMaxBody;
         too_slow = std::chrono::steady_clock::now() > deadline;
@@ -99,7 +102,7 @@ void MetricsScraper::run() {
       if (too_big)
         why = fmt::format("the answer is larger than {} bytes", kMaxBody);
       else if (too_slow)
-        why = fmt::format("the answer took longer than {} ms", (4 * period_).count());
+        why = fmt::format("the answer took longer than {} ms", timeout_.count());
       else if (!res)
         why = httplib::to_string(res.error());
       else if (res->status != 200)

@@ -4,7 +4,8 @@
 // its period or the daemon its shutdown. The host name is resolved on that
 // thread too, until it resolves (retried every 5 s; a daemon starting before
 // the network does is not stopped by it), then once only; a body past 4 MiB,
-// or one that takes longer than 4 periods, is cut off and counted as a failure.
+// or one that takes longer than its budget (4 periods unless told), is cut off
+// and counted as a failure.
 #pragma once
 
 #include <atomic>
@@ -29,7 +30,9 @@ namespace akts {
 class MetricsScraper {
  public:
   // url: http://host:port[/path] (path default /metrics). Refuses a URL it cannot parse.
-  static Result<std::unique_ptr<MetricsScraper>> start(const std::string& url, std::chrono::milliseconds period);
+  // timeout: the budget of one scrape (connecting, each read, the whole answer); 0: four periods.
+  static Result<std::unique_ptr<MetricsScraper>> start(const std::string& url, std::chrono::milliseconds period,
+                                                       std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
   ~MetricsScraper();  // stops a request in flight (within ~10 ms once it is on the wire) and joins
   MetricsScraper(const MetricsScraper&) = delete;
   MetricsScraper& operator=(const MetricsScraper&) = delete;
@@ -42,7 +45,7 @@ class MetricsScraper {
   static constexpr size_t kMaxBody = 4 << 20;
 
  private:
-  MetricsScraper(std::string url, HttpUrl u, std::chrono::milliseconds period);
+  MetricsScraper(std::string url, HttpUrl u, std::chrono::milliseconds period, std::chrono::milliseconds timeout);
   void run();
   bool connect_client();  // resolves the host and makes the client (this thread)
 
@@ -50,6 +53,7 @@ class MetricsScraper {
   HttpUrl u_;
   std::unique_ptr<httplib::Client> cli_;  // set once by the thread, under mu_
   std::chrono::milliseconds period_;
+  std::chrono::milliseconds timeout_;
   mutable std::mutex mu_;
   std::condition_variable cv_, done_cv_;
   bool stop_ = false, in_request_ = false;

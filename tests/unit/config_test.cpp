@@ -64,6 +64,9 @@ TEST(Config, RefusesBadConfigsNamingTheKey) {
       {R"({"classes": [{"class": "lc", "pid": 0}]})", "pid"},
       {R"({"classes": [{"class": "lc", "pid": "12"}]})", "pid"},
       {R"({"classes": [{"class": "lc", "exe": "x"}]})", "exe"},
+      {R"({"telemetry": {"metrics_timeout": "5"}})", "metrics_timeout"},
+      {R"({"telemetry": {"metrics_timeout": "2m"}})", "metrics_timeout"},
+      {R"({"telemetry": {"metrics_timeoutt": "1s"}})", "metrics_timeoutt"},
   };
   for (const auto& c : cases) {
     auto r = parse_config(c.text, kKnown);
@@ -71,6 +74,17 @@ TEST(Config, RefusesBadConfigsNamingTheKey) {
     EXPECT_EQ(r.error().kind, ErrorKind::kInvalidArgument);
     EXPECT_NE(r.error().message.find(c.mentions), std::string::npos) << c.text << " -> " << r.error().message;
   }
+}
+
+TEST(Config, AScrapeBudgetForAServerTheSchedulerStarves) {
+  auto c = parse_config(R"({"telemetry": {"period": "100ms", "metrics_url": "http://127.0.0.1:8080/metrics",
+                                          "metrics_timeout": "1s"}})",
+                        kKnown);
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  EXPECT_EQ(c->reasoning.telemetry.metrics_timeout, std::chrono::milliseconds(1000));
+  auto d = parse_config("{}", kKnown);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->reasoning.telemetry.metrics_timeout.count(), 0);  // four periods
 }
 
 TEST(Config, MissingFileIsAnError) {

@@ -18,12 +18,15 @@ struct Server {
   httplib::Server srv;
   int port = 0;
   std::thread t;
-  std::atomic<int> mode{0};  // 0 ok, 1 huge, 2 hang
+  std::atomic<int> mode{0};  // 0 ok, 1 huge, 2 hang, 3 slow (answers after 300 ms, as a starved server does)
   std::atomic<bool> quit{false};
   Server() {
     srv.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
       if (mode == 1) {
         res.set_content(std::string(MetricsScraper::kMaxBody + 1000, '#'), "text/plain");
+      } else if (mode == 3) {
+        std::this_thread::sleep_for(300ms);
+        res.set_content("llamacpp:requests_processing 4\n", "text/plain");
       } else if (mode == 2) {
         for (int i = 0; i < 300 && !quit; ++i) std::this_thread::sleep_for(10ms);
         res.set_content("llamacpp:requests_processing 1\n", "text/plain");
@@ -68,6 +71,19 @@ TEST(MetricsScraper, ABodyPastTheCapIsAFailure) {
   ASSERT_TRUE(s);
   EXPECT_FALSE(wait_take(**s, 1500ms));
   EXPECT_GT((*s)->failures(), 0u);
+}
+
+TEST(MetricsScraper, ASlowServerIsHeardWithinTheBudgetAndOnlyThen) {
+  Server srv;
+  srv.mode = 3;
+  auto within = MetricsScraper::start(srv.url(), 50ms, 1000ms);
+  auto past = MetricsScraper::start(srv.url(), 50ms);  // the default budget: 4 periods, 200 ms
+  ASSERT_TRUE(within && past);
+  auto p = wait_take(**within, 3s);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(*p->value("llamacpp:requests_processing"), 4);
+  EXPECT_FALSE((*past)->latest());
+  EXPECT_GT((*past)->failures(), 0u);
 }
 
 TEST(MetricsScraper, StopsPromptlyWhileARequestHangs) {
