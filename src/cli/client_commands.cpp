@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <thread>
@@ -123,33 +124,79 @@ int cmd_controller(const ClientOptions& o, const std::string& name, std::optiona
   return kExitOk;
 }
 
-int cmd_log(const ClientOptions& o, uint32_t limit) {
-  auto r = call(o, "v1.log", {{"limit", limit}});
+int cmd_log(const ClientOptions& o, uint32_t limit, bool follow) {
+  uint64_t last = 0;  // the newest decision printed
+  bool header = false;
+  while (true) {
+    // Following, each poll asks for as many as the log keeps, so a burst of decisions between polls is not skipped.
+    auto r = call(o, "v1.log", {{"limit", follow && header ? 500u : limit}});
+    if (!r) return report(r.error(), o.json);
+    std::vector<json> ds;
+    for (const auto& d : (*r)["decisions"])
+      if (d.contains("id") && d["id"].is_number_unsigned() && d["id"].get<uint64_t>() > last) ds.push_back(d);
+    std::sort(ds.begin(), ds.end(), [](const json& a, const json& b) { return a["id"] < b["id"]; });
+    json names = json::object();
+    if (!ds.empty() && !o.json)
+      if (auto st = call(o, "v1.stats", json::object()); st && st->contains("policy_names"))
+        names = (*st)["policy_names"];
+    if (!header && !o.json)
+      std::cout << fmt::format("{:>5}  {:<12} {:<9} {:<16}  {:<7} {:>9} {:>7} {:>7}  {}\n", "id", "time", "source",
+                               "proposed", "applied", "observed", "+1 rew", "+5 rew", "why / verdict");
+    header = true;
+    for (const auto& d : ds) {
+      last = d["id"].get<uint64_t>();
+      if (o.json) {
+        std::cout << d.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+        continue;
+      }
+      std::string time = d.value("time", "");
+      if (time.size() >= 23) time = time.substr(11, 12);
+      std::string slot = "-";
+      if (d.contains("proposed") && d["proposed"].is_number_unsigned()) {
+        uint32_t k = d["proposed"].get<uint32_t>();
+        slot = names.contains(std::to_string(k)) ? fmt::format("{} {}", k, slot_name(names, k)) : std::to_string(k);
+      }
+      std::string observed = d.contains("window") ? fmt_ms(d["window"]["observed_ms"]) : "-";
+      std::string r1 = "-", r5 = "-";
+      if (d.contains("outcomes"))
+        for (const auto& oc : d["outcomes"])
+          (oc["after_periods"] == 1 ? r1 : r5) = fmt::format("{:.2f}", oc["reward"].get<double>());
+      std::string why = d.value("why", "");
+      if (d.contains("raw") && d["raw"].is_string())
+        why = fmt::format("answer {} -> {}", json(d["raw"]).dump(-1, ' ', false, json::error_handler_t::replace), why);
+      std::string verdict = d.value("verdict", "");
+      std::cout << fmt::format("{:>5}  {:<12} {:<9} {:<16}  {:<7} {:>9} {:>7} {:>7}  {}{}\n", last, time,
+                               d.value("source", "?"), slot, d.value("applied", false) ? "yes" : "no", observed, r1, r5,
+                               why, verdict.empty() || verdict == "applied" ? "" : " [" + verdict + "]");
+    }
+    std::cout.flush();
+    if (!follow) return kExitOk;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+int cmd_telemetry(const ClientOptions& o, uint32_t last) {
+  auto r = call(o, "v1.telemetry", {{"last", last}});
   if (!r) return report(r.error(), o.json);
-  const json& ds = (*r)["decisions"];
-  if (o.json) {
-    for (const auto& d : ds) std::cout << d.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+  if (o.json) {  // one window a line, oldest first
+    for (const auto& w : (*r)["windows"]) std::cout << w.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
     return kExitOk;
   }
-  std::cout << fmt::format("{:>5}  {:<12} {:<9} {:>4}  {:<7} {:>9} {:>7} {:>7}  {}\n", "id", "time", "source", "slot",
-                           "applied", "observed", "+1 rew", "+5 rew", "why / verdict");
-  for (const auto& d : ds) {
-    std::string time = d.value("time", "");
-    if (time.size() >= 23) time = time.substr(11, 12);
-    std::string slot = d.contains("proposed") && d["proposed"].is_number() ? std::to_string(d["proposed"].get<uint32_t>())
-                                                                            : "-";
-    std::string observed = d.contains("window") ? fmt_ms(d["window"]["observed_ms"]) : "-";
-    std::string r1 = "-", r5 = "-";
-    if (d.contains("outcomes"))
-      for (const auto& oc : d["outcomes"])
-        (oc["after_periods"] == 1 ? r1 : r5) = fmt::format("{:.2f}", oc["reward"].get<double>());
-    std::string why = d.value("why", "");
-    if (d.contains("raw") && d["raw"].is_string())
-      why = fmt::format("answer {} -> {}", json(d["raw"]).dump(-1, ' ', false, json::error_handler_t::replace), why);
-    std::string verdict = d.value("verdict", "");
-    std::cout << fmt::format("{:>5}  {:<12} {:<9} {:>4}  {:<7} {:>9} {:>7} {:>7}  {}{}\n", d["id"].get<uint64_t>(),
-                             time, d.value("source", "?"), slot, d.value("applied", false) ? "yes" : "no", observed,
-                             r1, r5, why, verdict.empty() || verdict == "applied" ? "" : " [" + verdict + "]");
+  std::cout << fmt::format("{:>6} {:>8} {:>8}  {:>16}  {:>16}  {:>5} {:>5} {:>6}  {:>8} {:>9}\n", "seq", "t s", "running",
+                           "lc run/wait ms", "be run/wait ms", "busy", "batch", "queued", "in-fl", "req p99");
+  for (const auto& w : (*r)["windows"]) {
+    const json& lc = w["classes"]["lc"];
+    const json& be = w["classes"]["be"];
+    const json& app = w["app"];
+    std::string running = w["effective"].is_number() ? std::to_string(w["effective"].get<uint32_t>()) : "-";
+    std::cout << fmt::format("{:>6} {:>8.1f} {:>8}  {:>7.1f}/{:<8.1f}  {:>7.1f}/{:<8.1f}  {:>4.0f}% {:>4.0f}% {:>6}  {:>8} {:>9}\n",
+                             w["seq"].get<uint64_t>(), w["t_s"].get<double>(), running, lc["run_ms"].get<double>(),
+                             lc.value("wait_ms", 0.0), be["run_ms"].get<double>(), be.value("wait_ms", 0.0),
+                             w["cpu_util"].get<double>() * 100, w["batch_share"].get<double>() * 100,
+                             w["queued"].get<uint64_t>(),
+                             app["requests_processing"].is_number() ? fmt::format("{:g}", app["requests_processing"].get<double>())
+                                                                    : "-",
+                             fmt_ms(app["latency_p99_ms"]));
   }
   return kExitOk;
 }

@@ -23,7 +23,11 @@ int cmd_hold(const ClientOptions& o, const std::string& target, const std::strin
 int cmd_release(const ClientOptions& o);
 // name empty: show; dry_run nullopt: leave as is.
 int cmd_controller(const ClientOptions& o, const std::string& name, std::optional<bool> dry_run);
-int cmd_log(const ClientOptions& o, uint32_t limit);
+// The decision log, latest last; with follow, then each new decision as the daemon makes it (polled every
+// 200 ms) until the daemon goes away or the process is stopped.
+int cmd_log(const ClientOptions& o, uint32_t limit, bool follow);
+// The reasoning plane's last telemetry windows, oldest first (JSON: one window a line).
+int cmd_telemetry(const ClientOptions& o, uint32_t last);
 int cmd_push(const ClientOptions& o, const std::vector<double>& latency_ms);
 int cmd_classify(const ClientOptions& o, const std::string& pid, const std::string& cls);
 // Classifies this process, then execs `argv` (which keeps the pid, and so the class).

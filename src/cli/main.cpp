@@ -277,7 +277,20 @@ int main(int argc, char** argv) {
       "The decision log: each decision (controller or operator), what was proposed, whether it applied and\n"
       "why, and the reward one and five periods later. --json prints one JSON line per decision.");
   logc->add_option("-n,--limit", log_limit, "decisions to show (latest last, at most 500)")->check(CLI::Range(1, 500));
+  bool log_follow = false;
+  logc->add_flag("-f,--follow", log_follow,
+                 "then print each new decision as it is made, until the daemon stops (rewards show in a later `akts "
+                 "log`)");
   add_client_flags(logc, co);
+
+  uint32_t telemetry_last = 20;
+  auto* telc = app.add_subcommand(
+      "telemetry",
+      "The telemetry windows controllers see (one per period, the last 600 kept): per class CPU time run and\n"
+      "waited, CPU busy and batch share, queued tasks, the application's in-flight requests and pushed latency.\n"
+      "--json prints one window a line, with every field.");
+  telc->add_option("-n,--last", telemetry_last, "windows to show (oldest first, at most 600)")->check(CLI::Range(1, 600));
+  add_client_flags(telc, co);
 
   std::vector<double> push_ms;
   auto* pushc = app.add_subcommand(
@@ -459,7 +472,8 @@ int main(int argc, char** argv) {
     return akts::cli::cmd_controller(co, ctl_name,
                                      ctl_dry ? std::optional<bool>(true) : ctl_apply ? std::optional<bool>(false)
                                                                                      : std::nullopt);
-  if (*logc) return akts::cli::cmd_log(co, log_limit);
+  if (*logc) return akts::cli::cmd_log(co, log_limit, log_follow);
+  if (*telc) return akts::cli::cmd_telemetry(co, telemetry_last);
   if (*pushc) {
     for (double v : push_ms)
       if (!std::isfinite(v)) {
