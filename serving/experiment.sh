@@ -1,119 +1,342 @@
 #!/bin/bash
-# The serving experiment in the guest (a first cut of issue 10's Table 2):
-# llama-server and CPU-bound batch work share the measured CPU (0); the load
-# generator and the daemon run on the apparatus CPU (1). For each arm, a
-# steady -> burst -> steady load; per arm: the load generator's report
-# (TTFT per phase) and the batch work (CPU seconds the antagonists got).
+# The serving experiment in the guest (issue 10, the paper's Table 2): raw runs
+# for serving/report.py.
 #
-#   experiment.sh OUT RUNS ARM...     arms: default latency throughput oracle detector
+#   experiment.sh OUT RUNS ARM...
 #
-# Runs are interleaved across arms. The BPF arms manage every task
-# (--switch-all), llama-server as LC and stress-ng as BE by name.
+# Arms:
+#   alone       the kernel's default scheduler, no antagonists (the precondition)
+#   default     the kernel's default scheduler (no BPF scheduler attached)
+#   scx_simple  the kernel's tools/sched_ext peer (it schedules every task)
+#   latency, throughput      akts with one static policy
+#   oracle      akts switching at the known phase boundaries (a schedule file)
+#   detector, bandit, llm    akts's online controllers: they see telemetry, never the schedule
+#
+# Set up: llama-server serves the image's random-weight llama on the measured
+# CPU (MEASURED, default 0) beside two stress-ng CPU hogs pinned there (the
+# batch work); the load generator, the daemon, the samplers and the llm
+# controller's own model server run on the apparatus CPU (APPARATUS, default
+# 1). The akts arms manage every task (--switch-all) because scx_simple can do
+# nothing else: like for like. llama-server is LC and stress-ng BE, by name.
+# Runs are interleaved (run 1 of every arm, then run 2, ...), and every
+# controller starts fresh in each run (nothing is learnt across runs).
+#
+# Per arm and run, OUT/ARM-RUN/ holds: load.json (the load generator's report),
+# arm.json (batch CPU seconds and bogo ops, switches, CPU busy shares, the
+# apparatus's CPU seconds), batch.tsv (the antagonists' CPU seconds over
+# time), decisions.jsonl (the daemon's decision log) and the logs. OUT/meta.json
+# says how it was run. Progress goes to stderr, one line per run.
+#
+# Environment: PHASES (the load generator's --phases), N_PREDICT, MEASURED,
+# APPARATUS, HOGS (antagonists, default 2), OBJECTIVE_MAX (the online arms'
+# TTFT objective, default 800ms: above steady TTFT under throughput, below burst TTFT), LIVE (arms whose requests and switches are
+# printed to stderr as they happen: the demo).
 set -uo pipefail
+if (($# < 3)); then
+	sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+	exit 2
+fi
 OUT=$1
 RUNS=$2
 shift 2
 ARMS=("$@")
-PHASES=${PHASES:-steady:5s:1,burst:5s:4,steady:5s:1}
+PHASES=${PHASES:-steady:8s:1:500ms,burst:8s:4,steady:8s:1:500ms}
+N_PREDICT=${N_PREDICT:-16}
+MEASURED=${MEASURED:-0}
+APPARATUS=${APPARATUS:-1}
+HOGS=${HOGS:-2}
+OBJECTIVE_MAX=${OBJECTIVE_MAX:-800ms}
 MODEL=/opt/akts/models/random-llama.gguf
 SOCK=/run/akts/serving.sock
+AGENT_PORT=8081
 mkdir -p "$OUT"
 
 log() { echo "[serving] $*" >&2; }
-
-# Phase boundaries in seconds from the load's start, for the oracle.
-boundaries() {
-	python3 - "$PHASES" <<'PY'
-import sys, re
-t, out = 0.0, []
-for p in sys.argv[1].split(","):
-    name, dur, conc = p.split(":")
-    m = re.fullmatch(r"([0-9.]+)(ms|s)", dur)
-    out.append((t, int(conc)))
-    t += float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
-steps = [{"at": "%gms" % (a * 1000), "policy": "latency" if c > 1 else "throughput"} for a, c in out]
-merged = []
-for s in steps:
-    if not merged or merged[-1]["policy"] != s["policy"]:
-        merged.append(s)
-merged[0]["at"] = "0s"
-import json
-print(json.dumps({"steps": merged}))
-PY
+die() {
+	log "error: $*"
+	exit 1
 }
 
-taskset -c 0 llama-server -m "$MODEL" --host 127.0.0.1 --port 8080 -c 8192 -np 8 --threads-http 16 -t 1 \
+for a in "${ARMS[@]}"; do
+	case $a in
+	alone | default | scx_simple | latency | throughput | oracle | detector | bandit | llm) ;;
+	*) die "no arm named '$a' (arms: alone default scx_simple latency throughput oracle detector bandit llm)" ;;
+	esac
+done
+[[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a whole number, 1 or more (not '$RUNS')"
+[[ -f $MODEL ]] || die "$MODEL is missing: ./akts setup rebuilds the image"
+has_arm() {
+	local a
+	for a in "${ARMS[@]}"; do [[ $a == "$1" ]] && return 0; done
+	return 1
+}
+has_arm scx_simple && ! command -v scx_simple >/dev/null && die "scx_simple is not in the guest"
+
+# The oracle's schedule from the phases: latency from the first phase busier
+# than the one before, throughput when the load drops back.
+python3 - "$PHASES" >"$OUT/oracle.json" <<'PY' || die "PHASES '$PHASES' is not NAME:DURATION:CONCURRENCY[:THINK],..."
+import json, re, sys
+t, steps = 0.0, []
+for p in sys.argv[1].split(","):
+    f = p.split(":")
+    m = re.fullmatch(r"([0-9.]+)(ms|s)", f[1])
+    busy = int(f[2]) > 1
+    policy = "latency" if busy else "throughput"
+    if not steps or steps[-1]["policy"] != policy:
+        steps.append({"at": "%gms" % (t * 1000), "policy": policy})
+    t += float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
+steps[0]["at"] = "0s"
+print(json.dumps({"steps": steps}))
+PY
+
+python3 - "$OUT/meta.json" "$PHASES" "$RUNS" "$MEASURED" "$APPARATUS" "$HOGS" "$N_PREDICT" "${ARMS[@]}" <<'PY'
+import json, os, sys
+path, phases, runs, measured, apparatus, hogs, n_predict, *arms = sys.argv[1:]
+json.dump({"phases": phases, "runs": int(runs), "arms": arms, "kernel": os.uname().release,
+           "measured_cpus": measured, "apparatus_cpus": apparatus, "antagonists": int(hogs),
+           "n_predict": int(n_predict), "cpus": os.cpu_count()}, open(path, "w"), indent=1)
+PY
+
+# The server under test, on the measured CPU; -np and --threads-http above the
+# burst's concurrency so requests queue in the server, where the scheduler acts.
+taskset -c "$MEASURED" llama-server -m "$MODEL" --host 127.0.0.1 --port 8080 -c 8192 -np 8 --threads-http 16 -t 1 \
 	--metrics >"$OUT/llama-server.log" 2>&1 &
 SERVER=$!
-for i in $(seq 1 240); do curl -sf http://127.0.0.1:8080/health >/dev/null && break; sleep 0.5; done
-curl -sf http://127.0.0.1:8080/health >/dev/null || { log "llama-server did not start"; exit 1; }
-boundaries >"$OUT/oracle.json"
+AGENT=""
+if has_arm llm; then
+	# The llm controller's model server: the same random-weight model (its
+	# answers are noise), on the apparatus CPU, under its own name so the
+	# class rules do not take it for the server under test.
+	ln -sf "$(command -v llama-server)" /tmp/akts-agent-llm
+	taskset -c "$APPARATUS" /tmp/akts-agent-llm -m "$MODEL" --host 127.0.0.1 --port $AGENT_PORT -c 2048 -np 1 -t 1 \
+		>"$OUT/agent-server.log" 2>&1 &
+	AGENT=$!
+fi
+cleanup() {
+	kill "$SERVER" ${AGENT:+"$AGENT"} 2>/dev/null
+	wait 2>/dev/null
+}
+trap cleanup EXIT
+for port in 8080 ${AGENT:+$AGENT_PORT}; do
+	for _ in $(seq 1 240); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.5; done
+	curl -sf "http://127.0.0.1:$port/health" >/dev/null || die "llama-server on port $port did not start"
+done
 
-# CPU seconds (user+system) of a process tree's threads, from /proc.
-cpu_seconds() {
-	local total=0 pid
-	for pid in $(pgrep -f 'stress-ng'); do
-		awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$pid/stat" 2>/dev/null
-	done | awk '{ s += $1 } END { printf "%.3f\n", s }'
+# CPU seconds (user + system) of the given pids, with builtins only (no fork
+# per sample): fields 14 and 15 of /proc/PID/stat, after the ')' of the name.
+HZ=$(getconf CLK_TCK)
+cpu_ticks() {
+	local pid line rest total=0
+	for pid in "$@"; do
+		read -r line <"/proc/$pid/stat" 2>/dev/null || continue
+		rest=${line##*) }
+		read -ra f <<<"$rest"
+		total=$((total + f[11] + f[12]))
+	done
+	echo "$total"
+}
+# Busy and total jiffies of the CPUs in a taskset list ("0", "1", "0-1").
+cpu_busy() {
+	local list=$1 busy=0 total=0 name u n s idle io irq sirq steal
+	while read -r name u n s idle io irq sirq steal _; do
+		[[ $name =~ ^cpu([0-9]+)$ ]] || continue
+		in_list "${BASH_REMATCH[1]}" "$list" || continue
+		busy=$((busy + u + n + s + irq + sirq + steal))
+		total=$((total + u + n + s + idle + io + irq + sirq + steal))
+	done </proc/stat
+	echo "$busy $total"
+}
+in_list() {
+	local c=$1 part
+	IFS=, read -ra parts <<<"$2"
+	for part in "${parts[@]}"; do
+		if [[ $part == *-* ]]; then
+			((c >= ${part%-*} && c <= ${part#*-})) && return 0
+		elif ((c == part)); then
+			return 0
+		fi
+	done
+	return 1
+}
+# Until no BPF scheduler is attached (a run must not start on the previous arm's).
+wait_detached() {
+	for _ in $(seq 1 100); do [[ $(cat /sys/kernel/sched_ext/state) == disabled ]] && return 0; sleep 0.1; done
+	log "a BPF scheduler is still attached: $(cat /sys/kernel/sched_ext/root/ops 2>/dev/null)"
 }
 
-run_arm() {
-	local arm=$1 run=$2 dir="$OUT/$arm-$run" dpid=""
-	mkdir -p "$dir"
-	taskset -c 0 stress-ng --cpu 2 --timeout 120s >/dev/null 2>&1 &
-	local hogs=$!
-	sleep 1
-	local ctl=none
-	case $arm in
-	default) ;;
-	latency | throughput | oracle | detector)
-		[[ $arm == detector ]] && ctl=detector
-		cat >"$dir/akts.json" <<JSON
-{"socket": "$SOCK", "switch_all": true, "policies": ["latency", "throughput"],
- "initial": "$([[ $arm == latency ]] && echo latency || echo throughput)",
- "objective": {"signal": "request_latency_p99", "max": "300ms"},
- "telemetry": {"metrics_url": "http://127.0.0.1:8080/metrics"},
+# The antagonists' CPU seconds, sampled every 0.25 s into a file ("UNIX_TIME
+# SECONDS" lines), until killed.
+sample_batch() {
+	local file=$1 hz=$2 ms
+	shift 2
+	while true; do
+		ms=$(($(cpu_ticks "$@") * 1000 / hz))
+		printf '%s %d.%03d\n' "$EPOCHREALTIME" $((ms / 1000)) $((ms % 1000)) >>"$file"
+		sleep 0.25
+	done
+}
+
+daemon_config() {
+	local arm=$1 dir=$2 ctl=none initial=throughput
+	[[ $arm == latency ]] && initial=latency
+	[[ $arm == oracle || $arm == detector || $arm == bandit || $arm == llm ]] && ctl=$arm
+	[[ $arm == oracle ]] && ctl=none # chosen at the load's start, so its clock starts with the load
+	cat <<JSON
+{"socket": "$SOCK", "switch_all": true, "policies": ["latency", "throughput"], "initial": "$initial",
+ "objective": {"signal": "request_latency_p99", "max": "$OBJECTIVE_MAX"},
+ "telemetry": {"metrics_url": "http://127.0.0.1:8080/metrics", "metrics_timeout": "1s"},
  "controller": {"name": "$ctl", "min_dwell": "500ms",
                 "oracle": {"schedule": "$OUT/oracle.json"},
-                "detector": {"lc_busy_share": 0, "app_busy_requests": 2}},
+                "detector": {"lc_busy_share": 0.75, "app_busy_requests": 2.5, "confirm": 3},
+                "llm": {"endpoint": "http://127.0.0.1:$AGENT_PORT", "timeout": "5s", "decide_every": 30}},
  "decision_log": {"path": "$dir/decisions.jsonl"},
  "classes": [{"class": "lc", "comm": "llama-server"}, {"class": "be", "comm": "stress-ng"}]}
 JSON
-		taskset -c 1 akts daemon -c "$dir/akts.json" >"$dir/daemon.log" 2>&1 &
+}
+
+run_arm() {
+	local arm=$1 run=$2 order=$3 dir="$OUT/$arm-$run" dpid="" hogs="" peer="" sampler="" label=null
+	rm -rf "$dir" && mkdir -p "$dir"
+	wait_detached
+	local workers=()
+	if [[ $arm != alone ]]; then
+		taskset -c "$MEASURED" stress-ng --cpu "$HOGS" --metrics-brief --timeout 600s >"$dir/stress-ng.log" 2>&1 &
+		hogs=$!
+		sleep 1
+		mapfile -t workers < <(pgrep -P "$hogs")
+	fi
+	case $arm in
+	alone | default) label='"default (EEVDF)"' ;;
+	scx_simple)
+		label='"scx_simple"'
+		taskset -c "$APPARATUS" scx_simple >"$dir/scx_simple.log" 2>&1 &
+		peer=$!
+		for _ in $(seq 1 100); do [[ $(cat /sys/kernel/sched_ext/state) == enabled ]] && break; sleep 0.1; done
+		[[ $(cat /sys/kernel/sched_ext/state) == enabled ]] || log "scx_simple did not become enabled"
+		;;
+	*)
+		daemon_config "$arm" "$dir" >"$dir/akts.json"
+		taskset -c "$APPARATUS" akts daemon -c "$dir/akts.json" >"$dir/daemon.log" 2>&1 &
 		dpid=$!
-		for i in $(seq 1 100); do [[ -S $SOCK ]] && break; sleep 0.1; done
+		for _ in $(seq 1 100); do [[ -S $SOCK ]] && akts status --socket $SOCK >/dev/null 2>&1 && break; sleep 0.1; done
 		sleep 1
 		;;
 	esac
+	if ((${#workers[@]})); then
+		taskset -c "$APPARATUS" bash -c "$(declare -f cpu_ticks sample_batch); sample_batch '$dir/batch.tsv' $HZ ${workers[*]}" >/dev/null 2>&1 &
+		sampler=$!
+	fi
 	[[ $arm == oracle ]] && akts controller --socket $SOCK oracle >/dev/null
-	local push=()
+	local push=() c0 c1 m0 m1 a0 a1 d0=0 d1=0 g0=0 g1=0 t0
 	[[ -n $dpid ]] && push=(--push-socket $SOCK)
-	local c0 c1
-	c0=$(cpu_seconds)
-	taskset -c 1 akts loadgen --url http://127.0.0.1:8080 --phases "$PHASES" --n-predict 16 --quiet \
-		"${push[@]}" --out "$dir/load.json" >"$dir/load.txt" 2>&1
-	c1=$(cpu_seconds)
-	local switches=0
-	# Switches a controller applied (not the operator's or the config's records).
-	[[ -n $dpid ]] && switches=$(python3 -c 'import json,sys
-n = 0
-for l in open(sys.argv[1]):
-    d = json.loads(l)
-    n += d.get("type") == "decision" and d.get("applied") is True and d.get("source") not in ("operator", "config")
-print(n)' "$dir/decisions.jsonl" 2>/dev/null || echo 0)
+	c0=$(cpu_ticks "${workers[@]}")
+	m0=$(cpu_busy "$MEASURED")
+	a0=$(cpu_busy "$APPARATUS")
+	[[ -n $dpid ]] && d0=$(cpu_ticks "$dpid")
+	[[ $arm == llm ]] && g0=$(cpu_ticks "$AGENT")
+	t0=$EPOCHREALTIME
+	local live=0 follower="" quiet=(--quiet)
+	[[ " ${LIVE:-} " == *" $arm "* ]] && live=1 && quiet=()
+	if ((live)) && [[ -n $dpid ]]; then
+		# Each decision as the daemon makes it (the first line: the controller it started with).
+		taskset -c "$APPARATUS" akts log --socket $SOCK --follow -n 1 >&2 &
+		follower=$!
+	fi
+	local TIMEFORMAT='%U %S'
+	{ time taskset -c "$APPARATUS" akts loadgen --url http://127.0.0.1:8080 --phases "$PHASES" \
+		--n-predict "$N_PREDICT" "${quiet[@]}" "${push[@]}" --out "$dir/load.json" 2>&1 |
+		if ((live)); then tee "$dir/load.txt" >&3; else cat >"$dir/load.txt"; fi; } 3>&2 2>"$dir/loadgen.time"
+	[[ -n $follower ]] && kill "$follower" 2>/dev/null && wait "$follower" 2>/dev/null
+	c1=$(cpu_ticks "${workers[@]}")
+	m1=$(cpu_busy "$MEASURED")
+	a1=$(cpu_busy "$APPARATUS")
+	[[ -n $dpid ]] && d1=$(cpu_ticks "$dpid")
+	[[ $arm == llm ]] && g1=$(cpu_ticks "$AGENT")
+	local t1=$EPOCHREALTIME
+	[[ -n $sampler ]] && kill "$sampler" 2>/dev/null && wait "$sampler" 2>/dev/null
 	if [[ -n $dpid ]]; then
+		# What the controllers saw: the telemetry windows of the run (600 kept: 60 s at 100 ms).
+		akts telemetry --socket $SOCK -n 600 --json >"$dir/telemetry.jsonl" 2>/dev/null
 		kill -TERM "$dpid"
 		wait "$dpid"
 	fi
-	kill "$hogs" 2>/dev/null
-	wait "$hogs" 2>/dev/null
-	echo "{\"arm\": \"$arm\", \"run\": $run, \"batch_cpu_s\": $(echo "$c1 - $c0" | bc -l 2>/dev/null || python3 -c "print($c1 - $c0)"), \"decisions_applied\": $switches}" >"$dir/arm.json"
-	log "$arm run $run: $(head -c 300 "$dir/load.txt" | tail -n 3 | tr '\n' ' ')"
+	if [[ -n $peer ]]; then
+		kill -INT "$peer"
+		wait "$peer"
+	fi
+	local bogo=null
+	if [[ -n $hogs ]]; then
+		kill -INT "$hogs" 2>/dev/null
+		wait "$hogs" 2>/dev/null
+		# stress-ng's --metrics-brief line: "stress-ng: metrc: [pid] cpu  BOGO  REAL  USR  SYS ..."
+		bogo=$(awk '$3 ~ /^\[/ && $4 == "cpu" && $5 ~ /^[0-9]+$/ { print $5; exit }' "$dir/stress-ng.log")
+		[[ -n $bogo ]] || bogo=null
+	fi
+	python3 - "$dir" "$arm" "$run" "$order" "$label" "$c0" "$c1" "$HZ" "$bogo" "$m0 $m1" "$a0 $a1" \
+		"$d0" "$d1" "$g0" "$g1" "$t0" "$t1" "$([[ -n $dpid ]] && echo 1 || echo 0)" "$([[ $arm == llm ]] && echo 1 || echo 0)" <<'PY'
+import json, os, sys
+from datetime import datetime, timezone
+(d, arm, run, order, label, c0, c1, hz, bogo, m, a, d0, d1, g0, g1, t0, t1, has_daemon, has_agent) = sys.argv[1:]
+hz = int(hz)
+def busy(pair):
+    b0, t0_, b1, t1_ = map(int, pair.split())
+    return round((b1 - b0) / max(1, t1_ - t0_), 4)
+slots = ["latency", "throughput"] if has_daemon == "1" else []
+# Switches a controller applied while the load ran (not the config's or the operator's records).
+switches = 0
+try:
+    lines = open(os.path.join(d, "decisions.jsonl")).read().splitlines()
+except OSError:
+    lines = []
+for l in lines:
+    try:
+        r = json.loads(l)
+        at = datetime.strptime(r["time"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+    except (ValueError, KeyError, TypeError, AttributeError):
+        continue
+    if (r.get("type") == "decision" and r.get("applied") is True and r.get("action") != "controller"
+            and r.get("source") not in ("operator", "config") and float(t0) <= at <= float(t1)):
+        switches += 1
+try:
+    user, sys_ = (float(x) for x in open(os.path.join(d, "loadgen.time")).read().split()[-2:])
+    loadgen = round(user + sys_, 3)
+except (OSError, ValueError):
+    loadgen = None
+initial = None
+if has_daemon == "1":
+    try:
+        initial = json.load(open(os.path.join(d, "akts.json")))["initial"]
+    except (OSError, ValueError, KeyError):
+        pass
+json.dump({"arm": arm, "run": int(run), "order": int(order), "antagonists": arm != "alone",
+           "batch_cpu_s": round((int(c1) - int(c0)) / hz, 3), "bogo_ops": None if bogo == "null" else int(bogo),
+           "switches": switches, "slots": slots, "initial": initial, "label": json.loads(label),
+           "load_wall_s": round(float(t1) - float(t0), 3),
+           "cpu_busy": {"measured": busy(m), "apparatus": busy(a)},
+           "apparatus_cpu_s": {"loadgen": loadgen,
+                               "daemon": round((int(d1) - int(d0)) / hz, 3) if has_daemon == "1" else None,
+                               "llm_server": round((int(g1) - int(g0)) / hz, 3) if has_agent == "1" else None}},
+          open(os.path.join(d, "arm.json"), "w"), indent=1)
+s = {}
+try:
+    ph = json.load(open(os.path.join(d, "load.json")))["phases"]
+    b = [p for p in ph if p["name"] == "burst"] or ph
+    s = {"p50": b[0]["median_ttft_ms"], "n": b[0]["completed"]}
+except (OSError, ValueError, KeyError, IndexError):
+    pass
+a = json.load(open(os.path.join(d, "arm.json")))
+print("burst TTFT p50 %s ms, %s burst requests, batch %.1f CPU s, %d switches" % (
+    round(s["p50"]) if "p50" in s else "?", s.get("n", "?"), a["batch_cpu_s"], a["switches"]))
+PY
 }
 
+total=$((RUNS * ${#ARMS[@]}))
+k=0
 for run in $(seq 1 "$RUNS"); do
-	for arm in "${ARMS[@]}"; do run_arm "$arm" "$run"; done
+	for arm in "${ARMS[@]}"; do
+		line=$(run_arm "$arm" "$run" "$k")
+		k=$((k + 1))
+		log "$k/$total run $run $arm: $line"
+	done
 done
-kill $SERVER 2>/dev/null
-wait $SERVER 2>/dev/null
-python3 "$(dirname "$0")/summarize.py" "$OUT"
+log "done: $total runs in $SECONDS s"

@@ -1,30 +1,45 @@
 # A smoke run of the serving experiment (serving/experiment.sh): short phases,
-# one run of three arms. It checks the plumbing (llama-server serves, the load
-# generator measures, the daemon's arms attach and detach, batch work is
-# counted, the oracle switches), not the figures.
+# one run of every arm, and its report (serving/report.py, without plots: the
+# guest has no matplotlib). It checks the plumbing (llama-server serves, the
+# load generator measures, every arm attaches and detaches, batch work is
+# counted, the oracle switches, the report reads it all), not the figures.
 t_serving() {
 	local out=/tmp/akts-serving
 	rm -rf "$out"
-	PHASES=steady:2s:1,burst:2s:3,steady:2s:1 bash /akts/bin/serving/experiment.sh "$out" 1 default latency oracle \
-		>"$OUT/serving_smoke.log" 2>&1
+	PHASES=steady:2s:1:300ms,burst:2s:3,steady:2s:1:300ms bash /akts/bin/serving/experiment.sh "$out" 1 \
+		alone default scx_simple latency throughput oracle detector bandit llm >"$OUT/serving_smoke.log" 2>&1
 	local rc=$?
+	python3 /akts/bin/serving/report.py "$out" --no-plots >"$OUT/serving_report.txt" 2>&1
+	local rrc=$?
 	cp "$out"/summary.json "$OUT/serving_summary.json" 2>/dev/null
-	verdicts < <(python3 - "$out/summary.json" "$rc" <<'PY'
-import json, sys
+	if ((rc == 0 && rrc == 0)); then
+		ok "the serving experiment and its report ran (every arm, one short run)"
+	else
+		not_ok "the serving experiment and its report ran (experiment exit $rc, report exit $rrc; $(tail -n 2 "$OUT/serving_smoke.log" | tr '\n' ' '))"
+	fi
+	verdicts < <(python3 - "$out" <<'PY'
+import json, os, sys
+out = sys.argv[1]
 try:
-    s = json.load(open(sys.argv[1]))
+    s = json.load(open(os.path.join(out, "summary.json")))
 except Exception as e:
-    print("not\tthe serving experiment ran (exit %s, %s)" % (sys.argv[2], e))
+    print("not\tthe report wrote summary.json (%s)" % e)
     sys.exit()
-for arm in ("default", "latency", "oracle"):
-    a = s.get(arm, {})
-    served = a.get("burst_served", [0])[0] if a.get("burst_served") else 0
-    batch = a.get("batch_cpu_s", [0])[0] if a.get("batch_cpu_s") else 0
-    p50 = a.get("burst_ttft_p50", [None])[0] if a.get("burst_ttft_p50") else None
-    print(("ok" if served > 0 and batch >= 0 and p50 else "not") +
-          "\tserving arm %s: %s burst requests, burst TTFT p50 %s ms, batch %.1f CPU s" % (arm, served, p50, batch))
-sw = s.get("oracle", {}).get("switches", [0])
-print(("ok" if sw and sw[0] >= 1 else "not") + "\tthe oracle arm switched (%s switches)" % sw)
+arms = s.get("arms", {})
+def val(arm, key):
+    v = arms.get(arm, {}).get(key, {}).get("values") or [None]
+    return v[0]
+for arm in ("alone", "default", "scx_simple", "latency", "throughput", "oracle", "detector", "bandit", "llm"):
+    served, p50, batch = val(arm, "burst_served"), val(arm, "burst_ttft_p50"), val(arm, "batch_cpu_s")
+    good = bool(served) and p50 is not None and p50 > 0 and (arm == "alone" or (batch or 0) > 0)
+    print(("ok" if good else "not") + "\tserving arm %s: %s burst requests, burst TTFT p50 %s ms, batch %s CPU s"
+          % (arm, served, p50, batch))
+sw = val("oracle", "switches")
+print(("ok" if sw and sw >= 1 else "not") + "\tthe oracle arm switched (%s switches)" % sw)
+for name in ("latency-1", "oracle-1", "detector-1"):
+    t = os.path.join(out, name, "telemetry.jsonl")
+    n = sum(1 for l in open(t)) if os.path.exists(t) else 0
+    print(("ok" if n >= 20 else "not") + "\t%s saved its telemetry windows (%d)" % (name, n))
 PY
 )
 }

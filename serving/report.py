@@ -1,0 +1,840 @@
+#!/usr/bin/env python3
+"""Report of the serving experiment (the paper's Table 2 with llama-server in a
+QEMU guest): report.py OUT [--json] [--plots DIR | --no-plots] reads what
+serving/experiment.sh wrote to OUT (meta.json, and per arm and run
+OUT/ARM-RUN/ with load.json, arm.json, batch.tsv, decisions.jsonl) and prints,
+per arm over its runs: burst TTFT p50/p99, steady TTFT p99, burst requests
+served, batch work (CPU seconds, bogo ops, per phase), switches and the CPU
+busy shares, as mean ± sample std with a Student-t 95% interval of the mean;
+then the precondition (alone vs default: the contention is real), the targets
+of the switching arms against the static latency and throughput arms
+(reported, never asserted) and the incomplete runs. --json prints the same as
+one JSON object; that object is always written to OUT/summary.json.
+The table and the JSON need the standard library only (the guest has no
+numpy or matplotlib). With matplotlib (the host), also writes DIR/timeline.png
+(per arm, one run: each request's TTFT, the phases, the active policy, the
+antagonists' CPU rate) and DIR/bars.png (per metric, one bar per arm with its
+95% interval and the runs' values); DIR defaults to OUT.
+Exit 0, or 2 when OUT holds no runs."""
+import argparse
+import json
+import math
+import os
+import re
+import signal
+import statistics
+import sys
+import textwrap
+from datetime import datetime, timedelta, timezone
+
+# The arms in the order experiment.sh knows them (used when meta.json is missing).
+KNOWN_ARMS = ["alone", "default", "scx_simple", "latency", "throughput", "oracle", "detector", "bandit", "llm"]
+NO_SWITCHING = {"alone", "default", "scx_simple", "latency", "throughput"}  # every other arm switches policies
+
+# Two-sided 95% quantiles (0.975) of Student's t for df = 1..30; past 30 the
+# normal's 1.96 (a little narrow: t is 2.021 at df 40, 2.000 at df 60).
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+        2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+        2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+# key: (header line 1, header line 2, factor from the stored value to the shown one)
+METRICS = {
+    "burst_ttft_p50": ("burst TTFT", "p50 (ms)", 1),
+    "burst_ttft_p99": ("burst TTFT", "p99 (ms)", 1),
+    "steady_ttft_p99": ("steady TTFT", "p99 (ms)", 1),
+    "steady_ttft_p50": ("steady TTFT", "p50 (ms)", 1),
+    "burst_served": ("burst", "served (req)", 1),
+    "burst_failed": ("burst", "failed (req)", 1),
+    "batch_cpu_s": ("batch", "(CPU s)", 1),
+    "bogo_ops": ("batch", "(bogo ops)", 1),
+    "switches": ("switches", "(count)", 1),
+    "measured_busy": ("measured", "CPU busy %", 100),
+    "apparatus_busy": ("apparatus", "CPU busy %", 100),
+    "loadgen_cpu_s": ("loadgen", "(CPU s)", 1),
+    "daemon_cpu_s": ("daemon", "(CPU s)", 1),
+    "llm_server_cpu_s": ("llm server", "(CPU s)", 1),
+}
+TABLE2 = ["burst_ttft_p50", "burst_ttft_p99", "steady_ttft_p99", "burst_served", "batch_cpu_s", "switches"]
+BATCH_PHASE = "batch_cpu_s_phase"  # + "<k>_<name>": batch work in phase k (1-based), from batch.tsv
+BATCH_TARGET = 0.97  # a switching arm's batch work, as a share of static throughput's
+
+
+class Incomplete(Exception):
+    pass
+
+
+def num(x):
+    """x as a float, else None: bools are not numbers here, nor is anything past 1e12 (no figure here
+    comes near it; a corrupt one must not overflow the sums)."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    x = float(x)
+    return x if math.isfinite(x) and abs(x) <= 1e12 else None
+
+
+def sub(d, *keys):
+    """d[k1][k2]... or None when a level is missing or not an object."""
+    for k in keys:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(k)
+    return d
+
+
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+_TIME = re.compile(r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(\.\d+)?(Z|[+-]\d\d:?\d\d)?$")
+
+
+def parse_time(s):
+    """RFC 3339 ("2026-11-30T12:47:23.378Z") to Unix seconds; None if it is not one."""
+    m = _TIME.match(s) if isinstance(s, str) else None
+    if not m:
+        return None
+    try:
+        t = datetime(*(int(m.group(i)) for i in range(1, 7)), tzinfo=timezone.utc).timestamp()
+    except ValueError:
+        return None
+    t += float(m.group(7) or 0)
+    tz = m.group(8)
+    if tz and tz != "Z":
+        sign = 1 if tz[0] == "+" else -1
+        hh, mm = int(tz[1:3]), int(tz[-2:])
+        t -= sign * timedelta(hours=hh, minutes=mm).total_seconds()
+    return t
+
+
+def cpu_count(cpus):
+    """How many CPUs a taskset list ("0", "0-1,3") names; None if it is not one."""
+    if not isinstance(cpus, str) or not cpus.strip():
+        return None
+    n = 0
+    try:
+        for part in cpus.split(","):
+            a, _, b = part.partition("-")
+            n += int(b) - int(a) + 1 if b else 1
+    except ValueError:
+        return None
+    return n
+
+
+# --- one run ---------------------------------------------------------------
+
+def read_decisions(path):
+    """The decision records of a decisions.jsonl: [(unix time, record)], in time order; malformed lines skipped."""
+    out = []
+    try:
+        with open(path, errors="replace") as f:
+            for line in f:
+                try:
+                    r = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(r, dict) or r.get("type") != "decision":
+                    continue
+                t = parse_time(r.get("time"))
+                if t is not None:
+                    out.append((t, r))
+    except OSError:
+        return None
+    out.sort(key=lambda x: x[0])
+    return out
+
+
+def read_batch(path, measured_cpus, notes, name):
+    """batch.tsv as [(unix time, cumulative CPU s)], in time order; None when absent or empty.
+
+    The file should hold CPU seconds. Where its rate over the whole file exceeds
+    the measured CPUs (impossible for seconds), it holds clock ticks (/proc's
+    utime + stime); they are converted with USER_HZ = 100, with a note."""
+    try:
+        with open(path, errors="replace") as f:
+            rows = []
+            for line in f:
+                p = line.split()
+                if len(p) < 2:
+                    continue
+                try:
+                    t, c = float(p[0]), float(p[1])
+                except ValueError:
+                    continue
+                if math.isfinite(t) and math.isfinite(c):
+                    rows.append((t, c))
+    except OSError:
+        return None
+    rows.sort()
+    if len(rows) < 2:
+        return None
+    span = rows[-1][0] - rows[0][0]
+    if span > 0 and (rows[-1][1] - rows[0][1]) / span > 1.5 * (measured_cpus or 1):
+        notes.append(("batch.tsv looks like clock ticks, not CPU seconds: divided by 100 (USER_HZ)", name))
+        rows = [(t, c / 100.0) for t, c in rows]
+    return rows
+
+
+def interpolate(rows, t, slack=1.0):
+    """The cumulative value at t, linear between samples; clamped up to `slack` s outside them, else None."""
+    if t < rows[0][0]:
+        return rows[0][1] if rows[0][0] - t <= slack else None
+    if t > rows[-1][0]:
+        return rows[-1][1] if t - rows[-1][0] <= slack else None
+    lo, hi = 0, len(rows) - 1
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if rows[mid][0] <= t:
+            lo = mid
+        else:
+            hi = mid
+    (t0, c0), (t1, c1) = rows[lo], rows[hi]
+    return c0 if t1 == t0 else c0 + (c1 - c0) * (t - t0) / (t1 - t0)
+
+
+def phase_ttft(p, key):
+    """A phase's TTFT figure; None when it had no TTFT sample (the load generator writes 0 then)."""
+    n = p.get("n_ttft", p.get("completed"))
+    if num(n) == 0:
+        return None
+    return num(p.get(key))
+
+
+def read_run(d, arm, run, meta, notes):
+    """The run in folder d: a dict with its inputs and "metrics"; raises Incomplete(why)."""
+    name = f"{arm}-{run}"
+    path = os.path.join(d, "load.json")
+    if not os.path.exists(path):
+        raise Incomplete("no load.json")
+    try:
+        load = read_json(path)
+    except (OSError, ValueError) as e:
+        raise Incomplete(f"load.json unparsable ({str(e).splitlines()[0][:80]})")
+    if not isinstance(load, dict):
+        raise Incomplete("load.json is not an object")
+    if load.get("canceled") is True:
+        raise Incomplete("the load was canceled")
+    phases = load.get("phases")
+    if not isinstance(phases, list) or not phases or not all(isinstance(p, dict) for p in phases):
+        raise Incomplete("load.json's phases are missing or malformed")
+    requests = load.get("requests") if isinstance(load.get("requests"), list) else []
+    requests = [r for r in requests if isinstance(r, dict)]
+
+    armj = {}
+    if os.path.exists(os.path.join(d, "arm.json")):
+        try:
+            armj = read_json(os.path.join(d, "arm.json"))
+            if not isinstance(armj, dict):
+                raise ValueError("not an object")
+        except (OSError, ValueError) as e:
+            notes.append((f"arm.json unparsable ({str(e).splitlines()[0][:60]}): no batch or switch figures", name))
+            armj = {}
+    else:
+        notes.append(("no arm.json: no batch or switch figures", name))
+    # Older layouts: the daemon's config (slots, initial policy) in the run's akts.json.
+    cfg = {}
+    try:
+        cfg = read_json(os.path.join(d, "akts.json"))
+        cfg = cfg if isinstance(cfg, dict) else {}
+    except (OSError, ValueError):
+        pass
+
+    m = {}
+    burst = [p for p in phases if p.get("name") == "burst"]
+    steady = [p for p in phases if p.get("name") == "steady"]
+    if burst:
+        b = burst[0]
+        m["burst_ttft_p50"] = phase_ttft(b, "median_ttft_ms")
+        m["burst_ttft_p99"] = phase_ttft(b, "p99_ttft_ms")
+        m["burst_served"] = num(b.get("completed"))
+        m["burst_failed"] = num(b.get("failed"))
+    p99s = [v for v in (phase_ttft(p, "p99_ttft_ms") for p in steady) if v is not None]
+    if p99s:
+        m["steady_ttft_p99"] = max(p99s)
+    # Steady p50: the median of every steady request's TTFT (medians of phases do not combine).
+    steady_idx = {i for i, p in enumerate(phases) if p.get("name") == "steady"}
+    ttfts = [num(r.get("ttft_ms")) for r in requests
+             if r.get("ok") is True and (r.get("phase_name") == "steady" if "phase_name" in r
+                                         else isinstance(r.get("phase"), int) and r["phase"] in steady_idx)]
+    ttfts = [t for t in ttfts if t is not None]
+    if ttfts:
+        m["steady_ttft_p50"] = statistics.median(ttfts)
+    elif len(steady) == 1:
+        m["steady_ttft_p50"] = phase_ttft(steady[0], "median_ttft_ms")
+
+    m["batch_cpu_s"] = num(armj.get("batch_cpu_s"))
+    m["bogo_ops"] = num(armj.get("bogo_ops"))
+    sw = num(armj.get("switches"))
+    m["switches"] = sw if sw is not None else num(armj.get("decisions_applied"))  # older arm.json
+    m["measured_busy"] = num(sub(armj, "cpu_busy", "measured"))
+    m["apparatus_busy"] = num(sub(armj, "cpu_busy", "apparatus"))
+    for k in ("loadgen", "daemon", "llm_server"):
+        m[k + "_cpu_s"] = num(sub(armj, "apparatus_cpu_s", k))
+
+    started = num(load.get("started_unix"))
+    measured_cpus = cpu_count(meta.get("measured_cpus"))
+    batch = read_batch(os.path.join(d, "batch.tsv"), measured_cpus, notes, name)
+    bounds = [0.0]
+    for p in phases:
+        bounds.append(bounds[-1] + (num(p.get("duration")) or 0.0))
+    if batch and started is not None:
+        for k, p in enumerate(phases):
+            a = interpolate(batch, started + bounds[k])
+            b = interpolate(batch, started + bounds[k + 1])
+            if a is not None and b is not None:
+                m[f"{BATCH_PHASE}{k + 1}_{p.get('name', '?')}"] = b - a
+
+    decisions = read_decisions(os.path.join(d, "decisions.jsonl"))
+    slots = armj.get("slots") if isinstance(armj.get("slots"), list) and armj.get("slots") else cfg.get("policies")
+    initial = armj.get("initial") if "initial" in armj else cfg.get("initial")
+    return {"arm": arm, "run": run, "dir": d, "name": name, "load": load, "phases": phases, "requests": requests,
+            "bounds": bounds, "started": started, "arm_json": armj, "batch": batch, "decisions": decisions,
+            "slots": slots if isinstance(slots, list) else [], "initial": initial if isinstance(initial, str) else None,
+            "label": armj.get("label") if isinstance(armj.get("label"), str) else None,
+            "metrics": {k: v for k, v in m.items() if v is not None}}
+
+
+# --- statistics ------------------------------------------------------------
+
+def describe(values, runs):
+    n = len(values)
+    if n == 0:
+        return {"n": 0, "mean": None, "std": None, "ci95": None, "values": [], "runs": []}
+    mean = math.fsum(values) / n
+    std = statistics.stdev(values) if n > 1 else 0.0
+    ci = None
+    if n > 1:
+        half = (T975[n - 2] if n - 1 <= len(T975) else 1.96) * std / math.sqrt(n)
+        ci = [mean - half, mean + half]
+    return {"n": n, "mean": mean, "std": std, "ci95": ci, "values": values, "runs": runs}
+
+
+def mean_of(arms, arm, key):
+    return sub(arms, arm, key, "mean")
+
+
+def std_of(arms, arm, key):
+    return sub(arms, arm, key, "std")
+
+
+def precondition(arms):
+    out = {}
+    for key in ("steady_ttft_p99", "steady_ttft_p50", "burst_ttft_p50"):
+        a, d = mean_of(arms, "alone", key), mean_of(arms, "default", key)
+        e = {"alone": a, "alone_std": std_of(arms, "alone", key),
+             "default": d, "default_std": std_of(arms, "default", key), "ratio": None, "visible": None}
+        if a is not None and d is not None:
+            e["ratio"] = d / a if a > 0 else None
+            # Visible: default's mean is above alone's by more than the larger of the two stds.
+            e["visible"] = d - a > max(e["alone_std"], e["default_std"])
+        out[key] = e
+    return out
+
+
+def targets(arms, order):
+    lat_m, lat_s = mean_of(arms, "latency", "burst_ttft_p50"), std_of(arms, "latency", "burst_ttft_p50")
+    tp = mean_of(arms, "throughput", "batch_cpu_s")
+    out = {}
+    for arm in order:
+        if arm in NO_SWITCHING or not arms.get(arm):
+            continue
+        m = mean_of(arms, arm, "burst_ttft_p50")
+        b = mean_of(arms, arm, "batch_cpu_s")
+        t = {"burst_p50": m, "latency_burst_p50": lat_m, "latency_burst_p50_std": lat_s,
+             "burst_p50_ratio": None, "burst_p50_met": None,
+             "batch_cpu_s": b, "throughput_batch_cpu_s": tp, "batch_ratio": None, "batch_met": None}
+        if m is not None and lat_m is not None:
+            t["burst_p50_ratio"] = m / lat_m if lat_m > 0 else None
+            t["burst_p50_met"] = m <= lat_m or abs(m - lat_m) <= lat_s
+        if b is not None and tp is not None and tp > 0:
+            t["batch_ratio"] = b / tp
+            t["batch_met"] = t["batch_ratio"] >= BATCH_TARGET
+        out[arm] = t
+    return out
+
+
+# --- text ------------------------------------------------------------------
+
+def fnum(x, ref=None, count=False):
+    """x with 0 to 2 decimals, by the magnitude of ref (default x); counts: whole ones without decimals."""
+    r = abs(ref if ref is not None else x)
+    if count and float(x).is_integer():
+        return "%d" % x
+    if r >= 100:
+        return "%.0f" % x
+    if r >= 10 or count:
+        return "%.1f" % x
+    return "%.2f" % x
+
+
+def metric_factor(key):
+    return METRICS[key][2] if key in METRICS else 1
+
+
+COUNTS = {"burst_served", "burst_failed", "switches", "bogo_ops"}
+
+
+def cell(s, key, row_n=0):
+    """ "mean ± std"; the value alone for one run; "(n=k)" after it when fewer runs than its row's n had it."""
+    if not s or s["n"] == 0:
+        return "-"
+    f, c = metric_factor(key), key in COUNTS
+    fewer = f" (n={s['n']})" if s["n"] < row_n else ""
+    if s["n"] == 1:
+        return fnum(s["mean"] * f, count=c) + fewer
+    return f"{fnum(s['mean'] * f, count=c)} ± {fnum(s['std'] * f, s['mean'] * f, count=c)}{fewer}"
+
+
+def ci_cell(s, key):
+    if not s or s["n"] == 0:
+        return "-"
+    if s["ci95"] is None:
+        return "(n=1)"
+    f, c = metric_factor(key), key in COUNTS
+    lo, hi = s["ci95"]
+    return f"[{fnum(lo * f, s['mean'] * f, c)}, {fnum(hi * f, s['mean'] * f, c)}]"
+
+
+def table(headers, rows):
+    """Columns: the first left-aligned, the others right-aligned; headers are (line 1, line 2)."""
+    widths = [max([len(h[0]), len(h[1])] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+    lines = []
+    for j in range(2):
+        lines.append("  ".join(h[j].ljust(w) if i == 0 else h[j].rjust(w)
+                               for i, (h, w) in enumerate(zip(headers, widths))).rstrip())
+    lines.append("  ".join("-" * w for w in widths))
+    for r in rows:
+        lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+    return "\n".join(lines)
+
+
+def batch_phase_header(key):
+    k, _, name = key[len(BATCH_PHASE):].partition("_")
+    return (f"batch {name}", f"#{k} (CPU s)")
+
+
+def ms(m, s, n):
+    if m is None:
+        return "-"
+    return f"{fnum(m)} ms (n=1)" if n == 1 else f"{fnum(m)}±{fnum(s or 0, m)} ms"
+
+
+def text_report(out, meta, summary, order, plots, first_phases):
+    arms = summary["arms"]
+    lines = []
+    head = f"Serving experiment {os.path.abspath(out)}"
+    bits = [f"kernel {meta['kernel']}" if meta.get("kernel") else "",
+            f"measured CPUs {meta['measured_cpus']}" if meta.get("measured_cpus") is not None else "",
+            f"apparatus CPUs {meta['apparatus_cpus']}" if meta.get("apparatus_cpus") is not None else ""]
+    bits = [b for b in bits if b]
+    lines.append(head + (f" ({', '.join(bits)})" if bits else ""))
+    phases = meta.get("phases") or (first_phases + " (from load.json)" if first_phases else "?")
+    planned = f"{meta['runs']} runs per arm planned; " if meta.get("runs") else ""
+    lines.append(f"phases {phases}; {planned}{len(summary['runs'])} runs complete, "
+                 f"{len(summary['incomplete'])} incomplete")
+    lines.append("")
+
+    main = [a for a in order if a != "alone"]
+
+    def row_n(a):  # the complete runs of an arm
+        return sum(1 for r in summary["runs"] if r["arm"] == a)
+
+    hdr = [("arm", ""), ("", "n")] + [METRICS[k][:2] for k in TABLE2]
+    lines.append("Table 2: mean ± sample std over runs")
+    lines.append(table(hdr, [[a, str(row_n(a))] + [cell(arms[a].get(k), k, row_n(a)) for k in TABLE2]
+                             for a in main]))
+    lines.append("")
+    if any(s["n"] > 1 for a in main for s in arms[a].values()):
+        lines.append("95% confidence intervals of the mean (Student's t; none with one run)")
+        lines.append(table(hdr, [[a, str(row_n(a))] + [ci_cell(arms[a].get(k), k) for k in TABLE2] for a in main]))
+    else:
+        lines.append("95% confidence intervals: none (one run per arm)")
+
+    per_phase = sorted({k for a in order for k in arms[a] if k.startswith(BATCH_PHASE)},
+                       key=lambda k: int(k[len(BATCH_PHASE):].partition("_")[0]))
+    for title, keys in (("Batch work (per phase: from batch.tsv at the phase boundaries) and burst failures",
+                         ["bogo_ops"] + per_phase + ["burst_failed"]),
+                        ("The apparatus: CPU busy shares over the load (/proc/stat) and CPU seconds",
+                         ["measured_busy", "apparatus_busy", "loadgen_cpu_s", "daemon_cpu_s", "llm_server_cpu_s"])):
+        keys = [k for k in keys if any(sub(arms, a, k, "n") for a in order)]
+        if keys:
+            lines.append("")
+            lines.append(title + ": mean ± sample std")
+            hdr = [("arm", "")] + [batch_phase_header(k) if k.startswith(BATCH_PHASE) else METRICS[k][:2] for k in keys]
+            lines.append(table(hdr, [[a] + [cell(arms[a].get(k), k, row_n(a)) for k in keys] for a in order]))
+
+    lines.append("")
+    pre = summary["precondition"]
+    lines.append("Precondition (alone: no antagonists; default: antagonists, default scheduler):")
+    for key, label in (("steady_ttft_p99", "steady TTFT p99"), ("steady_ttft_p50", "steady TTFT p50"),
+                       ("burst_ttft_p50", "burst TTFT p50")):
+        e = pre[key]
+        if e["alone"] is None or e["default"] is None:
+            missing = " or ".join(x for x in ("alone", "default") if e[x] is None)
+            lines.append(f"  {label}: n/a (no {missing} figure)")
+            continue
+        ratio = f"{e['ratio']:.2f}x" if e["ratio"] is not None else "n/a"
+        lines.append(f"  {label}: alone {ms(e['alone'], e['alone_std'], sub(arms, 'alone', key, 'n'))}, "
+                     f"default {ms(e['default'], e['default_std'], sub(arms, 'default', key, 'n'))}"
+                     f": {ratio}, contention {'visible' if e['visible'] else 'NOT visible'}")
+
+    lines.append("")
+    lines.append("Targets (reported, not asserted): burst TTFT p50 within one std of static latency's (or below);")
+    lines.append(f"batch work >= {BATCH_TARGET:.0%} of static throughput's")
+    tg = summary["targets"]
+    if not tg:
+        lines.append("  no switching arm with a complete run")
+    for arm, t in tg.items():
+        if t["burst_p50"] is None:
+            p = "burst TTFT p50 n/a"
+        elif t["latency_burst_p50"] is None:
+            p = f"burst TTFT p50 {fnum(t['burst_p50'])} ms vs latency n/a"
+        elif t["burst_p50_ratio"] is None:
+            p = f"burst TTFT p50 {fnum(t['burst_p50'])} ms: n/a"
+        else:
+            lat = ms(t["latency_burst_p50"], t["latency_burst_p50_std"], sub(arms, "latency", "burst_ttft_p50", "n"))
+            p = (f"burst TTFT p50 {fnum(t['burst_p50'])} ms vs latency {lat} "
+                 f"({t['burst_p50_ratio']:.2f}x): {'met' if t['burst_p50_met'] else 'missed'}")
+        if t["batch_ratio"] is None:
+            b = "batch n/a" + (" (no throughput figure)" if t["throughput_batch_cpu_s"] is None else "")
+        else:
+            b = f"batch {t['batch_ratio']:.0%} of throughput's: {'met' if t['batch_met'] else 'short'}"
+        lines.append(f"  {arm}: {p}; {b}")
+
+    if summary["incomplete"]:
+        lines.append("")
+        lines.append("Incomplete runs (left out of the statistics):")
+        for e in summary["incomplete"]:
+            lines.append(f"  {e['run']}: incomplete: {e['why']}")
+    if summary["notes"]:
+        lines.append("")
+        lines.append("Notes:")
+        for n in summary["notes"]:
+            lines += textwrap.wrap(n, 118, initial_indent="  ", subsequent_indent="    ")
+    if plots:
+        lines.append("")
+        lines.append("Plots: " + ", ".join(plots))
+    return "\n".join(lines)
+
+
+# --- plots -----------------------------------------------------------------
+
+POLICY_COLORS = {"latency": "#ff7f0e", "throughput": "#2ca02c", "default (EEVDF)": "#bdbdbd",
+                 "scx_simple": "#8c6d31"}
+PHASE_COLORS = {"steady": "#1f77b4", "burst": "#9467bd"}
+
+
+def arm_color(arm):
+    return {"alone": "#d9d9d9", "default": "#969696", "scx_simple": "#8c6d31",
+            "latency": "#ff7f0e", "throughput": "#2ca02c"}.get(arm, "#1f77b4")
+
+
+def policy_segments(r, t_end):
+    """[(t0, t1, policy)] over [0, t_end] s from the load's start, and a note when it cannot be placed."""
+    def slot(i):
+        if isinstance(i, bool) or not isinstance(i, int):
+            return None
+        return r["slots"][i] if 0 <= i < len(r["slots"]) and isinstance(r["slots"][i], str) else f"slot {i}"
+
+    decs = [(t, slot(d.get("selected_after"))) for t, d in (r["decisions"] or [])]
+    decs = [(t, p) for t, p in decs if p is not None]
+    if not decs:
+        name = r["label"] or r["initial"]
+        return ([(0.0, t_end, name)] if name else []), None
+    if r["started"] is None:
+        return [], "policy times unknown (load.json has no started_unix)"
+    rel = [(t - r["started"], p) for t, p in decs]
+    before = [p for t, p in rel if t <= 0]
+    cur, t0, segs = (before[-1] if before else (r["initial"] or "initial")), 0.0, []
+    for t, p in rel:
+        if 0 < t < t_end and p != cur:
+            segs.append((t0, t, cur))
+            cur, t0 = p, t
+    segs.append((t0, t_end, cur))
+    return segs, None
+
+
+def plot_timeline(path, order, runs_by_arm, plt):
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    from matplotlib.transforms import blended_transform_factory
+
+    shown = [(a, runs_by_arm[a][0]) for a in order if runs_by_arm.get(a)]
+    height = 1.5 + 2.0 * len(shown)
+    fig, axes = plt.subplots(len(shown), 1, figsize=(13, height), sharex=True, sharey=True, squeeze=False)
+    axes = [row[0] for row in axes]
+    ttfts = [x for _, r in shown for x in (num(q.get("ttft_ms")) for q in r["requests"] if q.get("ok") is True)
+             if x is not None and x > 0]
+    log = bool(ttfts) and max(ttfts) / min(ttfts) > 20
+    policies, phase_names, rate_max, twins = [], [], 1.05, []
+    any_failed = any_rate = False
+    for ax, (arm, r) in zip(axes, shown):
+        trans = blended_transform_factory(ax.transData, ax.transAxes)
+        t_end = max([r["bounds"][-1], num(r["load"].get("elapsed_s")) or 0.0])
+        for k, p in enumerate(r["phases"]):
+            a, b = r["bounds"][k], r["bounds"][k + 1]
+            ax.axvspan(a, b, color="#eeeeee" if k % 2 == 0 else "white", zorder=0)
+            ax.text(a + 0.1, 0.86, str(p.get("name", "?")), transform=trans, fontsize=7, va="top", color="#555555")
+        # TTFT points by phase; failures as red x along the bottom at their end time.
+        by_phase = {}
+        for q in r["requests"]:
+            start = num(q.get("start_s"))
+            if start is None:
+                continue
+            if q.get("ok") is True:
+                t = num(q.get("ttft_ms"))
+                if t is not None and t > 0:
+                    by_phase.setdefault(str(q.get("phase_name", "?")), []).append((start + t / 1000, t))
+            else:
+                e = num(q.get("e2el_ms")) or 0.0
+                ax.plot(start + e / 1000, 0.05, "x", color="red", markersize=5, transform=trans, zorder=4)
+                any_failed = True
+        for ph, pts in sorted(by_phase.items()):
+            if ph not in phase_names:
+                phase_names.append(ph)
+            ax.scatter([x for x, _ in pts], [y for _, y in pts], s=9, zorder=3,
+                       color=PHASE_COLORS.get(ph, f"C{3 + phase_names.index(ph)}"))
+        segs, note = policy_segments(r, t_end)
+        for a, b, p in segs:
+            if p not in policies:
+                policies.append(p)
+            ax.axvspan(a, b, ymin=0.92, ymax=1.0, color=POLICY_COLORS.get(p, f"C{5 + policies.index(p) % 5}"),
+                       zorder=2, linewidth=0)
+        if note:
+            ax.text(0.99, 0.96, note, transform=ax.transAxes, fontsize=7, ha="right", va="center", color="#aa0000")
+        # The antagonists' CPU rate (CPU s per s), from batch.tsv.
+        if r["batch"] and r["started"] is not None:
+            xs, ys = [], []
+            for (t0, c0), (t1, c1) in zip(r["batch"], r["batch"][1:]):
+                if t1 > t0:
+                    xs.append((t0 + t1) / 2 - r["started"])
+                    ys.append((c1 - c0) / (t1 - t0))
+            if xs:
+                tw = ax.twinx()
+                tw.plot(xs, ys, color="#444444", linewidth=0.8, alpha=0.7)
+                tw.set_ylabel("batch CPU s/s", fontsize=7, color="#444444")
+                tw.tick_params(labelsize=7, colors="#444444")
+                rate_max = max(rate_max, max(ys) * 1.1)
+                twins.append(tw)
+                any_rate = True
+        sw = r["metrics"].get("switches")
+        ax.set_title(f"{arm} (run {r['run']}" + (f", {sw:.0f} switches" if sw is not None else "") + ")",
+                     loc="left", fontsize=9, pad=3)
+        ax.set_ylabel("TTFT (ms)")
+        ax.set_xlim(0, max(t_end, 1.0))
+        ax.grid(axis="y", linewidth=0.3)
+    for tw in twins:
+        tw.set_ylim(0, rate_max)
+    if log:
+        axes[0].set_yscale("log")
+        axes[0].set_ylim(min(ttfts) / 1.5, max(ttfts) * 2.5)  # room for the phase names and the policy band
+    elif ttfts:
+        axes[0].set_ylim(0, max(ttfts) * 1.25)  # room for the phase names and the policy band
+    axes[-1].set_xlabel("seconds since the load began")
+    handles = [Line2D([], [], marker="o", linestyle="", color=PHASE_COLORS.get(p, f"C{3 + i}"),
+                      label=f"TTFT, {p} phase") for i, p in enumerate(phase_names)]
+    if any_failed:
+        handles.append(Line2D([], [], marker="x", linestyle="", color="red", label="failed request (end time)"))
+    if any_rate:
+        handles.append(Line2D([], [], color="#444444", linewidth=0.8, label="antagonists' CPU rate (right axis)"))
+    handles += [Patch(color=POLICY_COLORS.get(p, f"C{5 + i % 5}"), label=f"policy: {p} (top band)")
+                for i, p in enumerate(policies)]
+    # Laid out in inches: 0.4 for the title, 0.2 per legend row, 0.3 for the first panel's title.
+    ncol = min(4, len(handles)) or 1
+    header = 0.4 + 0.2 * math.ceil(len(handles) / ncol) + 0.35
+    fig.suptitle("Serving experiment: TTFT per request (at its first token), phases and the active policy, "
+                 "one run per arm", fontsize=11, y=1.0 - 0.08 / height)
+    fig.legend(handles=handles, loc="upper center", ncol=ncol, fontsize=8, bbox_to_anchor=(0.5, 1.0 - 0.35 / height))
+    fig.subplots_adjust(left=0.06, right=0.93, top=1.0 - header / height, bottom=0.55 / height, hspace=0.35)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_bars(path, order, arms, plt):
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import MaxNLocator
+
+    specs = [("burst_ttft_p50", "burst TTFT p50", "ms"), ("burst_ttft_p99", "burst TTFT p99", "ms"),
+             ("steady_ttft_p99", "steady TTFT p99", "ms"), ("burst_served", "burst requests served", "requests"),
+             ("batch_cpu_s", "batch work", "CPU s"), ("switches", "policy switches", "count")]
+    fig, axes = plt.subplots(2, 3, figsize=(15, 8.5))
+    for ax, (key, title, unit) in zip([a for row in axes for a in row], specs):
+        shown = [a for a in order if sub(arms, a, key, "n")]
+        for i, a in enumerate(shown):
+            s = arms[a][key]
+            ax.bar(i, s["mean"], color=arm_color(a), edgecolor="black", linewidth=0.5,
+                   hatch="//" if a == "alone" else None)
+            if s["ci95"] is not None:
+                ax.errorbar(i, s["mean"], yerr=[[s["mean"] - s["ci95"][0]], [s["ci95"][1] - s["mean"]]],
+                            color="black", capsize=4, linewidth=1)
+            n = len(s["values"])
+            xs = [i + (0.5 - (j + 0.5) / n) * 0.4 for j in range(n)] if n > 1 else [i]
+            ax.scatter(xs, s["values"], s=12, color="black", zorder=3)
+        if key == "batch_cpu_s" and mean_of(arms, "throughput", key):
+            ax.axhline(BATCH_TARGET * arms["throughput"][key]["mean"], color="#2ca02c", linestyle="--",
+                       linewidth=1, label=f"{BATCH_TARGET:.0%} of static throughput's")
+            ax.legend(fontsize=7, loc="upper left")
+        ax.set_xticks(range(len(shown)))
+        ax.set_xticklabels(shown, rotation=30, ha="right", fontsize=8)
+        ax.set_ylim(bottom=0)  # every metric here is >= 0; an interval reaching below is cut at 0
+        if key in COUNTS:
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_title(title, fontsize=10)
+        ax.set_ylabel(f"{title} ({unit})", fontsize=8)
+        ax.grid(axis="y", linewidth=0.3)
+        ax.set_axisbelow(True)
+    kinds = [("alone", "no antagonists (precondition)"), ("default", "no akts: default scheduler"),
+             ("scx_simple", "no akts: scx_simple"), ("latency", "akts, static latency"),
+             ("throughput", "akts, static throughput"), ("oracle", "akts, switching")]
+    present = {a if a in NO_SWITCHING else "oracle" for a in order if arms.get(a)}
+    fig.legend(handles=[Patch(facecolor=arm_color(a), edgecolor="black", hatch="//" if a == "alone" else None,
+                              label=l) for a, l in kinds if a in present],
+               loc="upper center", ncol=6, fontsize=8, bbox_to_anchor=(0.5, 0.955))
+    fig.suptitle("Serving experiment per arm: mean over runs, 95% CI of the mean (Student's t, none with one run), "
+                 "dots: the runs", fontsize=11)
+    fig.tight_layout(rect=(0, 0, 1, 0.925))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# --- main ------------------------------------------------------------------
+
+def main(argv):
+    ap = argparse.ArgumentParser(description="Report of a serving experiment's directory (serving/experiment.sh).")
+    ap.add_argument("out", metavar="OUT", help="the experiment's directory")
+    ap.add_argument("--json", action="store_true", help="print one JSON object instead of the text")
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--plots", metavar="DIR", help="where to write timeline.png and bars.png (default: OUT)")
+    g.add_argument("--no-plots", action="store_true", help="write no plots")
+    args = ap.parse_args(argv)
+    out = args.out
+
+    def fail(msg):
+        print(f"report.py: {msg}", file=sys.stderr)
+        return 2
+
+    if not os.path.isdir(out):
+        return fail(f"{out} is not a directory")
+    notes = []
+    meta = {}
+    if os.path.exists(os.path.join(out, "meta.json")):
+        try:
+            meta = read_json(os.path.join(out, "meta.json"))
+            if not isinstance(meta, dict):
+                raise ValueError("not an object")
+        except (OSError, ValueError) as e:
+            notes.append((f"meta.json unparsable ({str(e).splitlines()[0][:60]})", None))
+            meta = {}
+    else:
+        notes.append(("no meta.json: arms in their usual order, planned runs unknown", None))
+
+    meta_arms = [a for a in meta.get("arms") if isinstance(a, str)] if isinstance(meta.get("arms"), list) else []
+    # Run folders: ARM-RUN, of an arm meta.json (or experiment.sh) knows or holding a load.json or arm.json.
+    folders = {}
+    for e in sorted(os.listdir(out)):
+        m = re.fullmatch(r"(.+)-([0-9]+)", e)
+        d = os.path.join(out, e)
+        if m and os.path.isdir(d) and (m.group(1) in (meta_arms or KNOWN_ARMS) or any(
+                os.path.exists(os.path.join(d, f)) for f in ("load.json", "arm.json"))):
+            folders[(m.group(1), int(m.group(2)))] = d
+    if not folders:
+        return fail(f"{out} holds no runs (no ARM-RUN folders)")
+
+    found = sorted({a for a, _ in folders}, key=lambda a: (KNOWN_ARMS.index(a) if a in KNOWN_ARMS else 99, a))
+    order = meta_arms + [a for a in found if a not in meta_arms] if meta_arms else found
+
+    incomplete, runs_by_arm = [], {a: [] for a in order}
+    planned = meta.get("runs") if isinstance(meta.get("runs"), int) and not isinstance(meta.get("runs"), bool) else 0
+    for a in meta_arms:
+        for k in range(1, planned + 1):
+            if (a, k) not in folders:
+                incomplete.append({"run": f"{a}-{k}", "why": "no run folder"})
+    for (a, k), d in sorted(folders.items(), key=lambda x: (x[0][1], order.index(x[0][0]))):
+        try:
+            runs_by_arm[a].append(read_run(d, a, k, meta, notes))
+        except Incomplete as e:
+            incomplete.append({"run": f"{a}-{k}", "why": str(e)})
+        except Exception as e:  # input this report does not foresee: the run is left out, not the report
+            incomplete.append({"run": f"{a}-{k}", "why": f"unreadable ({type(e).__name__}: {e})"})
+    for a in runs_by_arm:
+        runs_by_arm[a].sort(key=lambda r: r["run"])
+    all_runs = [r for a in order for r in runs_by_arm[a]]
+    if not all_runs:
+        return fail(f"{out} holds no complete runs ({len(incomplete)} incomplete: "
+                    + "; ".join(f"{e['run']}: {e['why']}" for e in incomplete[:4])
+                    + ("; ..." if len(incomplete) > 4 else "") + ")")
+
+    incomplete.sort(key=lambda e: (int(e["run"].rpartition("-")[2]), order.index(e["run"].rpartition("-")[0])))
+    grouped = {}
+    for msg, run in notes:
+        grouped.setdefault(msg, []).append(run)
+    notes = []
+    for msg, names in grouped.items():
+        names = [n for n in names if n]
+        shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+        notes.append(f"{msg} ({len(names)} run{'s' if len(names) > 1 else ''}: {shown})" if names else msg)
+
+    arms = {}
+    for a in order:
+        keys = []
+        for r in runs_by_arm[a]:
+            keys += [k for k in r["metrics"] if k not in keys]
+        arms[a] = {k: describe([r["metrics"][k] for r in runs_by_arm[a] if k in r["metrics"]],
+                               [r["run"] for r in runs_by_arm[a] if k in r["metrics"]]) for k in keys}
+    summary = {
+        "meta": meta,
+        "arms": arms,
+        "precondition": precondition(arms),
+        "targets": targets(arms, order),
+        "incomplete": incomplete,
+        "runs": [{"arm": r["arm"], "run": r["run"], "order": num(r["arm_json"].get("order")),
+                  "metrics": r["metrics"]} for r in all_runs],
+        "notes": notes,
+        "plots": [],
+    }
+
+    plots = []
+    if not args.no_plots:
+        pdir = args.plots or out
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            print("report.py: matplotlib is not importable: no plots", file=sys.stderr)
+            plt = None
+        if plt is not None:
+            os.makedirs(pdir, exist_ok=True)
+            for name, draw in (("timeline.png", lambda p: plot_timeline(p, order, runs_by_arm, plt)),
+                               ("bars.png", lambda p: plot_bars(p, order, arms, plt))):
+                p = os.path.join(pdir, name)
+                try:
+                    draw(p)
+                    plots.append(p)
+                except Exception as e:  # a plot must not cost the table
+                    print(f"report.py: {name} not written: {type(e).__name__}: {e}", file=sys.stderr)
+    summary["plots"] = plots
+
+    try:
+        with open(os.path.join(out, "summary.json"), "w") as f:
+            json.dump(summary, f, indent=1)
+            f.write("\n")
+    except OSError as e:
+        print(f"report.py: cannot write {os.path.join(out, 'summary.json')}: {e}", file=sys.stderr)
+    if args.json:
+        json.dump(summary, sys.stdout, indent=1)
+        print()
+    else:
+        # NAME:DURATION:CONCURRENCY[:THINK] of the first run, for a meta.json without "phases".
+        first_phases = ",".join(
+            f"{p.get('name', '?')}:{num(p.get('duration')) or 0:g}s:{p.get('max_concurrency', '?')}"
+            + (f":{p['think_ms']}ms" if num(p.get("think_ms")) else "") for p in all_runs[0]["phases"])
+        print(text_report(out, meta, summary, order, plots, first_phases))
+    return 0
+
+
+if __name__ == "__main__":
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet under `| head`
+    sys.exit(main(sys.argv[1:]))
