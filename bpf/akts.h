@@ -50,7 +50,7 @@
  *   - leave an enqueued task in no queue at all (the kernel's watchdog is the
  *     only backstop for that);
  *   - create or destroy DSQs outside the registry;
- *   - write the frame's fields of struct akts_task_ctx (ready_at, flags):
+ *   - write the frame's fields of struct akts_task_ctx (ready_at, rescue_exec0, flags):
  *     task storage is shared, so this one cannot be enforced by the loader
  *     (it refuses a policy that declares any of the frame's own maps).
  *   Anything else (infinite slices, refilling prev's slice in dispatch,
@@ -260,10 +260,11 @@ struct akts_task_ctx {
 
 /*
  * The guard moved the task to a CPU; its rescued run there is capped at
- * rescue_slice_ns of CPU time. A preemption by a higher scheduling class
- * with slice left does not end the rescued run (the task goes back to the
- * head of its local DSQ and resumes it); the run ends when the cap, a
- * PREEMPT, a block or the end of its slice stops it.
+ * rescue_slice_ns of CPU time. Only what zeroes its slice (the cap, a
+ * PREEMPT, a kick, a yield, the slice's end) or its going to sleep ends the
+ * rescued run: a preemption by a higher scheduling class or a property
+ * change (nice, affinity, cgroup), after which the kernel puts it back with
+ * its slice, does not, so the cap still holds when it resumes.
  */
 #define AKTS_TASK_RESCUED 1u
 

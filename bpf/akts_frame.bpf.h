@@ -56,9 +56,17 @@ struct {
 
 /* Per CPU: since when its SCHED_EXT task runs, since when its local DSQ is non-empty. */
 struct akts_cpu_run {
-	u64 running_at; /* 0: no SCHED_EXT task running */
+	u64 running_at; /* when the current run began; 0: no SCHED_EXT task running */
 	u64 counted_to; /* the current run's CPU time is in akts_cpu_stats.run_ns up to here */
 	u64 local_since; /* the first firing that saw the local DSQ non-empty; 0: empty */
+	/*
+	 * A task that stopped with slice left and still runnable (a higher class
+	 * took the CPU): when it resumes, its run goes on from running_at, so an
+	 * interruption every few hundred microseconds does not keep the local
+	 * check from seeing a run that has lasted rescue_slice_ns.
+	 */
+	s32 interrupted_pid;
+	u32 pad;
 };
 
 struct {
@@ -354,8 +362,13 @@ static __always_inline void akts_mark_running(struct task_struct *p)
 	u64 now = bpf_ktime_get_ns(), wait;
 	u32 zero = 0, c;
 
-	if (run)
-		run->running_at = now;
+	if (run) {
+		if (run->interrupted_pid && run->interrupted_pid == p->pid && run->running_at)
+			run->counted_to = now; /* the run goes on: the time away was not its own */
+		else
+			run->running_at = now;
+		run->interrupted_pid = 0;
+	}
 	if (!tctx)
 		return;
 	tctx->running_at = now;
@@ -420,16 +433,35 @@ static __always_inline void akts_mark_stopping(struct task_struct *p, bool runna
 {
 	struct akts_cpu_run *run = akts_cpu_run_here();
 	struct akts_task_ctx *tctx = akts_task_ctx(p);
+	bool interrupted = runnable && p->scx.slice;
 
+	/* A task going to sleep ends its rescue in ops.quiescent (akts_mark_quiescent). */
 	if (tctx) {
-		if (!runnable || !p->scx.slice) {
+		if (!p->scx.slice) {
 			tctx->flags &= ~AKTS_TASK_RESCUED;
 			tctx->rescue_exec0 = 0;
 		}
 		akts_count_run(run, tctx);
 	}
-	if (run)
-		run->running_at = 0;
+	if (run) {
+		run->interrupted_pid = interrupted ? p->pid : 0;
+		if (!interrupted)
+			run->running_at = 0;
+	}
+}
+
+/* ops.quiescent: a task that sleeps has ended whatever rescued run it had. */
+static __always_inline void akts_mark_quiescent(struct task_struct *p, u64 deq_flags)
+{
+	struct akts_task_ctx *tctx;
+
+	if (!(deq_flags & SCX_DEQ_SLEEP))
+		return;
+	tctx = akts_task_ctx(p);
+	if (tctx) {
+		tctx->flags &= ~AKTS_TASK_RESCUED;
+		tctx->rescue_exec0 = 0;
+	}
 }
 
 /*
@@ -515,8 +547,11 @@ static __always_inline void akts_frame_disable(struct task_struct *p)
 {
 	struct akts_task_ctx *tctx = akts_task_ctx(p);
 
-	if (tctx)
+	if (tctx) {
 		tctx->ready_at = 0;
+		tctx->flags &= ~AKTS_TASK_RESCUED;
+		tctx->rescue_exec0 = 0;
+	}
 }
 
 /*

@@ -136,6 +136,7 @@ void BPF_STRUCT_OPS(akts_quiescent, struct task_struct *p, u64 deq_flags)
 	u32 k = akts_effective_slot();
 
 	akts_count_entry(AKTS_CB_QUIESCENT, k);
+	akts_mark_quiescent(p, deq_flags);
 	bpf_tail_call(ctx, &akts_quiescent_progs, k);
 	akts_count_fallthrough(AKTS_CB_QUIESCENT);
 }

@@ -51,6 +51,7 @@ UEI_DEFINE(uei);
 	void BPF_STRUCT_OPS(sa_quiescent, struct task_struct *p, u64 deq_flags)                \
 	{                                                                                       \
 		akts_count_entry(AKTS_CB_QUIESCENT, akts_slot);                                 \
+		akts_mark_quiescent(p, deq_flags);                                              \
 		____##pol##_quiescent(ctx, p, deq_flags);                                      \
 	}                                                                                       \
 	s32 BPF_STRUCT_OPS(sa_init_task, struct task_struct *p, struct scx_init_task_args *args) \
