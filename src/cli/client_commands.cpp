@@ -127,13 +127,32 @@ int cmd_controller(const ClientOptions& o, const std::string& name, std::optiona
 int cmd_log(const ClientOptions& o, uint32_t limit, bool follow) {
   uint64_t last = 0;  // the newest decision printed
   bool header = false;
+  uint32_t ask = limit;
   while (true) {
-    // Following, each poll asks for as many as the log keeps, so a burst of decisions between polls is not skipped.
-    auto r = call(o, "v1.log", {{"limit", follow && header ? 500u : limit}});
+    auto r = call(o, "v1.log", {{"limit", ask}});
     if (!r) return report(r.error(), o.json);
     std::vector<json> ds;
-    for (const auto& d : (*r)["decisions"])
-      if (d.contains("id") && d["id"].is_number_unsigned() && d["id"].get<uint64_t>() > last) ds.push_back(d);
+    uint64_t oldest = UINT64_MAX, newest = 0;
+    for (const auto& d : (*r)["decisions"]) {
+      if (!d.contains("id") || !d["id"].is_number_unsigned()) continue;
+      uint64_t id = d["id"].get<uint64_t>();
+      oldest = std::min(oldest, id);
+      newest = std::max(newest, id);
+      if (id > last) ds.push_back(d);
+    }
+    if (follow && header) {
+      if (newest && newest < last) {  // the daemon restarted: its ids began again
+        last = 0;
+        continue;
+      }
+      // Following, a poll asks for a few; when the oldest it got is past the next one due, more came
+      // than it asked for: ask for as many as the log keeps (500), once, so none is skipped.
+      if (ask < 500 && oldest != UINT64_MAX && oldest > last + 1 && ds.size() == (*r)["decisions"].size()) {
+        ask = 500;
+        continue;
+      }
+      ask = 20;
+    }
     std::sort(ds.begin(), ds.end(), [](const json& a, const json& b) { return a["id"] < b["id"]; });
     json names = json::object();
     if (!ds.empty() && !o.json)

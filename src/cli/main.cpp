@@ -421,6 +421,8 @@ int main(int argc, char** argv) {
   }
   akts::init_logging(verbose);
 
+  // A daemon of another version may answer with fields this one reads differently: say so, do not abort.
+  try {
   if (*selftest) {
     auto d = akts::parse_duration(storm, "--storm");
     if (!d) {
@@ -483,5 +485,10 @@ int main(int argc, char** argv) {
     return akts::cli::cmd_push(co, push_ms);
   }
   if (*classify) return akts::cli::cmd_classify(co, cl_pid, cl_class);
+  } catch (const nlohmann::json::exception& e) {
+    std::cerr << "akts: an answer from the daemon is not what this akts understands (" << e.what()
+              << "): are the daemon and this client the same version?\n";
+    return kExitFail;
+  }
   return kExitFail;
 }

@@ -294,9 +294,11 @@ int run_daemon(const DaemonConfig& cfg) {
   }
   PlaneSource source(ep, std::move(scraper));
   ReasoningWorker reasoner(reasoning, source, pushed, cfg.reasoning.telemetry.period);
-  // A scrape counts while younger than its budget plus a period (by default three periods).
-  if (cfg.reasoning.telemetry.metrics_timeout.count() > 0)
-    reasoner.set_app_max_age(cfg.reasoning.telemetry.metrics_timeout + cfg.reasoning.telemetry.period);
+  // A scrape counts while younger than its budget (by default four periods) plus a period.
+  {
+    const auto& tc = cfg.reasoning.telemetry;
+    reasoner.set_app_max_age((tc.metrics_timeout.count() > 0 ? tc.metrics_timeout : 4 * tc.period) + tc.period);
+  }
   auto health = [&] {
     json h = source.health();
     h["kernel_read_errors"] = reasoner.read_errors();

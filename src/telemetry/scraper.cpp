@@ -56,7 +56,9 @@ bool MetricsScraper::connect_client() {
   }
   auto cli = std::make_unique<httplib::Client>(*ip, u_.port);
   auto t = std::max<std::chrono::milliseconds>(timeout_, std::chrono::milliseconds(10));
-  cli->set_connection_timeout(t);
+  // The connect is bounded by a period: the kernel, not a starved server, answers it, and the
+  // destructor's stop() waits while a connect is under way (httplib connects under its lock).
+  cli->set_connection_timeout(std::min(t, std::max<std::chrono::milliseconds>(period_, std::chrono::milliseconds(50))));
   cli->set_read_timeout(t);
   cli->set_write_timeout(t);
   // The name as written, not the address: a virtual host or an ingress routes by it.
