@@ -29,7 +29,8 @@
 #
 # Environment: PHASES (the load generator's --phases), N_PREDICT, MEASURED,
 # APPARATUS, HOGS (antagonists, default 2), OBJECTIVE_MAX (the online arms'
-# TTFT objective, default 800ms: above steady TTFT under throughput, below burst TTFT), LIVE (arms whose requests and switches are
+# TTFT objective, default 800ms: above steady TTFT under throughput, below burst TTFT), DETECTOR (its
+# settings, JSON), LIVE (arms whose requests and switches are
 # printed to stderr as they happen: the demo).
 set -uo pipefail
 if (($# < 3)); then
@@ -46,6 +47,10 @@ MEASURED=${MEASURED:-0}
 APPARATUS=${APPARATUS:-1}
 HOGS=${HOGS:-2}
 OBJECTIVE_MAX=${OBJECTIVE_MAX:-800ms}
+# The detector's settings for this load (docs/serving.md says why): llama-server's in-flight requests
+# (busy at 2.5: 4 in a burst, 0 or 1 between) and the TTFT objective; not LC demand, which the many
+# waiting HTTP threads inflate under throughput even between bursts. Smoothed over about half a second.
+DETECTOR=${DETECTOR:-'{"app_busy_requests": 2.5, "lc_busy_share": 0, "alpha_up": 0.5, "alpha_down": 0.25, "confirm": 2}'}
 MODEL=/opt/akts/models/random-llama.gguf
 SOCK=/run/akts/serving.sock
 AGENT_PORT=8081
@@ -187,7 +192,7 @@ daemon_config() {
  "telemetry": {"metrics_url": "http://127.0.0.1:8080/metrics", "metrics_timeout": "1s"},
  "controller": {"name": "$ctl", "min_dwell": "500ms",
                 "oracle": {"schedule": "$OUT/oracle.json"},
-                "detector": {"lc_busy_share": 0.75, "app_busy_requests": 2.5, "confirm": 3},
+                "detector": $DETECTOR,
                 "llm": {"endpoint": "http://127.0.0.1:$AGENT_PORT", "timeout": "5s", "decide_every": 30}},
  "decision_log": {"path": "$dir/decisions.jsonl"},
  "classes": [{"class": "lc", "comm": "llama-server"}, {"class": "be", "comm": "stress-ng"}]}
