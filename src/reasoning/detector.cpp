@@ -11,9 +11,10 @@ namespace akts {
 double Detector::signal(const Window& w, const Objective& obj) const {
   double s = obj.observed_ms(w).value_or(0.0) / (obj.max_ms > 0 ? obj.max_ms : 1);
   double capacity_ms = w.period_s * 1e3 * std::max<uint32_t>(w.cpus, 1);
-  // LC demand: the CPU time LC tasks ran plus the time they waited, which a
-  // policy that makes them wait cannot hide (nor one that lets them run hide
-  // as waits), so the signal reads the same under every policy.
+  // LC demand: the CPU time LC tasks ran plus the time they waited. A policy
+  // that makes LC wait cannot hide it (CPU time alone drops under such a
+  // policy), but it does not read the same under every policy: the waits of
+  // threads waiting together add up, so it reads higher where LC waits.
   if (o_.lc_busy_share > 0 && capacity_ms > 0)
     s = std::max(s, (w.run_ms[AKTS_CLASS_LC] + w.wait_ms[AKTS_CLASS_LC]) / capacity_ms / o_.lc_busy_share);
   if (w.app_requests_processing && o_.app_busy_requests > 0)

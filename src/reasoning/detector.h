@@ -2,8 +2,9 @@
 // latency-critical load (the objective's signal against its target: LC wait
 // p99 and the oldest LC waiter, or pushed request latency; LC demand, the
 // CPU time LC tasks ran plus the time they waited, as a share of the CPUs,
-// which reads the same whether the running policy lets them run or makes them
-// wait; the application's in-flight requests), smooths them with an asymmetric EWMA (quick up, slow
+// which a policy that makes LC wait cannot hide (though threads waiting
+// together add up, so it reads higher there); the application's in-flight
+// requests), smooths them with an asymmetric EWMA (quick up, slow
 // down, as scx_lavd does) and changes regime with hysteresis, a confirmation
 // period and a minimum dwell, so steady noise and a lone spike do not make it
 // flap. It proposes its regime's slot whenever that is not what runs (after a
