@@ -89,6 +89,23 @@ def read_json(path):
 _TIME = re.compile(r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(\.\d+)?(Z|[+-]\d\d:?\d\d)?$")
 
 
+def read_object(path, notes, name, without):
+    """A JSON object from path, or {} with a note (missing, unparsable or not an object: `without` says what
+    is lost)."""
+    base = os.path.basename(path)
+    if not os.path.exists(path):
+        notes.append((f"no {base}: {without}", name))
+        return {}
+    try:
+        j = read_json(path)
+        if not isinstance(j, dict):
+            raise ValueError("not an object")
+        return j
+    except (OSError, ValueError) as e:
+        notes.append((f"{base} unparsable ({str(e).splitlines()[0][:60]}): {without}", name))
+        return {}
+
+
 def parse_time(s):
     """RFC 3339 ("2026-11-30T12:47:23.378Z") to Unix seconds; None if it is not one."""
     m = _TIME.match(s) if isinstance(s, str) else None
@@ -220,17 +237,7 @@ def read_run(d, arm, run, meta, notes):
     requests = load.get("requests") if isinstance(load.get("requests"), list) else []
     requests = [r for r in requests if isinstance(r, dict)]
 
-    armj = {}
-    if os.path.exists(os.path.join(d, "arm.json")):
-        try:
-            armj = read_json(os.path.join(d, "arm.json"))
-            if not isinstance(armj, dict):
-                raise ValueError("not an object")
-        except (OSError, ValueError) as e:
-            notes.append((f"arm.json unparsable ({str(e).splitlines()[0][:60]}): no batch or switch figures", name))
-            armj = {}
-    else:
-        notes.append(("no arm.json: no batch or switch figures", name))
+    armj = read_object(os.path.join(d, "arm.json"), notes, name, "no batch or switch figures")
     # Older layouts: the daemon's config (slots, initial policy) in the run's akts.json.
     cfg = {}
     try:
@@ -716,17 +723,7 @@ def main(argv):
     if not os.path.isdir(out):
         return fail(f"{out} is not a directory")
     notes = []
-    meta = {}
-    if os.path.exists(os.path.join(out, "meta.json")):
-        try:
-            meta = read_json(os.path.join(out, "meta.json"))
-            if not isinstance(meta, dict):
-                raise ValueError("not an object")
-        except (OSError, ValueError) as e:
-            notes.append((f"meta.json unparsable ({str(e).splitlines()[0][:60]})", None))
-            meta = {}
-    else:
-        notes.append(("no meta.json: arms in their usual order, planned runs unknown", None))
+    meta = read_object(os.path.join(out, "meta.json"), notes, None, "arms in their usual order, planned runs unknown")
 
     meta_arms = [a for a in meta.get("arms") if isinstance(a, str)] if isinstance(meta.get("arms"), list) else []
     # Run folders: ARM-RUN, of an arm meta.json (or experiment.sh) knows or holding a load.json or arm.json.
