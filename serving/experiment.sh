@@ -18,8 +18,13 @@
 # controller's own model server run on the apparatus CPU (APPARATUS, default
 # 1). The akts arms manage every task (--switch-all) because scx_simple can do
 # nothing else: like for like. llama-server is LC and stress-ng BE, by name.
-# Runs are interleaved (run 1 of every arm, then run 2, ...), and every
-# controller starts fresh in each run (nothing is learnt across runs).
+# Runs are interleaved (run 1 of every arm, then run 2, ...; each run starts
+# one arm further along the list), after a warm-up load no arm sees; every
+# controller starts fresh in each run (nothing is learnt across runs). A run
+# whose scheduler was not the arm's for the whole load (checked in
+# /sys/kernel/sched_ext at its start and end), whose antagonists did not all
+# start or whose server stopped answering is marked unusable in arm.json
+# ("error", "attach", "server_healthy"), and the report leaves it out.
 #
 # Per arm and run, OUT/ARM-RUN/ holds: load.json (the load generator's report),
 # arm.json (batch CPU seconds and bogo ops, switches, CPU busy shares, the
@@ -55,6 +60,8 @@ MODEL=/opt/akts/models/random-llama.gguf
 SOCK=/run/akts/serving.sock
 AGENT_PORT=8081
 mkdir -p "$OUT"
+# Everything here runs on the apparatus CPU unless started elsewhere on purpose (the server, the antagonists).
+taskset -cp "$APPARATUS" $$ >/dev/null
 
 log() { echo "[serving] $*" >&2; }
 die() {
@@ -199,27 +206,49 @@ daemon_config() {
 JSON
 }
 
+# Stops a child process: the signal, then up to 10 s, then SIGKILL; its exit status in STOP_RC (not in a
+# $(...): a subshell cannot wait for its parent's children).
+stop_proc() {
+	local pid=$1 sig=$2
+	kill "-$sig" "$pid" 2>/dev/null
+	for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	STOP_RC=$?
+}
+sched_ops() { echo "$(cat /sys/kernel/sched_ext/state 2>/dev/null):$(cat /sys/kernel/sched_ext/root/ops 2>/dev/null)"; }
+healthy() { curl -sf -m 5 http://127.0.0.1:8080/health >/dev/null && echo true || echo false; }
+
 run_arm() {
-	local arm=$1 run=$2 order=$3 dir="$OUT/$arm-$run" dpid="" hogs="" peer="" sampler="" label=null
+	local arm=$1 run=$2 order=$3
+	local dir="$OUT/$arm-$run" dpid="" hogs="" peer="" sampler="" label=null error="" expected=""
 	rm -rf "$dir" && mkdir -p "$dir"
 	wait_detached
-	local workers=()
+	local health0 workers=()
+	health0=$(healthy)
 	if [[ $arm != alone ]]; then
 		taskset -c "$MEASURED" stress-ng --cpu "$HOGS" --metrics-brief --timeout 600s >"$dir/stress-ng.log" 2>&1 &
 		hogs=$!
-		sleep 1
-		mapfile -t workers < <(pgrep -P "$hogs")
+		# Every worker, or the batch work is undercounted (a fork can be slow under TCG).
+		for _ in $(seq 1 50); do
+			sleep 0.2
+			mapfile -t workers < <(pgrep -P "$hogs")
+			((${#workers[@]} >= HOGS)) && break
+		done
+		((${#workers[@]} == HOGS)) || error="stress-ng started ${#workers[@]} workers, not $HOGS"
+		sleep 0.5
 	fi
 	case $arm in
 	alone | default) label='"default (EEVDF)"' ;;
 	scx_simple)
 		label='"scx_simple"'
+		expected=simple
 		taskset -c "$APPARATUS" scx_simple >"$dir/scx_simple.log" 2>&1 &
 		peer=$!
-		for _ in $(seq 1 100); do [[ $(cat /sys/kernel/sched_ext/state) == enabled ]] && break; sleep 0.1; done
-		[[ $(cat /sys/kernel/sched_ext/state) == enabled ]] || log "scx_simple did not become enabled"
+		for _ in $(seq 1 100); do [[ $(sched_ops) == enabled:simple ]] && break; sleep 0.1; done
 		;;
 	*)
+		expected=akts
 		daemon_config "$arm" "$dir" >"$dir/akts.json"
 		taskset -c "$APPARATUS" akts daemon -c "$dir/akts.json" >"$dir/daemon.log" 2>&1 &
 		dpid=$!
@@ -227,11 +256,17 @@ run_arm() {
 		sleep 1
 		;;
 	esac
+	local ops0 ops1
+	ops0=$(sched_ops)
 	if ((${#workers[@]})); then
 		taskset -c "$APPARATUS" bash -c "$(declare -f cpu_ticks sample_batch); sample_batch '$dir/batch.tsv' $HZ ${workers[*]}" >/dev/null 2>&1 &
 		sampler=$!
 	fi
-	[[ $arm == oracle ]] && akts controller --socket $SOCK oracle >/dev/null
+	local oracle_at=""
+	if [[ $arm == oracle ]]; then
+		oracle_at=$EPOCHREALTIME
+		akts controller --socket $SOCK oracle >/dev/null 2>"$dir/oracle.err" || error="the oracle could not be chosen: $(head -c 200 "$dir/oracle.err")"
+	fi
 	local push=() c0 c1 m0 m1 a0 a1 d0=0 d1=0 g0=0 g1=0 t0
 	[[ -n $dpid ]] && push=(--push-socket $SOCK)
 	c0=$(cpu_ticks "${workers[@]}")
@@ -251,42 +286,57 @@ run_arm() {
 	{ time taskset -c "$APPARATUS" akts loadgen --url http://127.0.0.1:8080 --phases "$PHASES" \
 		--n-predict "$N_PREDICT" "${quiet[@]}" "${push[@]}" --out "$dir/load.json" 2>&1 |
 		if ((live)); then tee "$dir/load.txt" >&3; else cat >"$dir/load.txt"; fi; } 3>&2 2>"$dir/loadgen.time"
-	[[ -n $follower ]] && kill "$follower" 2>/dev/null && wait "$follower" 2>/dev/null
+	[[ -n $follower ]] && stop_proc "$follower" TERM
 	c1=$(cpu_ticks "${workers[@]}")
 	m1=$(cpu_busy "$MEASURED")
 	a1=$(cpu_busy "$APPARATUS")
 	[[ -n $dpid ]] && d1=$(cpu_ticks "$dpid")
 	[[ $arm == llm ]] && g1=$(cpu_ticks "$AGENT")
 	local t1=$EPOCHREALTIME
-	[[ -n $sampler ]] && kill "$sampler" 2>/dev/null && wait "$sampler" 2>/dev/null
+	ops1=$(sched_ops)
+	[[ -n $sampler ]] && stop_proc "$sampler" TERM
+	local alive=null drc=null
 	if [[ -n $dpid ]]; then
 		# What the controllers saw: the telemetry windows of the run (600 kept: 60 s at 100 ms).
 		akts telemetry --socket $SOCK -n 600 --json >"$dir/telemetry.jsonl" 2>/dev/null
-		kill -TERM "$dpid"
-		wait "$dpid"
+		kill -0 "$dpid" 2>/dev/null && alive=true || alive=false
+		stop_proc "$dpid" TERM
+		drc=$STOP_RC
 	fi
-	if [[ -n $peer ]]; then
-		kill -INT "$peer"
-		wait "$peer"
-	fi
-	local bogo=null
+	[[ -n $peer ]] && stop_proc "$peer" INT
+	local bogo=null stress_s=null
 	if [[ -n $hogs ]]; then
-		kill -INT "$hogs" 2>/dev/null
-		wait "$hogs" 2>/dev/null
-		# stress-ng's --metrics-brief line: "stress-ng: metrc: [pid] cpu  BOGO  REAL  USR  SYS ..."
-		bogo=$(awk '$3 ~ /^\[/ && $4 == "cpu" && $5 ~ /^[0-9]+$/ { print $5; exit }' "$dir/stress-ng.log")
+		stop_proc "$hogs" INT
+		# stress-ng's --metrics-brief line: "stress-ng: metrc: [pid] cpu  BOGO  REAL  USR  SYS  ..."
+		read -r bogo stress_s < <(awk '$3 ~ /^\[/ && $4 == "cpu" && $5 ~ /^[0-9]+$/ { print $5, $7 + $8; exit }' "$dir/stress-ng.log")
 		[[ -n $bogo ]] || bogo=null
+		[[ -n $stress_s ]] || stress_s=null
 	fi
-	python3 - "$dir" "$arm" "$run" "$order" "$label" "$c0" "$c1" "$HZ" "$bogo" "$m0 $m1" "$a0 $a1" \
-		"$d0" "$d1" "$g0" "$g1" "$t0" "$t1" "$([[ -n $dpid ]] && echo 1 || echo 0)" "$([[ $arm == llm ]] && echo 1 || echo 0)" <<'PY'
+	local health1
+	health1=$(healthy)
+	ARM=$arm RUN=$run ORDER=$order LABEL=$label C0=$c0 C1=$c1 HZ_=$HZ BOGO=$bogo STRESS_S=$stress_s \
+		MB="$m0 $m1" AB="$a0 $a1" D0=$d0 D1=$d1 G0=$g0 G1=$g1 T0=$t0 T1=$t1 HAS_DAEMON=$([[ -n $dpid ]] && echo 1 || echo 0) \
+		HAS_AGENT=$([[ $arm == llm ]] && echo 1 || echo 0) ERROR=$error EXPECTED=$expected OPS0=$ops0 OPS1=$ops1 \
+		ALIVE=$alive DRC=$drc HEALTH0=$health0 HEALTH1=$health1 ORACLE_AT=$oracle_at WORKERS=${#workers[@]} \
+		python3 - "$dir" <<'PY'
 import json, os, sys
 from datetime import datetime, timezone
-(d, arm, run, order, label, c0, c1, hz, bogo, m, a, d0, d1, g0, g1, t0, t1, has_daemon, has_agent) = sys.argv[1:]
-hz = int(hz)
+d = sys.argv[1]
+e = os.environ
+arm, hz, has_daemon = e["ARM"], int(e["HZ_"]), e["HAS_DAEMON"] == "1"
+t0, t1 = float(e["T0"]), float(e["T1"])
 def busy(pair):
-    b0, t0_, b1, t1_ = map(int, pair.split())
-    return round((b1 - b0) / max(1, t1_ - t0_), 4)
-slots = ["latency", "throughput"] if has_daemon == "1" else []
+    b0, a0, b1, a1 = map(int, pair.split())
+    return round((b1 - b0) / max(1, a1 - a0), 4)
+# Was the scheduler this arm names attached for the whole load (and nothing for the default)?
+expected = e["EXPECTED"] or None
+want = "enabled:" + expected if expected else "disabled:"
+ok = e["OPS0"] == want and e["OPS1"] == want
+why = "" if ok else "sched_ext was %r at the load's start and %r at its end, not %r" % (e["OPS0"], e["OPS1"], want)
+if ok and has_daemon and e["ALIVE"] != "true":
+    ok, why = False, "the akts daemon was gone before the load ended"
+error = e["ERROR"] or None
+slots = ["latency", "throughput"] if has_daemon else []
 # Switches a controller applied while the load ran (not the config's or the operator's records).
 switches = 0
 try:
@@ -300,7 +350,7 @@ for l in lines:
     except (ValueError, KeyError, TypeError, AttributeError):
         continue
     if (r.get("type") == "decision" and r.get("applied") is True and r.get("action") != "controller"
-            and r.get("source") not in ("operator", "config") and float(t0) <= at <= float(t1)):
+            and r.get("source") not in ("operator", "config") and t0 <= at <= t1):
         switches += 1
 try:
     user, sys_ = (float(x) for x in open(os.path.join(d, "loadgen.time")).read().split()[-2:])
@@ -308,19 +358,32 @@ try:
 except (OSError, ValueError):
     loadgen = None
 initial = None
-if has_daemon == "1":
+if has_daemon:
     try:
         initial = json.load(open(os.path.join(d, "akts.json")))["initial"]
     except (OSError, ValueError, KeyError):
         pass
-json.dump({"arm": arm, "run": int(run), "order": int(order), "antagonists": arm != "alone",
-           "batch_cpu_s": round((int(c1) - int(c0)) / hz, 3), "bogo_ops": None if bogo == "null" else int(bogo),
-           "switches": switches, "slots": slots, "initial": initial, "label": json.loads(label),
-           "load_wall_s": round(float(t1) - float(t0), 3),
-           "cpu_busy": {"measured": busy(m), "apparatus": busy(a)},
+started = None
+try:
+    started = json.load(open(os.path.join(d, "load.json")))["started_unix"]
+except (OSError, ValueError, KeyError):
+    pass
+num = lambda k: None if e[k] in ("", "null") else float(e[k])
+json.dump({"arm": arm, "run": int(e["RUN"]), "order": int(e["ORDER"]), "antagonists": arm != "alone",
+           "error": error, "workers": int(e["WORKERS"]),
+           "attach": {"expected": expected, "ops_start": e["OPS0"], "ops_end": e["OPS1"], "ok": ok, "why": why},
+           "server_healthy": {"before": e["HEALTH0"] == "true", "after": e["HEALTH1"] == "true"},
+           "daemon_exit": None if e["DRC"] == "null" else int(e["DRC"]),
+           "batch_cpu_s": round((int(e["C1"]) - int(e["C0"])) / hz, 3),
+           "bogo_ops": None if e["BOGO"] == "null" else int(e["BOGO"]), "stress_cpu_s": num("STRESS_S"),
+           "switches": switches, "slots": slots, "initial": initial, "label": json.loads(e["LABEL"]),
+           "load_wall_s": round(t1 - t0, 3),
+           "oracle_offset_s": round(float(e["ORACLE_AT"]) - started, 3) if e["ORACLE_AT"] and started else None,
+           "cpu_busy": {"measured": busy(e["MB"]), "apparatus": busy(e["AB"])},
            "apparatus_cpu_s": {"loadgen": loadgen,
-                               "daemon": round((int(d1) - int(d0)) / hz, 3) if has_daemon == "1" else None,
-                               "llm_server": round((int(g1) - int(g0)) / hz, 3) if has_agent == "1" else None}},
+                               "daemon": round((int(e["D1"]) - int(e["D0"])) / hz, 3) if has_daemon else None,
+                               "llm_server": round((int(e["G1"]) - int(e["G0"])) / hz, 3)
+                               if e["HAS_AGENT"] == "1" else None}},
           open(os.path.join(d, "arm.json"), "w"), indent=1)
 s = {}
 try:
@@ -330,15 +393,23 @@ try:
 except (OSError, ValueError, KeyError, IndexError):
     pass
 a = json.load(open(os.path.join(d, "arm.json")))
-print("burst TTFT p50 %s ms, %s burst requests, batch %.1f CPU s, %d switches" % (
-    round(s["p50"]) if "p50" in s else "?", s.get("n", "?"), a["batch_cpu_s"], a["switches"]))
+trouble = error or ("" if ok else why) or ("" if a["server_healthy"]["after"] else "llama-server stopped answering")
+print("burst TTFT p50 %s ms, %s burst requests, batch %.1f CPU s, %d switches%s" % (
+    round(s["p50"]) if "p50" in s else "?", s.get("n", "?"), a["batch_cpu_s"], a["switches"],
+    "  [RUN UNUSABLE: %s]" % trouble if trouble else ""))
 PY
 }
 
+# A warm-up the report never sees: the server's first requests (page faults, caches) go to no arm.
+taskset -c "$APPARATUS" akts loadgen --url http://127.0.0.1:8080 --phases warmup:3s:2 --n-predict "$N_PREDICT" \
+	--quiet >"$OUT/warmup.txt" 2>&1 || log "the warm-up load failed: $(tail -n 2 "$OUT/warmup.txt" | tr '\n' ' ')"
 total=$((RUNS * ${#ARMS[@]}))
 k=0
 for run in $(seq 1 "$RUNS"); do
-	for arm in "${ARMS[@]}"; do
+	# Each run starts one arm further along the list, so no arm always comes first or after the same one.
+	n=${#ARMS[@]}
+	for ((i = 0; i < n; i++)); do
+		arm=${ARMS[$(((i + run - 1) % n))]}
 		line=$(run_arm "$arm" "$run" "$k")
 		k=$((k + 1))
 		log "$k/$total run $run $arm: $line"

@@ -4,12 +4,17 @@ QEMU guest): report.py OUT [--json] [--plots DIR | --no-plots] reads what
 serving/experiment.sh wrote to OUT (meta.json, and per arm and run
 OUT/ARM-RUN/ with load.json, arm.json, batch.tsv, decisions.jsonl) and prints,
 per arm over its runs: burst TTFT p50/p99, steady TTFT p99, burst requests
-served, batch work (CPU seconds, bogo ops, per phase), switches and the CPU
-busy shares, as mean ± sample std with a Student-t 95% interval of the mean;
-then the precondition (alone vs default: the contention is real), the targets
-of the switching arms against the static latency and throughput arms
-(reported, never asserted) and the incomplete runs. --json prints the same as
-one JSON object; that object is always written to OUT/summary.json.
+served, batch work (CPU seconds over the load's phases, bogo ops, work per
+CPU second, per phase), switches and the CPU busy shares, as mean ± sample
+std (none with one run) with a Student-t 95% interval of the mean; then the
+precondition (alone vs default: the contention is real), the targets of the
+switching arms against the static latency and throughput arms (reported,
+never asserted; no verdict from one run) with why an arm fell short, how fast
+the switching arms entered and left latency around the burst, the caveats,
+the verdict on the paper's claim and the incomplete runs (arm.json's error,
+a failed attach check, llama-server not healthy after the run). --json
+prints the same as one JSON object; that object is always written to
+OUT/summary.json.
 The table and the JSON need the standard library only (the guest has no
 numpy or matplotlib). With matplotlib (the host), also writes DIR/timeline.png
 (per arm, one run: each request's TTFT, the phases, the active policy, the
@@ -46,7 +51,17 @@ METRICS = {
     "burst_served": ("burst", "served (req)", 1),
     "burst_failed": ("burst", "failed (req)", 1),
     "batch_cpu_s": ("batch", "(CPU s)", 1),
+    "batch_cpu_s_arm": ("batch, whole", "(CPU s)", 1),
     "bogo_ops": ("batch", "(bogo ops)", 1),
+    "stress_cpu_s": ("stress-ng", "(CPU s)", 1),
+    "work_per_cpu_s": ("bogo ops", "per CPU s", 1),
+    "workers": ("antagonist", "workers", 1),
+    "oracle_offset_s": ("oracle clock", "offset (s)", 1),
+    "enter_latency_s": ("enter latency", "(s)", 1),
+    "leave_latency_s": ("leave latency", "(s)", 1),
+    "burst_latency_share": ("latency in", "burst (%)", 100),
+    "latency_held_s": ("latency held", "(s)", 1),
+    "refused": ("answers", "refused", 1),
     "switches": ("switches", "(count)", 1),
     "measured_busy": ("measured", "CPU busy %", 100),
     "apparatus_busy": ("apparatus", "CPU busy %", 100),
@@ -57,6 +72,10 @@ METRICS = {
 TABLE2 = ["burst_ttft_p50", "burst_ttft_p99", "steady_ttft_p99", "burst_served", "batch_cpu_s", "switches"]
 BATCH_PHASE = "batch_cpu_s_phase"  # + "<k>_<name>": batch work in phase k (1-based), from batch.tsv
 BATCH_TARGET = 0.97  # a switching arm's batch work, as a share of static throughput's
+LATE_S = 1.0  # a switching arm that entered latency later than this after the burst began switched late
+WORK_DROP = 0.10  # an arm's bogo ops per CPU second this far below the median arm's: a caveat
+BUSY_APPARATUS = 0.80  # the apparatus CPU busier than this: a caveat
+ONE_RUN = "no spread: not a test"
 
 
 class Incomplete(Exception):
@@ -217,9 +236,35 @@ def phase_ttft(p, key):
     return num(p.get(key))
 
 
+def unusable(armj):
+    """Why arm.json says the run is unusable ("" when it does not): its error, a failed attach check, or
+    llama-server not answering /health after the run (fields older runs lack: absent means no objection)."""
+    why = []
+    err = armj.get("error")
+    if isinstance(err, str) and err.strip():
+        why.append(err.strip())
+    elif err is True or isinstance(err, (int, float, list, dict)) and not isinstance(err, bool) and err:
+        why.append(f"arm.json's error is {json.dumps(err)[:80]}")
+    att = armj.get("attach")
+    if isinstance(att, dict) and att.get("ok") is False:
+        w = att.get("why")
+        why.append(w.strip() if isinstance(w, str) and w.strip() else
+                   f"the scheduler attach check failed (expected {att.get('expected')!r}, "
+                   f"sched_ext {att.get('ops_start')!r} at the load's start, {att.get('ops_end')!r} at its end)")
+    if sub(armj, "server_healthy", "after") is False:
+        why.append("llama-server did not answer /health after the run")
+    return "; ".join(why)
+
+
 def read_run(d, arm, run, meta, notes):
     """The run in folder d: a dict with its inputs and "metrics"; raises Incomplete(why)."""
     name = f"{arm}-{run}"
+    try:  # first: arm.json's own verdict on the run (more telling than a missing load.json)
+        pre = read_json(os.path.join(d, "arm.json"))
+    except (OSError, ValueError):
+        pre = None
+    if isinstance(pre, dict) and unusable(pre):
+        raise Incomplete(unusable(pre))
     path = os.path.join(d, "load.json")
     if not os.path.exists(path):
         raise Incomplete("no load.json")
@@ -269,8 +314,13 @@ def read_run(d, arm, run, meta, notes):
     elif len(steady) == 1:
         m["steady_ttft_p50"] = phase_ttft(steady[0], "median_ttft_ms")
 
-    m["batch_cpu_s"] = num(armj.get("batch_cpu_s"))
+    m["batch_cpu_s_arm"] = num(armj.get("batch_cpu_s"))
     m["bogo_ops"] = num(armj.get("bogo_ops"))
+    m["stress_cpu_s"] = num(armj.get("stress_cpu_s"))
+    if m["bogo_ops"] is not None and m["stress_cpu_s"]:
+        m["work_per_cpu_s"] = m["bogo_ops"] / m["stress_cpu_s"] if m["stress_cpu_s"] > 0 else None
+    m["workers"] = num(armj.get("workers"))
+    m["oracle_offset_s"] = num(armj.get("oracle_offset_s"))
     sw = num(armj.get("switches"))
     m["switches"] = sw if sw is not None else num(armj.get("decisions_applied"))  # older arm.json
     m["measured_busy"] = num(sub(armj, "cpu_busy", "measured"))
@@ -290,15 +340,62 @@ def read_run(d, arm, run, meta, notes):
             b = interpolate(batch, started + bounds[k + 1])
             if a is not None and b is not None:
                 m[f"{BATCH_PHASE}{k + 1}_{p.get('name', '?')}"] = b - a
+    # The batch work: the antagonists' CPU seconds over the load's phases (started_unix to the sum of the
+    # phases' durations), not arm.json's bracket (which holds the load generator's start-up and its tail
+    # requests). arm.json's figure only without a batch.tsv covering the phases, with a note.
+    a = interpolate(batch, started) if batch and started is not None else None
+    b = interpolate(batch, started + bounds[-1]) if batch and started is not None else None
+    batch_source = None
+    if a is not None and b is not None:
+        m["batch_cpu_s"], batch_source = b - a, "batch.tsv"
+    elif m["batch_cpu_s_arm"] is not None:
+        m["batch_cpu_s"], batch_source = m["batch_cpu_s_arm"], "arm.json"
+        if armj.get("antagonists") is not False:
+            why = ("no batch.tsv" if not os.path.exists(os.path.join(d, "batch.tsv")) else
+                   "batch.tsv unusable" if not batch else "load.json has no started_unix" if started is None
+                   else "batch.tsv does not cover the load's phases")
+            notes.append((f"{why}: batch CPU seconds from arm.json (the antagonists' whole bracket, the load "
+                          "generator's start-up and tail included: not comparable with the other runs')", name))
 
     decisions = read_decisions(os.path.join(d, "decisions.jsonl"))
     slots = armj.get("slots") if isinstance(armj.get("slots"), list) and armj.get("slots") else cfg.get("policies")
     initial = armj.get("initial") if "initial" in armj else cfg.get("initial")
-    return {"arm": arm, "run": run, "dir": d, "name": name, "load": load, "phases": phases, "requests": requests,
-            "bounds": bounds, "started": started, "arm_json": armj, "batch": batch, "decisions": decisions,
-            "slots": slots if isinstance(slots, list) else [], "initial": initial if isinstance(initial, str) else None,
-            "label": armj.get("label") if isinstance(armj.get("label"), str) else None,
-            "metrics": {k: v for k, v in m.items() if v is not None}}
+    attach = armj.get("attach") if isinstance(armj.get("attach"), dict) else None
+    r = {"arm": arm, "run": run, "dir": d, "name": name, "load": load, "phases": phases, "requests": requests,
+         "bounds": bounds, "started": started, "arm_json": armj, "batch": batch, "decisions": decisions,
+         "slots": slots if isinstance(slots, list) else [], "initial": initial if isinstance(initial, str) else None,
+         "label": armj.get("label") if isinstance(armj.get("label"), str) else None, "attach": attach,
+         "batch_source": batch_source}
+    if arm not in NO_SWITCHING:
+        # Answers the controller gave that were no filled slot (the llm's), and the reaction to the burst.
+        if decisions is not None:
+            m["refused"] = float(sum(1 for _, x in decisions if "refused" in str(x.get("verdict", ""))
+                                     or x.get("applied") is False and x.get("raw") is not None))
+        m.update(reaction(r, max(bounds[-1], num(load.get("elapsed_s")) or 0.0)))
+    r["metrics"] = {k: v for k, v in m.items() if v is not None}
+    return r
+
+
+def reaction(r, t_end):
+    """When the run entered latency around the burst (s after the burst began; negative: before) and left it
+    (s after the burst ended; negative: within it), the share of the burst it spent in latency and the
+    seconds it held latency over the load; {} without decisions or a burst. From the decisions'
+    selected_after through the slots, at their times since started_unix."""
+    segs = decision_segments(r, t_end)
+    k = next((i for i, p in enumerate(r["phases"]) if p.get("name") == "burst"), None)
+    if segs is None or k is None:
+        return {}
+    bs, be = r["bounds"][k], r["bounds"][k + 1]
+    lat = [(a, b) for a, b, p in segs if p == "latency"]
+    out = {"latency_held_s": sum(min(b, t_end) - max(a, 0.0) for a, b in lat if b > a),
+           "burst_latency_share": (sum(max(0.0, min(b, be) - max(a, bs)) for a, b in lat) / (be - bs)
+                                   if be > bs else None)}
+    hit = [(a, b) for a, b in lat if b > bs and a < be]  # latency at some time in the burst
+    if hit:
+        a, b = hit[0]
+        out["enter_latency_s"] = a - bs
+        out["leave_latency_s"] = b - be if b < t_end else None  # None: it held latency to the load's end
+    return out
 
 
 # --- statistics ------------------------------------------------------------
@@ -531,25 +628,33 @@ POLICY_COLORS = {"latency": "#ff7f0e", "throughput": "#2ca02c", "default (EEVDF)
 PHASE_COLORS = {"steady": "#1f77b4", "burst": "#9467bd"}
 
 
+def policy_style(p, i):
+    """Patch keywords for policy p (the i-th seen): its color; UNKNOWN grey and hatched."""
+    if p == UNKNOWN:
+        return {"facecolor": "#e8e8e8", "edgecolor": "#888888", "hatch": "////"}
+    return {"color": POLICY_COLORS.get(p, f"C{5 + i % 5}")}
+
+
 def arm_color(arm):
     return {"alone": "#d9d9d9", "default": "#969696", "scx_simple": "#8c6d31",
             "latency": "#ff7f0e", "throughput": "#2ca02c"}.get(arm, "#1f77b4")
 
 
-def policy_segments(r, t_end):
-    """[(t0, t1, policy)] over [0, t_end] s from the load's start, and a note when it cannot be placed."""
-    def slot(i):
+def decision_segments(r, t_end):
+    """[(t0, t1, policy)] over [0, t_end] s from the load's start, from the decisions (selected_after, else an
+    applied decision's proposed slot, through the slots); None without decisions or started_unix."""
+    def slot(d):
+        i = d.get("selected_after")
+        if (isinstance(i, bool) or not isinstance(i, int)) and d.get("applied") is True:
+            i = d.get("proposed")
         if isinstance(i, bool) or not isinstance(i, int):
             return None
         return r["slots"][i] if 0 <= i < len(r["slots"]) and isinstance(r["slots"][i], str) else f"slot {i}"
 
-    decs = [(t, slot(d.get("selected_after"))) for t, d in (r["decisions"] or [])]
+    decs = [(t, slot(d)) for t, d in (r["decisions"] or [])]
     decs = [(t, p) for t, p in decs if p is not None]
-    if not decs:
-        name = r["label"] or r["initial"]
-        return ([(0.0, t_end, name)] if name else []), None
-    if r["started"] is None:
-        return [], "policy times unknown (load.json has no started_unix)"
+    if not decs or r["started"] is None:
+        return None
     rel = [(t - r["started"], p) for t, p in decs]
     before = [p for t, p in rel if t <= 0]
     cur, t0, segs = (before[-1] if before else (r["initial"] or "initial")), 0.0, []
@@ -558,7 +663,29 @@ def policy_segments(r, t_end):
             segs.append((t0, t, cur))
             cur, t0 = p, t
     segs.append((t0, t_end, cur))
-    return segs, None
+    return segs
+
+
+UNKNOWN = "unknown"
+
+
+def policy_segments(r, t_end):
+    """[(t0, t1, policy)] over [0, t_end] s from the load's start, and a note when it cannot be placed.
+    Without decisions: an akts arm's initial policy only when arm.json's attach check says akts was attached
+    (else UNKNOWN: the config alone says nothing of what ran); an arm without akts: its label (what the
+    harness set up; UNKNOWN when its attach check says otherwise)."""
+    segs = decision_segments(r, t_end)
+    if segs is not None:
+        return segs, None
+    if r["decisions"] and r["started"] is None:
+        return [], "policy times unknown (load.json has no started_unix)"
+    att = r["attach"] or {}
+    attached = att.get("ok") is True
+    if r["label"] is not None and not r["slots"]:
+        name = r["label"] if (not att or attached and att.get("expected") != "akts") else UNKNOWN
+    else:
+        name = (r["initial"] or "initial") if attached and att.get("expected") == "akts" else UNKNOWN
+    return [(0.0, t_end, name)], None
 
 
 def plot_timeline(path, order, runs_by_arm, plt):
@@ -605,8 +732,7 @@ def plot_timeline(path, order, runs_by_arm, plt):
         for a, b, p in segs:
             if p not in policies:
                 policies.append(p)
-            ax.axvspan(a, b, ymin=0.92, ymax=1.0, color=POLICY_COLORS.get(p, f"C{5 + policies.index(p) % 5}"),
-                       zorder=2, linewidth=0)
+            ax.axvspan(a, b, ymin=0.92, ymax=1.0, zorder=2, linewidth=0, **policy_style(p, policies.index(p)))
         if note:
             ax.text(0.99, 0.96, note, transform=ax.transAxes, fontsize=7, ha="right", va="center", color="#aa0000")
         # The antagonists' CPU rate (CPU s per s), from batch.tsv.
@@ -644,7 +770,8 @@ def plot_timeline(path, order, runs_by_arm, plt):
         handles.append(Line2D([], [], marker="x", linestyle="", color="red", label="failed request (end time)"))
     if any_rate:
         handles.append(Line2D([], [], color="#444444", linewidth=0.8, label="antagonists' CPU rate (right axis)"))
-    handles += [Patch(color=POLICY_COLORS.get(p, f"C{5 + i % 5}"), label=f"policy: {p} (top band)")
+    handles += [Patch(label=f"policy: {p} (top band)" if p != UNKNOWN else
+                      "policy unknown (no decisions, attach not confirmed)", **policy_style(p, i))
                 for i, p in enumerate(policies)]
     # Laid out in inches: 0.4 for the title, 0.2 per legend row, 0.3 for the first panel's title.
     ncol = min(4, len(handles)) or 1
