@@ -17,8 +17,8 @@ prints the same as one JSON object; that object is always written to
 OUT/summary.json.
 The table and the JSON need the standard library only (the guest has no
 numpy or matplotlib). With matplotlib (the host), also writes DIR/timeline.png
-(per arm, one run: each request's TTFT, the phases, the active policy, the
-antagonists' CPU rate) and DIR/bars.png (per metric, one bar per arm with its
+(per arm, one run: each request's TTFT, the phases, the active policy, grey
+hatched where unknown, the antagonists' CPU rate) and DIR/bars.png (per metric, one bar per arm with its
 95% interval and the runs' values); DIR defaults to OUT.
 Exit 0, or 2 when OUT holds no runs."""
 import argparse
@@ -51,7 +51,7 @@ METRICS = {
     "burst_served": ("burst", "served (req)", 1),
     "burst_failed": ("burst", "failed (req)", 1),
     "batch_cpu_s": ("batch", "(CPU s)", 1),
-    "batch_cpu_s_arm": ("batch, whole", "(CPU s)", 1),
+    "batch_cpu_s_arm": ("batch, arm.json", "bracket (CPU s)", 1),
     "bogo_ops": ("batch", "(bogo ops)", 1),
     "stress_cpu_s": ("stress-ng", "(CPU s)", 1),
     "work_per_cpu_s": ("bogo ops", "per CPU s", 1),
@@ -401,11 +401,12 @@ def reaction(r, t_end):
 # --- statistics ------------------------------------------------------------
 
 def describe(values, runs):
+    """n, mean, sample std (None with one run: no spread), the 95% interval of the mean (None with one run)."""
     n = len(values)
     if n == 0:
         return {"n": 0, "mean": None, "std": None, "ci95": None, "values": [], "runs": []}
     mean = math.fsum(values) / n
-    std = statistics.stdev(values) if n > 1 else 0.0
+    std = statistics.stdev(values) if n > 1 else None
     ci = None
     if n > 1:
         half = (T975[n - 2] if n - 1 <= len(T975) else 1.96) * std / math.sqrt(n)
@@ -421,21 +422,47 @@ def std_of(arms, arm, key):
     return sub(arms, arm, key, "std")
 
 
+def n_of(arms, arm, key):
+    return sub(arms, arm, key, "n") or 0
+
+
+def one_run_words(word, ns):
+    """A verdict word on means that are no test: some side has fewer than two runs ({side: n})."""
+    few = [k for k, n in ns.items() if n < 2]
+    if len(few) == len(ns):
+        return f"{word} on one run ({ONE_RUN})"
+    return f"{word} on the means ({', '.join(few)}: one run; {ONE_RUN})"
+
+
 def precondition(arms):
+    """Per TTFT metric: default's mean against alone's. visible (default above alone by more than the larger
+    std) is None when either has fewer than two runs; visible_point compares the means alone."""
     out = {}
     for key in ("steady_ttft_p99", "steady_ttft_p50", "burst_ttft_p50"):
         a, d = mean_of(arms, "alone", key), mean_of(arms, "default", key)
+        ns = {"alone": n_of(arms, "alone", key), "default": n_of(arms, "default", key)}
         e = {"alone": a, "alone_std": std_of(arms, "alone", key),
-             "default": d, "default_std": std_of(arms, "default", key), "ratio": None, "visible": None}
+             "default": d, "default_std": std_of(arms, "default", key), "ratio": None, "visible": None,
+             "visible_point": None, "runs": ns, "verdict": "n/a"}
         if a is not None and d is not None:
             e["ratio"] = d / a if a > 0 else None
-            # Visible: default's mean is above alone's by more than the larger of the two stds.
-            e["visible"] = d - a > max(e["alone_std"], e["default_std"])
+            e["visible_point"] = d > a
+            if min(ns.values()) >= 2:
+                # Visible: default's mean is above alone's by more than the larger of the two stds.
+                e["visible"] = d - a > max(e["alone_std"], e["default_std"])
+                e["verdict"] = "contention visible" if e["visible"] else "contention NOT visible"
+            else:
+                few = [k for k, n in ns.items() if n < 2]
+                e["verdict"] = ("n/a (one run" if len(few) == len(ns) else f"n/a ({few[0]}: one run") + \
+                    f"; {ONE_RUN})"
         out[key] = e
     return out
 
 
-def targets(arms, order):
+def targets(arms, order, runs_by_arm):
+    """Per switching arm: burst TTFT p50 against static latency's, batch CPU seconds against static
+    throughput's. *_met is None when a side has fewer than two runs (no spread: not a test); *_met_point is
+    the comparison of the means all the same. reasons: why the arm fell short, from its data."""
     lat_m, lat_s = mean_of(arms, "latency", "burst_ttft_p50"), std_of(arms, "latency", "burst_ttft_p50")
     tp = mean_of(arms, "throughput", "batch_cpu_s")
     out = {}
@@ -444,17 +471,158 @@ def targets(arms, order):
             continue
         m = mean_of(arms, arm, "burst_ttft_p50")
         b = mean_of(arms, arm, "batch_cpu_s")
+        ns_p = {arm: n_of(arms, arm, "burst_ttft_p50"), "latency": n_of(arms, "latency", "burst_ttft_p50")}
+        ns_b = {arm: n_of(arms, arm, "batch_cpu_s"), "throughput": n_of(arms, "throughput", "batch_cpu_s")}
         t = {"burst_p50": m, "latency_burst_p50": lat_m, "latency_burst_p50_std": lat_s,
              "burst_p50_ratio": None, "burst_p50_met": None,
-             "batch_cpu_s": b, "throughput_batch_cpu_s": tp, "batch_ratio": None, "batch_met": None}
+             "batch_cpu_s": b, "throughput_batch_cpu_s": tp, "batch_ratio": None, "batch_met": None,
+             "runs": {"burst_p50": ns_p[arm], "latency": ns_p["latency"], "batch": ns_b[arm],
+                      "throughput": ns_b["throughput"]},
+             "burst_p50_met_point": None, "batch_met_point": None, "burst_p50_verdict": "n/a", "batch_verdict": "n/a",
+             "oracle_offset_s": mean_of(arms, arm, "oracle_offset_s"),
+             "oracle_offset_s_std": std_of(arms, arm, "oracle_offset_s"), "reasons": []}
         if m is not None and lat_m is not None:
             t["burst_p50_ratio"] = m / lat_m if lat_m > 0 else None
-            t["burst_p50_met"] = m <= lat_m or abs(m - lat_m) <= lat_s
+            point = m <= lat_m or (lat_s is not None and abs(m - lat_m) <= lat_s)
+            word = "met" if point else "missed"
+            t["burst_p50_met_point"] = point
+            if min(ns_p.values()) >= 2:
+                t["burst_p50_met"], t["burst_p50_verdict"] = point, word
+            else:
+                t["burst_p50_verdict"] = one_run_words(word, ns_p)
         if b is not None and tp is not None and tp > 0:
             t["batch_ratio"] = b / tp
-            t["batch_met"] = t["batch_ratio"] >= BATCH_TARGET
+            point = t["batch_ratio"] >= BATCH_TARGET
+            word = "met" if point else "short"
+            t["batch_met_point"] = point
+            if min(ns_b.values()) >= 2:
+                t["batch_met"], t["batch_verdict"] = point, word
+            else:
+                t["batch_verdict"] = one_run_words(word, ns_b)
+        t["reasons"] = reasons(arms, arm, t, runs_by_arm.get(arm, []))
         out[arm] = t
     return out
+
+
+def reasons(arms, arm, t, runs):
+    """Why a switching arm fell short of a target (on the means), from its data; [] when it did not."""
+    burst_short, batch_short = t["burst_p50_met_point"] is False, t["batch_met_point"] is False
+    if not (burst_short or batch_short):
+        return []
+    out = []
+    sw = mean_of(arms, arm, "switches")
+    if sw == 0:
+        out.append("it never switched (stayed on its initial policy)")
+    refused = sub(arms, arm, "refused", "values") or []
+    if sum(refused) > 0:
+        k = len(refused)
+        n = sum(refused)
+        out.append(f"{n:.0f} answer{'' if n == 1 else 's'} refused (not a filled slot)"
+                   + (f" over {k} runs" if k > 1 else ""))
+    timed = sum(1 for r in runs if "latency_held_s" in r["metrics"])  # runs with decisions and a burst
+    entered = n_of(arms, arm, "enter_latency_s")
+    if burst_short and sw and timed:
+        enter = mean_of(arms, arm, "enter_latency_s")
+        never = f"{timed - entered} of {timed} runs" if timed > 1 else "the run"
+        if not entered:
+            out.append("it switched late or not at all in the burst (it never held latency in the burst)")
+        elif enter > LATE_S or entered < timed:
+            out.append("it switched late or not at all in the burst (it entered latency "
+                       + (f"{enter:.1f} s after the burst began" if enter > 0 else f"{-enter:.1f} s before the burst")
+                       + (f"; {never} never did" if entered < timed else "") + ")")
+        else:
+            share = mean_of(arms, arm, "burst_latency_share")
+            if share is not None and share < 0.8:
+                out.append(f"it held latency only {share:.0%} of the burst")
+    if batch_short and timed:
+        held = mean_of(arms, arm, "latency_held_s")
+        leave = mean_of(arms, arm, "leave_latency_s")
+        total = [r["bounds"][-1] for r in runs if "latency_held_s" in r["metrics"]]
+        if held:
+            out.append(f"it held latency {held:.1f} s of the load's {statistics.mean(total):.0f} s "
+                       "(the antagonists get little CPU there)")
+        if leave is not None and leave > LATE_S:
+            out.append(f"it left latency {leave:.1f} s after the burst ended")
+    return out
+
+
+def reaction_table(arms, order, runs_by_arm):
+    """Per switching arm: the reaction metrics' statistics and how many runs had decisions, entered latency in
+    the burst and left it before the load ended."""
+    out = {}
+    for arm in order:
+        if arm in NO_SWITCHING or not runs_by_arm.get(arm):
+            continue
+        timed = sum(1 for r in runs_by_arm[arm] if "latency_held_s" in r["metrics"])
+        e = {k: arms[arm].get(k) or describe([], []) for k in
+             ("enter_latency_s", "leave_latency_s", "burst_latency_share", "latency_held_s")}
+        e.update({"runs": len(runs_by_arm[arm]), "timed": timed, "entered": e["enter_latency_s"]["n"],
+                  "left": e["leave_latency_s"]["n"]})
+        out[arm] = e
+    return out
+
+
+def caveats(arms, order, all_runs, meta):
+    """What makes figures less comparable, per arm: less work per batch CPU second than the median arm, a busy
+    apparatus CPU; per run: fewer antagonist workers captured than started."""
+    out = []
+    wm = {a: mean_of(arms, a, "work_per_cpu_s") for a in order}
+    wm = {a: v for a, v in wm.items() if v is not None}
+    if len(wm) >= 2:
+        med = statistics.median(wm.values())
+        for a, v in wm.items():
+            if med > 0 and v < (1 - WORK_DROP) * med:
+                out.append({"arm": a, "kind": "work_per_cpu_s", "value": v, "median": med,
+                            "text": f"{a}: its batch CPU seconds did {1 - v / med:.0%} less work each than the "
+                                    "median arm's (TCG: a busy apparatus vCPU slows the measured one); compare its "
+                                    "batch work with care"})
+    for a in order:
+        busy = mean_of(arms, a, "apparatus_busy")
+        if busy is not None and busy > BUSY_APPARATUS:
+            out.append({"arm": a, "kind": "apparatus_busy", "value": busy,
+                        "text": f"{a}: the apparatus CPU was {busy:.0%} busy: the load generator shared it, so "
+                                "client-side TTFT is inflated"})
+    want = num(meta.get("antagonists"))
+    for r in all_runs:
+        w = r["metrics"].get("workers")
+        if w is not None and want is not None and w < want and r["arm_json"].get("antagonists") is not False:
+            out.append({"arm": r["arm"], "run": r["run"], "kind": "workers", "value": w,
+                        "text": f"{r['name']}: {w:.0f} of {want:.0f} antagonist workers captured: its batch CPU "
+                                "seconds undercount"})
+    return out
+
+
+def claim(tg):
+    """The paper's claim: the oracle and at least one online (switching, not oracle) arm meet both targets.
+    reproduced: True/False, None when the runs cannot tell (a side with one run); point: on the means."""
+    def both(t, suffix):
+        a, b = t[f"burst_p50_met{suffix}"], t[f"batch_met{suffix}"]
+        return False if a is False or b is False else True if a and b else None
+
+    online = [a for a in tg if a != "oracle"]
+    res = {"oracle": None, "online": online, "reproduced": None, "point": None,
+           "burst_met": [a for a, t in tg.items() if t["burst_p50_met_point"]],
+           "batch_met": [a for a, t in tg.items() if t["batch_met_point"]],
+           "both_met": [a for a, t in tg.items() if both(t, "_point")]}
+    if "oracle" not in tg or not online:
+        res["text"] = ("not tested here (" + ("no oracle run" if "oracle" not in tg else "no online arm's run")
+                       + ")")
+        return res
+    res["oracle"] = {"both_met": both(tg["oracle"], ""), "both_met_point": both(tg["oracle"], "_point")}
+    for suffix, key in (("", "reproduced"), ("_point", "point")):
+        o = both(tg["oracle"], suffix)
+        on = [both(tg[a], suffix) for a in online]
+        res[key] = (True if o and any(on) else False if o is False or all(x is False for x in on) else None)
+    met = (f"burst TTFT met by {', '.join(res['burst_met']) or 'none'}; batch met by "
+           f"{', '.join(res['batch_met']) or 'none'}; both by {', '.join(res['both_met']) or 'none'}")
+    if res["reproduced"] is not None:
+        res["text"] = ("reproduced here" if res["reproduced"] else "not reproduced here") + f" ({met})"
+    else:
+        pt = {True: "reproduced", False: "not reproduced", None: "undecided"}[res["point"]]
+        ones = {n for t in tg.values() for n in t["runs"].values()}
+        why = "one run per arm" if ones <= {0, 1} else "an arm with one run"
+        res["text"] = f"not tested here ({why}: no spread); on the means it is {pt} ({met})"
+    return res
 
 
 # --- text ------------------------------------------------------------------
@@ -475,7 +643,7 @@ def metric_factor(key):
     return METRICS[key][2] if key in METRICS else 1
 
 
-COUNTS = {"burst_served", "burst_failed", "switches", "bogo_ops"}
+COUNTS = {"burst_served", "burst_failed", "switches", "bogo_ops", "workers", "refused"}
 
 
 def cell(s, key, row_n=0):
@@ -517,10 +685,22 @@ def batch_phase_header(key):
     return (f"batch {name}", f"#{k} (CPU s)")
 
 
-def ms(m, s, n):
+def ms(m, s, n, unit="ms"):
+    """mean±std and the unit; the mean alone with one run (the verdict says so)."""
     if m is None:
         return "-"
-    return f"{fnum(m)} ms (n=1)" if n == 1 else f"{fnum(m)}±{fnum(s or 0, m)} ms"
+    return f"{fnum(m)} {unit}" if n == 1 or s is None else f"{fnum(m)}±{fnum(s, m)} {unit}"
+
+
+def wrap(text, indent="  ", more="    "):
+    return textwrap.wrap(text, 118, initial_indent=indent, subsequent_indent=more, break_on_hyphens=False)
+
+
+def reaction_cell(s, key, of):
+    """A reaction figure: "-" when no run did it; "(k of n)" when fewer runs than `of` did."""
+    if not s or s["n"] == 0:
+        return "-"
+    return cell(s, key) + (f" ({s['n']} of {of})" if s["n"] < of else "")
 
 
 def text_report(out, meta, summary, order, plots, first_phases):
@@ -533,7 +713,7 @@ def text_report(out, meta, summary, order, plots, first_phases):
     bits = [b for b in bits if b]
     lines.append(head + (f" ({', '.join(bits)})" if bits else ""))
     phases = meta.get("phases") or (first_phases + " (from load.json)" if first_phases else "?")
-    planned = f"{meta['runs']} runs per arm planned; " if meta.get("runs") else ""
+    planned = f"{meta['runs']} run{'s' if meta['runs'] != 1 else ''} per arm planned; " if meta.get("runs") else ""
     lines.append(f"phases {phases}; {planned}{len(summary['runs'])} runs complete, "
                  f"{len(summary['incomplete'])} incomplete")
     lines.append("")
@@ -547,6 +727,12 @@ def text_report(out, meta, summary, order, plots, first_phases):
     lines.append("Table 2: mean ± sample std over runs")
     lines.append(table(hdr, [[a, str(row_n(a))] + [cell(arms[a].get(k), k, row_n(a)) for k in TABLE2]
                              for a in main]))
+    bw = summary["batch_window"]
+    span = "/".join(f"{x:g}" for x in bw["seconds"]) or "?"
+    lines += wrap(f"batch: the antagonists' CPU seconds over the load's phases only, started_unix to +{span} s (the "
+                  "sum of the phases' durations), interpolated in batch.tsv"
+                  + (f"; from arm.json's whole bracket for {len(bw['from_arm_json'])} run(s) without a usable "
+                     f"batch.tsv: {', '.join(bw['from_arm_json'][:6])}" if bw["from_arm_json"] else ""), indent="")
     lines.append("")
     if any(s["n"] > 1 for a in main for s in arms[a].values()):
         lines.append("95% confidence intervals of the mean (Student's t; none with one run)")
@@ -556,14 +742,18 @@ def text_report(out, meta, summary, order, plots, first_phases):
 
     per_phase = sorted({k for a in order for k in arms[a] if k.startswith(BATCH_PHASE)},
                        key=lambda k: int(k[len(BATCH_PHASE):].partition("_")[0]))
-    for title, keys in (("Batch work (per phase: from batch.tsv at the phase boundaries) and burst failures",
-                         ["bogo_ops"] + per_phase + ["burst_failed"]),
+    for title, keys in (("Batch work per phase (batch.tsv at the phase boundaries: they sum to Table 2's batch), "
+                         "arm.json's whole bracket (the load generator's start-up and tail included) and burst "
+                         "failures", per_phase + ["batch_cpu_s_arm", "burst_failed"]),
+                        ("Batch work per CPU second (stress-ng over its lifetime: bogo ops / its usr+sys CPU "
+                         "seconds) and the antagonist workers captured",
+                         ["bogo_ops", "stress_cpu_s", "work_per_cpu_s", "workers"]),
                         ("The apparatus: CPU busy shares over the load (/proc/stat) and CPU seconds",
                          ["measured_busy", "apparatus_busy", "loadgen_cpu_s", "daemon_cpu_s", "llm_server_cpu_s"])):
         keys = [k for k in keys if any(sub(arms, a, k, "n") for a in order)]
         if keys:
             lines.append("")
-            lines.append(title + ": mean ± sample std")
+            lines += wrap(title + ": mean ± sample std", indent="")
             hdr = [("arm", "")] + [batch_phase_header(k) if k.startswith(BATCH_PHASE) else METRICS[k][:2] for k in keys]
             lines.append(table(hdr, [[a] + [cell(arms[a].get(k), k, row_n(a)) for k in keys] for a in order]))
 
@@ -577,18 +767,24 @@ def text_report(out, meta, summary, order, plots, first_phases):
             missing = " or ".join(x for x in ("alone", "default") if e[x] is None)
             lines.append(f"  {label}: n/a (no {missing} figure)")
             continue
-        ratio = f"{e['ratio']:.2f}x" if e["ratio"] is not None else "n/a"
-        lines.append(f"  {label}: alone {ms(e['alone'], e['alone_std'], sub(arms, 'alone', key, 'n'))}, "
-                     f"default {ms(e['default'], e['default_std'], sub(arms, 'default', key, 'n'))}"
-                     f": {ratio}, contention {'visible' if e['visible'] else 'NOT visible'}")
+        ratio = f" ({e['ratio']:.2f}x)" if e["ratio"] is not None else ""
+        lines += wrap(f"{label}: alone {ms(e['alone'], e['alone_std'], e['runs']['alone'])}, "
+                      f"default {ms(e['default'], e['default_std'], e['runs']['default'])}{ratio}: {e['verdict']}")
 
     lines.append("")
-    lines.append("Targets (reported, not asserted): burst TTFT p50 within one std of static latency's (or below);")
-    lines.append(f"batch work >= {BATCH_TARGET:.0%} of static throughput's")
+    lines.append("Targets (reported, not asserted): burst TTFT p50 within one std of static latency's (or below); "
+                 f"batch work >= {BATCH_TARGET:.0%}")
+    lines.append("of static throughput's. With one run on a side there is no spread: the means are shown, no test.")
     tg = summary["targets"]
     if not tg:
         lines.append("  no switching arm with a complete run")
     for arm, t in tg.items():
+        off = ""
+        if t["oracle_offset_s"] is not None:
+            o, os_ = t["oracle_offset_s"], t["oracle_offset_s_std"]
+            amount = f"{fnum(abs(o))}±{fnum(os_, o)} s" if os_ is not None else f"{fnum(abs(o))} s"
+            off = f" (schedule started {amount} {'before' if o < 0 else 'after'} the load)"
+        lines.append(f"  {arm}{off}:")
         if t["burst_p50"] is None:
             p = "burst TTFT p50 n/a"
         elif t["latency_burst_p50"] is None:
@@ -596,25 +792,58 @@ def text_report(out, meta, summary, order, plots, first_phases):
         elif t["burst_p50_ratio"] is None:
             p = f"burst TTFT p50 {fnum(t['burst_p50'])} ms: n/a"
         else:
-            lat = ms(t["latency_burst_p50"], t["latency_burst_p50_std"], sub(arms, "latency", "burst_ttft_p50", "n"))
-            p = (f"burst TTFT p50 {fnum(t['burst_p50'])} ms vs latency {lat} "
-                 f"({t['burst_p50_ratio']:.2f}x): {'met' if t['burst_p50_met'] else 'missed'}")
+            mine = ms(t["burst_p50"], std_of(arms, arm, "burst_ttft_p50"), t["runs"]["burst_p50"])
+            lat = ms(t["latency_burst_p50"], t["latency_burst_p50_std"], t["runs"]["latency"])
+            p = f"burst TTFT p50 {mine} vs latency {lat} ({t['burst_p50_ratio']:.2f}x): {t['burst_p50_verdict']}"
         if t["batch_ratio"] is None:
             b = "batch n/a" + (" (no throughput figure)" if t["throughput_batch_cpu_s"] is None else "")
         else:
-            b = f"batch {t['batch_ratio']:.0%} of throughput's: {'met' if t['batch_met'] else 'short'}"
-        lines.append(f"  {arm}: {p}; {b}")
+            mine = ms(t["batch_cpu_s"], std_of(arms, arm, "batch_cpu_s"), t["runs"]["batch"], "CPU s")
+            tp = ms(t["throughput_batch_cpu_s"], std_of(arms, "throughput", "batch_cpu_s"), t["runs"]["throughput"],
+                    "CPU s")
+            b = f"batch {mine} vs throughput {tp} ({t['batch_ratio']:.0%}): {t['batch_verdict']}"
+        lines += wrap(p, "    ", "      ")
+        lines += wrap(b, "    ", "      ")
+        if t["reasons"]:
+            lines += wrap("why: " + "; ".join(t["reasons"]), "    ", "      ")
+    cl = summary["claim"]
+    lines.append("")
+    lines += wrap("The paper's claim (the oracle and at least one online arm meet both targets): " + cl["text"],
+                  indent="")
+
+    rt = summary["reaction"]
+    if rt:
+        lines.append("")
+        lines += wrap("Reaction to the burst (switching arms; the policy from decisions.jsonl): entering latency, s "
+                      "after the burst began; leaving it, s after the burst ended (negative: before; -: never; "
+                      "k of n: only k runs did): mean ± sample std", indent="")
+        hdr = [("arm", ""), ("runs with", "decisions"), ("enter latency", "(s after start)"),
+               ("leave latency", "(s after end)"), METRICS["burst_latency_share"][:2], ("latency held", "(s)")]
+        rows = []
+        for arm, e in rt.items():
+            rows.append([arm, f"{e['timed']} of {e['runs']}" if e["timed"] < e["runs"] else str(e["runs"]),
+                         reaction_cell(e["enter_latency_s"], "enter_latency_s", e["timed"]),
+                         reaction_cell(e["leave_latency_s"], "leave_latency_s", e["timed"]),
+                         reaction_cell(e["burst_latency_share"], "burst_latency_share", e["timed"]),
+                         reaction_cell(e["latency_held_s"], "latency_held_s", e["timed"])])
+        lines.append(table(hdr, rows))
+
+    if summary["caveats"]:
+        lines.append("")
+        lines.append("Caveats:")
+        for c in summary["caveats"]:
+            lines += wrap(c["text"])
 
     if summary["incomplete"]:
         lines.append("")
         lines.append("Incomplete runs (left out of the statistics):")
         for e in summary["incomplete"]:
-            lines.append(f"  {e['run']}: incomplete: {e['why']}")
+            lines += wrap(f"{e['run']}: incomplete: {e['why']}")
     if summary["notes"]:
         lines.append("")
         lines.append("Notes:")
         for n in summary["notes"]:
-            lines += textwrap.wrap(n, 118, initial_indent="  ", subsequent_indent="    ")
+            lines += wrap(n)
     if plots:
         lines.append("")
         lines.append("Plots: " + ", ".join(plots))
@@ -790,7 +1019,7 @@ def plot_bars(path, order, arms, plt):
 
     specs = [("burst_ttft_p50", "burst TTFT p50", "ms"), ("burst_ttft_p99", "burst TTFT p99", "ms"),
              ("steady_ttft_p99", "steady TTFT p99", "ms"), ("burst_served", "burst requests served", "requests"),
-             ("batch_cpu_s", "batch work", "CPU s"), ("switches", "policy switches", "count")]
+             ("batch_cpu_s", "batch work over the load's phases", "CPU s"), ("switches", "policy switches", "count")]
     fig, axes = plt.subplots(2, 3, figsize=(15, 8.5))
     for ax, (key, title, unit) in zip([a for row in axes for a in row], specs):
         shown = [a for a in order if sub(arms, a, key, "n")]
@@ -909,13 +1138,22 @@ def main(argv):
         "meta": meta,
         "arms": arms,
         "precondition": precondition(arms),
-        "targets": targets(arms, order),
+        "targets": targets(arms, order, runs_by_arm),
         "incomplete": incomplete,
         "runs": [{"arm": r["arm"], "run": r["run"], "order": num(r["arm_json"].get("order")),
-                  "metrics": r["metrics"]} for r in all_runs],
+                  "metrics": r["metrics"], "batch_source": r["batch_source"]} for r in all_runs],
         "notes": notes,
         "plots": [],
     }
+    summary["reaction"] = reaction_table(arms, order, runs_by_arm)
+    summary["caveats"] = caveats(arms, order, all_runs, meta)
+    summary["claim"] = claim(summary["targets"])
+    summary["batch_window"] = {
+        "what": "the antagonists' CPU seconds from started_unix to started_unix + the sum of the phases' durations, "
+                "interpolated in batch.tsv; arm.json's batch_cpu_s (the whole bracket) only without a usable batch.tsv",
+        "seconds": sorted({round(r["bounds"][-1], 3) for r in all_runs}),
+        "from_arm_json": [r["name"] for r in all_runs if r["batch_source"] == "arm.json"
+                          and r["arm_json"].get("antagonists") is not False]}
 
     plots = []
     if not args.no_plots:
