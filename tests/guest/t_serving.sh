@@ -32,8 +32,11 @@ def val(arm, key):
 for arm in ("alone", "default", "scx_simple", "latency", "throughput", "oracle", "detector", "bandit", "llm"):
     served, p50, batch = val(arm, "burst_served"), val(arm, "burst_ttft_p50"), val(arm, "batch_cpu_s")
     good = bool(served) and p50 is not None and p50 > 0 and (arm == "alone" or (batch or 0) > 0)
-    print(("ok" if good else "not") + "\tserving arm %s: %s burst requests, burst TTFT p50 %s ms, batch %s CPU s"
-          % (arm, served, p50, batch))
+    print(("ok" if good else "not") + "\tserving arm %s: %s burst requests, burst TTFT p50 %.0f ms, batch %.1f CPU s"
+          % (arm, served, p50 or 0, batch or 0))
+inc = s.get("incomplete") or []
+print(("not" if inc else "ok") + "\tevery run was usable: its arm's scheduler attached for the whole load, the server"
+      " answered, every antagonist ran%s" % ("" if not inc else " (%s)" % "; ".join(map(str, inc))[:300]))
 sw = val("oracle", "switches")
 print(("ok" if sw and sw >= 1 else "not") + "\tthe oracle arm switched (%s switches)" % sw)
 for name in ("latency-1", "oracle-1", "detector-1"):
