@@ -28,15 +28,16 @@
 #
 # Per arm and run, OUT/ARM-RUN/ holds: load.json (the load generator's report),
 # arm.json (batch CPU seconds and bogo ops, switches, CPU busy shares, the
-# apparatus's CPU seconds), batch.tsv (the antagonists' CPU seconds over
-# time), decisions.jsonl (the daemon's decision log) and the logs. OUT/meta.json
-# says how it was run. Progress goes to stderr, one line per run.
+# apparatus's CPU seconds, whether the run is usable), batch.tsv (the
+# antagonists' CPU seconds over time), decisions.jsonl and telemetry.jsonl (the
+# daemon's decisions and the windows its controller saw) and the logs.
+# OUT/meta.json says how it was run. Progress goes to stderr, one line per run.
 #
 # Environment: PHASES (the load generator's --phases), N_PREDICT, MEASURED,
 # APPARATUS, HOGS (antagonists, default 2), OBJECTIVE_MAX (the online arms'
-# TTFT objective, default 800ms: above steady TTFT under throughput, below burst TTFT), DETECTOR (its
-# settings, JSON), LIVE (arms whose requests and switches are
-# printed to stderr as they happen: the demo).
+# TTFT objective, default 800ms: above steady TTFT under throughput, below
+# burst TTFT), DETECTOR (its settings, JSON), LIVE (arms whose requests and
+# switches are printed to stderr as they happen: the demo).
 set -uo pipefail
 if (($# < 3)); then
 	sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
