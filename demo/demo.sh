@@ -29,4 +29,4 @@ bash "$(dirname "$0")/../serving/experiment.sh" "$OUT" 1 detector latency throug
 	sed -u 's/^\[serving\] [0-9]*\/[0-9]* run 1 \(detector\): /   done: /; s/^\[serving\] [0-9]*\/[0-9]* run 1 \([a-z_]*\): /== \1: /'
 echo >&2
 echo "== 2. the comparison (one run each: ./akts bench serving repeats every arm and adds confidence intervals)" >&2
-python3 "$(dirname "$0")/../serving/report.py" "$OUT" --no-plots
+python3 "$(dirname "$0")/../serving/report.py" "$OUT" --no-plots --brief

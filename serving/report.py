@@ -703,7 +703,7 @@ def reaction_cell(s, key, of):
     return cell(s, key) + (f" ({s['n']} of {of})" if s["n"] < of else "")
 
 
-def text_report(out, meta, summary, order, plots, first_phases):
+def text_report(out, meta, summary, order, plots, first_phases, brief=False):
     arms = summary["arms"]
     lines = []
     head = f"Serving experiment {os.path.abspath(out)}"
@@ -734,7 +734,9 @@ def text_report(out, meta, summary, order, plots, first_phases):
                   + (f"; from arm.json's whole bracket for {len(bw['from_arm_json'])} run(s) without a usable "
                      f"batch.tsv: {', '.join(bw['from_arm_json'][:6])}" if bw["from_arm_json"] else ""), indent="")
     lines.append("")
-    if any(s["n"] > 1 for a in main for s in arms[a].values()):
+    if brief:  # Table 2, the targets and the verdict only (the demo)
+        pass
+    elif any(s["n"] > 1 for a in main for s in arms[a].values()):
         lines.append("95% confidence intervals of the mean (Student's t; none with one run)")
         lines.append(table(hdr, [[a, str(row_n(a))] + [ci_cell(arms[a].get(k), k) for k in TABLE2] for a in main]))
     else:
@@ -742,7 +744,7 @@ def text_report(out, meta, summary, order, plots, first_phases):
 
     per_phase = sorted({k for a in order for k in arms[a] if k.startswith(BATCH_PHASE)},
                        key=lambda k: int(k[len(BATCH_PHASE):].partition("_")[0]))
-    for title, keys in (("Batch work per phase (batch.tsv at the phase boundaries: they sum to Table 2's batch), "
+    for title, keys in () if brief else (("Batch work per phase (batch.tsv at the phase boundaries: they sum to Table 2's batch), "
                          "arm.json's whole bracket (the load generator's start-up and tail included) and burst "
                          "failures", per_phase + ["batch_cpu_s_arm", "burst_failed"]),
                         ("Batch work per CPU second (stress-ng over its lifetime: bogo ops / its usr+sys CPU "
@@ -757,11 +759,13 @@ def text_report(out, meta, summary, order, plots, first_phases):
             hdr = [("arm", "")] + [batch_phase_header(k) if k.startswith(BATCH_PHASE) else METRICS[k][:2] for k in keys]
             lines.append(table(hdr, [[a] + [cell(arms[a].get(k), k, row_n(a)) for k in keys] for a in order]))
 
-    lines.append("")
     pre = summary["precondition"]
-    lines.append("Precondition (alone: no antagonists; default: antagonists, default scheduler):")
+    show_pre = not (brief and "alone" not in order)  # the demo runs no alone arm
+    if show_pre:
+        lines.append("")
+        lines.append("Precondition (alone: no antagonists; default: antagonists, default scheduler):")
     for key, label in (("steady_ttft_p99", "steady TTFT p99"), ("steady_ttft_p50", "steady TTFT p50"),
-                       ("burst_ttft_p50", "burst TTFT p50")):
+                       ("burst_ttft_p50", "burst TTFT p50")) if show_pre else ():
         e = pre[key]
         if e["alone"] is None or e["default"] is None:
             missing = " or ".join(x for x in ("alone", "default") if e[x] is None)
@@ -771,7 +775,8 @@ def text_report(out, meta, summary, order, plots, first_phases):
         lines += wrap(f"{label}: alone {ms(e['alone'], e['alone_std'], e['runs']['alone'])}, "
                       f"default {ms(e['default'], e['default_std'], e['runs']['default'])}{ratio}: {e['verdict']}")
 
-    lines.append("")
+    if lines[-1] != "":
+        lines.append("")
     lines.append("Targets (reported, not asserted): burst TTFT p50 within one std of static latency's (or below); "
                  f"batch work >= {BATCH_TARGET:.0%}")
     lines.append("of static throughput's. With one run on a side there is no spread: the means are shown, no test.")
@@ -812,7 +817,7 @@ def text_report(out, meta, summary, order, plots, first_phases):
                   indent="")
 
     rt = summary["reaction"]
-    if rt:
+    if rt and not brief:
         lines.append("")
         lines += wrap("Reaction to the burst (switching arms; the policy from decisions.jsonl): entering latency, s "
                       "after the burst began; leaving it, s after the burst ended (negative: before; -: never; "
@@ -1066,6 +1071,8 @@ def main(argv):
     ap = argparse.ArgumentParser(description="Report of a serving experiment's directory (serving/experiment.sh).")
     ap.add_argument("out", metavar="OUT", help="the experiment's directory")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the text")
+    ap.add_argument("--brief", action="store_true",
+                    help="the text with Table 2, the targets and the verdict only (summary.json is still complete)")
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--plots", metavar="DIR", help="where to write timeline.png and bars.png (default: OUT)")
     g.add_argument("--no-plots", action="store_true", help="write no plots")
@@ -1192,7 +1199,7 @@ def main(argv):
         first_phases = ",".join(
             f"{p.get('name', '?')}:{num(p.get('duration')) or 0:g}s:{p.get('max_concurrency', '?')}"
             + (f":{p['think_ms']}ms" if num(p.get("think_ms")) else "") for p in all_runs[0]["phases"])
-        print(text_report(out, meta, summary, order, plots, first_phases))
+        print(text_report(out, meta, summary, order, plots, first_phases, brief=args.brief))
     return 0
 
 
