@@ -300,6 +300,8 @@ run_arm() {
 	if [[ -n $dpid ]]; then
 		# What the controllers saw: the telemetry windows of the run (600 kept: 60 s at 100 ms).
 		akts telemetry --socket $SOCK -n 600 --json >"$dir/telemetry.jsonl" 2>/dev/null
+		# The controller's own counts (the decision log writes a repeated refusal once).
+		akts controller --socket $SOCK --json >"$dir/controller.json" 2>/dev/null
 		kill -0 "$dpid" 2>/dev/null && alive=true || alive=false
 		stop_proc "$dpid" TERM
 		drc=$STOP_RC
@@ -364,6 +366,14 @@ if has_daemon:
         initial = json.load(open(os.path.join(d, "akts.json")))["initial"]
     except (OSError, ValueError, KeyError):
         pass
+controller = None
+try:
+    c = json.load(open(os.path.join(d, "controller.json")))
+    controller = {"name": c.get("controller"), "decisions": c.get("decisions"), "applied": c.get("applied"),
+                  "refused_outputs": c.get("refused_outputs"), "repeats_not_logged": c.get("repeats_not_logged"),
+                  "answered": (c.get("controller_state") or {}).get("answered")}
+except (OSError, ValueError, AttributeError):
+    pass
 started = None
 try:
     started = json.load(open(os.path.join(d, "load.json")))["started_unix"]
@@ -377,7 +387,7 @@ json.dump({"arm": arm, "run": int(e["RUN"]), "order": int(e["ORDER"]), "antagoni
            "daemon_exit": None if e["DRC"] == "null" else int(e["DRC"]),
            "batch_cpu_s": round((int(e["C1"]) - int(e["C0"])) / hz, 3),
            "bogo_ops": None if e["BOGO"] == "null" else int(e["BOGO"]), "stress_cpu_s": num("STRESS_S"),
-           "switches": switches, "slots": slots, "initial": initial, "label": json.loads(e["LABEL"]),
+           "switches": switches, "controller": controller, "slots": slots, "initial": initial, "label": json.loads(e["LABEL"]),
            "load_wall_s": round(t1 - t0, 3),
            "oracle_offset_s": round(float(e["ORACLE_AT"]) - started, 3) if e["ORACLE_AT"] and started else None,
            "cpu_busy": {"measured": busy(e["MB"]), "apparatus": busy(e["AB"])},

@@ -333,8 +333,14 @@ def read_run(d, arm, run, meta, notes):
     batch = read_batch(os.path.join(d, "batch.tsv"), measured_cpus, notes, name)
     bounds = [0.0]
     for p in phases:
-        bounds.append(bounds[-1] + (num(p.get("duration")) or 0.0))
+        dur = num(p.get("duration"))
+        if dur is None or dur <= 0:
+            raise Incomplete(f"load.json's phase {p.get('name', '?')!r} has no duration")
+        bounds.append(bounds[-1] + dur)
     if batch and started is not None:
+        edge = max(batch[0][0] - started, started + bounds[-1] - batch[-1][0])
+        if edge > 0.5:
+            notes.append((f"batch.tsv misses {edge:.2f} s at an edge of the phases: the nearest sample stands in", name))
         for k, p in enumerate(phases):
             a = interpolate(batch, started + bounds[k])
             b = interpolate(batch, started + bounds[k + 1])
@@ -368,9 +374,16 @@ def read_run(d, arm, run, meta, notes):
          "batch_source": batch_source}
     if arm not in NO_SWITCHING:
         # Answers the controller gave that were no filled slot (the llm's), and the reaction to the burst.
-        if decisions is not None:
+        # The daemon's own count (arm.json "controller"): its log writes a repeated refusal once.
+        ctl = armj.get("controller") if isinstance(armj.get("controller"), dict) else {}
+        if num(ctl.get("refused_outputs")) is not None:
+            m["refused"] = num(ctl.get("refused_outputs"))
+            m["answered"] = num(ctl.get("answered"))
+        elif decisions is not None:
             m["refused"] = float(sum(1 for _, x in decisions if "refused" in str(x.get("verdict", ""))
                                      or x.get("applied") is False and x.get("raw") is not None))
+            if m["refused"]:
+                m["refused_from_log"] = 1.0  # the log writes a repeated refusal once: a lower bound
         m.update(reaction(r, max(bounds[-1], num(load.get("elapsed_s")) or 0.0)))
     r["metrics"] = {k: v for k, v in m.items() if v is not None}
     return r
@@ -517,8 +530,10 @@ def reasons(arms, arm, t, runs):
     if sum(refused) > 0:
         k = len(refused)
         n = sum(refused)
-        out.append(f"{n:.0f} answer{'' if n == 1 else 's'} refused (not a filled slot)"
-                   + (f" over {k} runs" if k > 1 else ""))
+        from_log = bool(sub(arms, arm, "refused_from_log", "values"))
+        out.append(("at least " if from_log else "") + f"{n:.0f} answer{'' if n == 1 else 's'} refused (not a filled slot)"
+                   + (f" over {k} runs" if k > 1 else "")
+                   + (" (counted in the decision log, which writes a repeated refusal once)" if from_log else ""))
     timed = sum(1 for r in runs if "latency_held_s" in r["metrics"])  # runs with decisions and a burst
     entered = n_of(arms, arm, "enter_latency_s")
     if burst_short and sw and timed:
