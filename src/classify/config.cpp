@@ -111,6 +111,14 @@ Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::
         return bad(key, fmt::format("\"{}\" is not an octal mode such as \"0600\"", excerpt(s)));
       c.socket_mode = static_cast<mode_t>(std::stoul(s, nullptr, 8));
       if (c.socket_mode & 0007) return bad(key, "must not give access to others (the socket switches the scheduler)");
+    } else if (key == "socket_group") {
+      if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().size() > 64)
+        return bad(key, "must be a group name or number");
+      c.socket_group = v;
+    } else if (key == "audit_log") {
+      if (!v.is_string() || (!v.get<std::string>().empty() && v.get<std::string>()[0] != '/'))
+        return bad(key, "must be an absolute path, or \"\" for none");
+      c.audit_log = v;
     } else if (key == "policies") {
       if (!v.is_array() || v.empty() || v.size() > AKTS_MAX_SLOTS)
         return bad(key, fmt::format("must be a list of 1 to {} policy names", AKTS_MAX_SLOTS));
@@ -153,6 +161,9 @@ Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::
       return bad(excerpt(key), "unknown key");
     }
   }
+  // A group given the socket must be able to use it, and nobody else may.
+  if (!c.socket_group.empty() && (c.socket_mode & 0060) != 0060)
+    return bad("socket_mode", "must let socket_group read and write (e.g. \"0660\")");
   // The initial selection must name a configured policy.
   bool found = false;
   for (size_t i = 0; i < c.policies.size(); ++i)

@@ -2,6 +2,8 @@
 //
 //   {
 //     "socket": "/run/akts/akts.sock",   "socket_mode": "0600",
+//     "socket_group": "akts",                       // optional: this group may use the socket too (mode "0660")
+//     "audit_log": "/var/log/akts/audit.jsonl",    // every accepted control action and who asked; "" turns it off
 //     "policies": ["latency", "throughput"],       // slot order
 //     "initial": "throughput",                     // a policy name or slot number
 //     "switch_all": false,                         // manage every task, not only matched ones
@@ -45,6 +47,8 @@ struct Matcher {
 struct DaemonConfig {
   std::string socket_path = "/run/akts/akts.sock";
   mode_t socket_mode = 0600;
+  std::string socket_group;  // "": root only; else a group name or number given the socket (with socket_mode 0660)
+  std::string audit_log = "/var/log/akts/audit.jsonl";  // "": no audit log (src/control/audit.h)
   std::vector<std::string> policies = {"latency", "throughput"};
   std::string initial = "0";
   bool switch_all = false;

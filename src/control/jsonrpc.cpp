@@ -37,7 +37,7 @@ std::vector<std::string> Dispatcher::methods() const {
   return m;
 }
 
-json Dispatcher::handle_one(const json& req) const {
+json Dispatcher::handle_one(const json& req, const Caller& caller) const {
   if (!req.is_object()) return make_error_response(nullptr, kInvalidRequest, "a request must be a JSON object");
   // The id is echoed only when it is of a type the specification allows.
   json id = nullptr;
@@ -77,6 +77,12 @@ json Dispatcher::handle_one(const json& req) const {
       return make_error(ErrorKind::kSystem, std::string("internal error: ") + e.what());
     }
   }();
+  if (r && audit_ && audited_.count(it_m->get<std::string>())) {
+    try {
+      audit_(caller, it_m->get<std::string>(), params, *r);
+    } catch (...) {  // an audit that fails must not turn a done change into an error
+    }
+  }
   if (notification) return json();
   if (!r) {
     json data = nullptr;
@@ -86,10 +92,15 @@ json Dispatcher::handle_one(const json& req) const {
   return {{"jsonrpc", "2.0"}, {"id", id}, {"result", r.value()}};
 }
 
-std::string Dispatcher::handle(std::string_view request) const {
+void Dispatcher::set_audit(std::set<std::string, std::less<>> methods, AuditHook hook) {
+  audited_ = std::move(methods);
+  audit_ = std::move(hook);
+}
+
+std::string Dispatcher::handle(std::string_view request, const Caller& caller) const {
   // No exception leaves a transport: whatever goes wrong below becomes an error answer.
   try {
-    return handle_unguarded(request);
+    return handle_unguarded(request, caller);
   } catch (const std::exception& e) {
     return serialize(make_error_response(nullptr, kInternalError, std::string("internal error: ") + e.what()));
   } catch (...) {
@@ -97,7 +108,7 @@ std::string Dispatcher::handle(std::string_view request) const {
   }
 }
 
-std::string Dispatcher::handle_unguarded(std::string_view request) const {
+std::string Dispatcher::handle_unguarded(std::string_view request, const Caller& caller) const {
   if (request.size() > kMaxRequestBytes)
     return serialize(make_error_response(nullptr, kInvalidRequest,
                                          fmt::format("request of {} bytes exceeds the limit of {}",
@@ -108,12 +119,12 @@ std::string Dispatcher::handle_unguarded(std::string_view request) const {
     if (req.empty()) return serialize(make_error_response(nullptr, kInvalidRequest, "an empty batch"));
     json out = json::array();
     for (const auto& r : req) {
-      json resp = handle_one(r);
+      json resp = handle_one(r, caller);
       if (!resp.is_null()) out.push_back(resp);
     }
     return out.empty() ? "" : serialize(out);
   }
-  json resp = handle_one(req);
+  json resp = handle_one(req, caller);
   return resp.is_null() ? "" : serialize(resp);
 }
 

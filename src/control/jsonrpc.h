@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -31,22 +32,34 @@ enum RpcCode : int {
 // Maps a library error onto a JSON-RPC error code.
 int rpc_code_for(const Error& e);
 
+// Who sent a request: the peer's credentials from the socket (SO_PEERCRED); -1 when unknown.
+struct Caller {
+  int64_t uid = -1, gid = -1, pid = -1;
+};
+
 class Dispatcher {
  public:
   // A handler gets the request's params (an object; {} when absent) and returns
   // the result or an Error; kInvalidArgument errors become "invalid params".
   using Handler = std::function<Result<json>(const json& params)>;
+  // Called after a request to an audited method succeeded (never for a refused
+  // one), with who sent it, what it asked and what it changed. It must not throw.
+  using AuditHook = std::function<void(const Caller&, std::string_view method, const json& params, const json& result)>;
 
   void add(std::string method, Handler handler);
+  // The methods whose accepted requests go to the hook.
+  void set_audit(std::set<std::string, std::less<>> methods, AuditHook hook);
   // The response to one request (or batch); "" when nothing is to be sent back
   // (notifications). Never throws; the answer is always valid UTF-8 JSON.
-  std::string handle(std::string_view request) const;
+  std::string handle(std::string_view request, const Caller& caller = {}) const;
   std::vector<std::string> methods() const;
 
  private:
-  json handle_one(const json& req) const;
-  std::string handle_unguarded(std::string_view request) const;
+  json handle_one(const json& req, const Caller& caller) const;
+  std::string handle_unguarded(std::string_view request, const Caller& caller) const;
   std::map<std::string, Handler, std::less<>> handlers_;
+  std::set<std::string, std::less<>> audited_;
+  AuditHook audit_;
 };
 
 json make_error_response(const json& id, int code, std::string_view message, const json& data = nullptr);

@@ -152,6 +152,11 @@ void UnixServer::accept_clients() {
     }
     Client& cl = clients_[c];
     cl.last_active = cl.last_progress = Clock::now();
+    // Who connected, as the kernel vouches for it (the audit log records it with each change).
+    ucred cred{};
+    socklen_t len = sizeof(cred);
+    if (::getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && len == sizeof(cred))
+      cl.caller = Caller{cred.uid, cred.gid, cred.pid};
   }
 }
 
@@ -188,7 +193,7 @@ void UnixServer::answer_lines(Client& c, bool at_eof) {
     }
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
-    std::string resp = d_.handle(line);
+    std::string resp = d_.handle(line, c.caller);
     if (!resp.empty()) c.out += resp + "\n";
   }
   c.in.erase(0, start);
@@ -202,7 +207,7 @@ void UnixServer::answer_lines(Client& c, bool at_eof) {
   }
   if (c.discarding) c.in.clear();
   if (at_eof && !c.discarding && !c.in.empty() && c.in.size() <= kMaxRequestBytes) {  // a last request without its newline
-    std::string resp = d_.handle(c.in);
+    std::string resp = d_.handle(c.in, c.caller);
     if (!resp.empty()) c.out += resp + "\n";
     c.in.clear();
   }

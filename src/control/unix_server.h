@@ -77,6 +77,7 @@ class UnixServer {
     bool eof = false;           // the peer will send nothing more
     bool discarding = false;    // skipping the rest of an oversize line
     bool backlog = false;       // complete lines left for the next turn
+    Caller caller;              // the peer's credentials, taken at accept (SO_PEERCRED)
   };
   UnixServer(std::string path, int fd, const Dispatcher& d, ServerLimits limits)
       : path_(std::move(path)), listen_fd_(fd), d_(d), limits_(limits) {}

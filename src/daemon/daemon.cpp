@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/signalfd.h>
+#include <grp.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "daemon/tracker_worker.h"
 #include "common/parse.h"
 #include "control/api.h"
+#include "control/audit.h"
 #include "control/unix_server.h"
 #include "exec/execution_plane.h"
 #include "exec/policy_library.h"
@@ -169,6 +171,17 @@ class DaemonBackend : public control::ControlBackend {
   std::chrono::steady_clock::time_point started_;
 };
 
+// A group by name or number; nullopt when this system has no such group.
+std::optional<gid_t> group_id(const std::string& name) {
+  if (name.find_first_not_of("0123456789") == std::string::npos && name.size() <= 9)
+    return static_cast<gid_t>(std::stoul(name));
+  std::vector<char> buf(16384);
+  group g{};
+  group* out = nullptr;
+  if (getgrnam_r(name.c_str(), &g, buf.data(), buf.size(), &out) != 0 || !out) return std::nullopt;
+  return out->gr_gid;
+}
+
 Result<uint32_t> initial_slot(const DaemonConfig& cfg) {
   for (size_t i = 0; i < cfg.policies.size(); ++i)
     if (cfg.policies[i] == cfg.initial) return static_cast<uint32_t>(i);
@@ -308,11 +321,34 @@ int run_daemon(const DaemonConfig& cfg) {
   DaemonBackend backend(**plane, worker, reasoning, pushed, health, cfg);
   control::Dispatcher dispatcher;
   control::register_v1(dispatcher, backend);
+  // Every accepted control action, with the caller the kernel vouches for, before the socket opens.
+  std::unique_ptr<control::AuditLog> audit;
+  if (!cfg.audit_log.empty()) {
+    auto a = control::AuditLog::open(cfg.audit_log);
+    if (!a) {
+      spdlog::error("{} (set \"audit_log\": \"\" to run without one)", a.error().to_string());
+      return 2;
+    }
+    audit = std::move(*a);
+    dispatcher.set_audit(control::audited_methods(), [&audit](const control::Caller& who, std::string_view method,
+                                                              const json& params, const json& result) {
+      if (method == "v1.controller" && params.empty()) return;  // a reading, not a change
+      audit->record(who, method, params, result);
+    });
+  }
 
   auto server = control::UnixServer::listen(cfg.socket_path, cfg.socket_mode, dispatcher);
   if (!server) {
     spdlog::error("{}", server.error().to_string());
     return 1;
+  }
+  if (!cfg.socket_group.empty()) {
+    auto gid = group_id(cfg.socket_group);
+    if (!gid || ::chown(cfg.socket_path.c_str(), static_cast<uid_t>(-1), *gid) != 0) {
+      spdlog::error("socket_group {}: {}", cfg.socket_group,
+                    gid ? std::strerror(errno) : "no such group on this system");
+      return 2;
+    }
   }
   if (auto st = (*plane)->attach(); !st) {
     spdlog::error("{}", st.error().to_string());

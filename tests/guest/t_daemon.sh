@@ -65,8 +65,14 @@ t_daemon() {
 	local pid_proc=$!
 	mkdir -p /sys/fs/cgroup/serving
 	cp /bin/sleep /tmp/lcwork
+	rm -rf /tmp/akts-audit
+	# A group given the socket (the image's groupadd; Debian's "daemon" group if it has none).
+	local grp=aktsgrp
+	groupadd -f aktsgrp 2>/dev/null
+	getent group aktsgrp >/dev/null || grp=daemon
 	cat >"$cfg" <<JSON
-{"initial": "throughput",
+{"initial": "throughput", "audit_log": "/tmp/akts-audit/audit.jsonl",
+ "socket_mode": "0660", "socket_group": "$grp",
  "classes": [{"class": "lc", "pid": $pid_proc}, {"class": "lc", "cgroup": "/serving"},
              {"class": "lc", "comm": "lcwork"}, {"class": "be", "comm": "stress-ng"},
              {"class": "lc", "comm": "mtwork"}]}
@@ -147,6 +153,18 @@ tot=sum(c["entries"] for c in cb.values()); s0=sum(c["calls_by_slot"][0] for c i
 sys.exit(0 if tot > 0 and tot == s0 else 1)' "$OUT/stats_latency.json"
 	out=$($RPC '{"jsonrpc":"2.0","id":9,"method":"v1.switch","params":{"target":1}}')
 	check "switch by index (socket): $out" grep -q '"selected":1' <<<"$out"
+	akts switch nosuch >/dev/null 2>&1
+	# The audit log: both accepted switches with the caller's uid and pid, not the refused one.
+	check "the audit log holds each accepted switch with its caller, not the refused one" python3 -c '
+import json, sys
+lines = [json.loads(l) for l in open("/tmp/akts-audit/audit.jsonl")]
+sw = [l for l in lines if l["method"] == "v1.switch"]
+targets = [l["params"].get("target") for l in sw]
+ok = targets[-2:] == ["latency", 1] and all(l["uid"] == 0 and l["pid"] > 1 for l in sw) and "nosuch" not in targets
+print(targets, [(l["uid"], l["pid"]) for l in sw], file=sys.stderr)
+sys.exit(0 if ok else 1)'
+	check "the socket belongs to socket_group ($grp), mode 0660" test \
+		"$(stat -c '%G %a' /run/akts/akts.sock 2>/dev/null)" = "$grp 660"
 	akts stats -i 1s -n 1 --json >"$OUT/stats_throughput.json"
 	check "after switching to throughput every call reached slot 1" python3 -c '
 import json,sys; d=json.load(open(sys.argv[1])); cb=d["callbacks"]

@@ -65,6 +65,10 @@ TEST(Config, RefusesBadConfigsNamingTheKey) {
       {R"({"classes": [{"class": "lc", "pid": "12"}]})", "pid"},
       {R"({"classes": [{"class": "lc", "exe": "x"}]})", "exe"},
       {R"({"telemetry": {"metrics_timeout": "5"}})", "metrics_timeout"},
+      {R"({"socket_group": "akts"})", "socket_group read and write"},
+      {R"({"socket_group": ""})", "socket_group"},
+      {R"({"audit_log": "relative.jsonl"})", "audit_log"},
+      {R"({"audit_log": 3})", "audit_log"},
       {R"({"telemetry": {"metrics_timeout": "2m"}})", "metrics_timeout"},
       {R"({"telemetry": {"metrics_timeoutt": "1s"}})", "metrics_timeoutt"},
   };
@@ -85,6 +89,17 @@ TEST(Config, AScrapeBudgetForAServerTheSchedulerStarves) {
   auto d = parse_config("{}", kKnown);
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->reasoning.telemetry.metrics_timeout.count(), 0);  // four periods
+}
+
+TEST(Config, AGroupMayShareTheSocketAndTheAuditLogCanBeTurnedOff) {
+  auto c = parse_config(R"({"socket_mode": "0660", "socket_group": "akts", "audit_log": ""})", kKnown);
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  EXPECT_EQ(c->socket_group, "akts");
+  EXPECT_EQ(c->audit_log, "");
+  auto d = parse_config("{}", kKnown);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->audit_log, "/var/log/akts/audit.jsonl");  // on unless turned off
+  EXPECT_EQ(d->socket_group, "");
 }
 
 TEST(Config, MissingFileIsAnError) {

@@ -2,6 +2,7 @@
 // oversize lines after a newline, slow readers, idle connections, invalid
 // UTF-8. A real UNIX socket and poll loop; a trivial method set behind it.
 #include "control/unix_server.h"
+#include "control/audit.h"
 
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -101,6 +102,58 @@ class ServerTest : public ::testing::Test {
   std::atomic<bool> done_{false};
   static inline int n_ = 0;
 };
+
+TEST_F(ServerTest, AnAcceptedChangeIsAuditedWithTheCallerTheKernelVouchesFor) {
+  d_.add("change", [](const json& p) -> Result<json> {
+    if (p.contains("bad")) return make_error(ErrorKind::kInvalidArgument, "refused");
+    return json{{"done", true}};
+  });
+  auto log = AuditLog::open((dir_ / "audit" / "audit.jsonl").string());  // its directory is created
+  ASSERT_TRUE(log.ok()) << log.error().to_string();
+  d_.set_audit({"change"}, [&](const Caller& who, std::string_view m, const json& p, const json& r) {
+    (*log)->record(who, m, p, r);
+  });
+  start();
+  int fd = connect_client();
+  // Accepted, refused (not audited), a method that is not audited, and multi-byte text in the params.
+  send_text(fd, req(1, "change", {{"target", "latency"}}) + req(2, "change", {{"bad", 1}}) + req(3, "echo") +
+                    req(4, "change", {{"target", "lat\u00e9ncy \u2603"}}));
+  auto answers = read_lines(fd, 4);
+  ASSERT_EQ(answers.size(), 4u);
+  ::close(fd);
+  stop();
+  std::ifstream in(dir_ / "audit" / "audit.jsonl");
+  std::vector<json> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(json::parse(l));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["method"], "change");
+  EXPECT_EQ(lines[0]["uid"], static_cast<int64_t>(getuid()));
+  EXPECT_EQ(lines[0]["pid"], static_cast<int64_t>(getpid()));
+  EXPECT_EQ(lines[0]["params"]["target"], "latency");
+  EXPECT_EQ(lines[0]["result"]["done"], true);
+  EXPECT_EQ(lines[1]["params"]["target"], "lat\u00e9ncy \u2603");
+  EXPECT_EQ((fs::status(dir_ / "audit" / "audit.jsonl").permissions() & fs::perms::others_all), fs::perms::none);
+}
+
+TEST(AuditLog, RotatesAndRefusesWhatIsNotAFile) {
+  auto dir = fs::temp_directory_path() / fmt::format("akts-audit-{}", getpid());
+  fs::create_directories(dir);
+  auto log = AuditLog::open((dir / "a.jsonl").string(), 600);
+  ASSERT_TRUE(log.ok());
+  for (int i = 0; i < 10; ++i) (*log)->record(Caller{0, 0, i}, "v1.switch", json{{"i", i}}, json(std::string(300, 'x')));
+  EXPECT_EQ((*log)->records(), 10u);
+  EXPECT_EQ((*log)->write_errors(), 0u);
+  EXPECT_TRUE(fs::exists(dir / "a.jsonl.1"));
+  EXPECT_LE(fs::file_size(dir / "a.jsonl"), 600u);
+  // A result past 4 KiB is replaced by its size.
+  (*log)->record(Caller{}, "v1.controller", json::object(), json(std::string(5000, 'y')));
+  std::ifstream in(dir / "a.jsonl");
+  std::string last, l;
+  while (std::getline(in, l)) last = l;
+  EXPECT_EQ(json::parse(last)["result"]["truncated"], 5002);
+  EXPECT_FALSE(AuditLog::open(dir.string()).ok());  // a directory
+  fs::remove_all(dir);
+}
 
 TEST_F(ServerTest, HalfCloseGetsEveryBufferedRequestAnswered) {
   start();

@@ -1,0 +1,59 @@
+// The audit log: every accepted control action, with who asked (the peer's uid, gid and pid from the socket) and
+// what it changed, one JSON line each.
+//
+//   {"time": "2026-11-30T15:00:00.123Z", "uid": 0, "gid": 0, "pid": 4242,
+//    "method": "v1.switch", "params": {"target": "latency"}, "result": {...}}
+//
+// Appended with O_APPEND, one write() per line, so lines from a rotated or
+// shared file never interleave; the file is created 0600. Past max_bytes the
+// file is moved to PATH.1 (replacing the previous one) and a new one begun. A
+// write that fails is counted and reported once in the daemon's log; it never
+// undoes the change it records nor stops the daemon. Results larger than 4 KiB
+// are replaced by {"truncated": BYTES}.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+#include "control/jsonrpc.h"
+
+namespace akts::control {
+
+class AuditLog {
+ public:
+  // Opens (creating it, and its directory, 0700, when missing) or refuses with the reason.
+  static Result<std::unique_ptr<AuditLog>> open(const std::string& path, uint64_t max_bytes = uint64_t{8} << 20);
+  ~AuditLog();
+  AuditLog(const AuditLog&) = delete;
+  AuditLog& operator=(const AuditLog&) = delete;
+
+  void record(const Caller& who, std::string_view method, const nlohmann::json& params,
+              const nlohmann::json& result) noexcept;
+  uint64_t records() const;
+  uint64_t write_errors() const;
+  const std::string& path() const { return path_; }
+
+  static constexpr size_t kMaxResultBytes = 4096;
+
+ private:
+  AuditLog(std::string path, int fd, uint64_t size, uint64_t max_bytes)
+      : path_(std::move(path)), fd_(fd), size_(size), max_bytes_(max_bytes) {}
+  std::string path_;
+  int fd_;
+  uint64_t size_, max_bytes_;
+  uint64_t records_ = 0, errors_ = 0;
+  mutable std::mutex mu_;
+};
+
+// The methods whose accepted requests are audited: the ones that change something (v1.controller only when it is
+// given a name or a dry-run setting; v1.push, telemetry, is not a control action).
+const std::set<std::string, std::less<>>& audited_methods();
+
+}  // namespace akts::control
