@@ -15,6 +15,27 @@
 #include "reasoning/decision_log.h"
 
 namespace akts::control {
+namespace {
+
+// The file, never through a symlink, never blocking on a FIFO, and only a regular file; 0600 whatever the umask.
+int open_file(const std::string& path, std::string& why) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+  if (fd < 0) {
+    why = errno == ELOOP ? "it is a symbolic link" : std::strerror(errno);
+    return -1;
+  }
+  struct stat st{};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    why = "it is not a regular file";
+    return -1;
+  }
+  ::fchmod(fd, 0600);
+  ::fcntl(fd, F_SETFL, O_WRONLY | O_APPEND);  // blocking again: a regular file's write is whole or an error
+  return fd;
+}
+
+}  // namespace
 
 Result<std::unique_ptr<AuditLog>> AuditLog::open(const std::string& path, uint64_t max_bytes) {
   std::error_code ec;
@@ -24,13 +45,17 @@ Result<std::unique_ptr<AuditLog>> AuditLog::open(const std::string& path, uint64
     if (ec) return errorf(ErrorKind::kSystem, "audit log: cannot create {}: {}", dir.string(), ec.message());
     ::chmod(dir.c_str(), 0700);
   }
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return errorf(ErrorKind::kSystem, "audit log: cannot open {}: {}", path, std::strerror(errno));
+  // Whoever may write the directory may replace the log: only its owner (this user) may.
+  struct stat ds{};
+  if (!dir.empty() && (::lstat(dir.c_str(), &ds) != 0 || !S_ISDIR(ds.st_mode) || ds.st_uid != ::geteuid() ||
+                       (ds.st_mode & 0022)))
+    return errorf(ErrorKind::kInvalidArgument,
+                  "audit log: {} must be a directory owned by this user that no one else may write", dir.string());
+  std::string why;
+  int fd = open_file(path, why);
+  if (fd < 0) return errorf(ErrorKind::kSystem, "audit log: cannot open {}: {}", path, why);
   struct stat st{};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return errorf(ErrorKind::kInvalidArgument, "audit log: {} is not a regular file", path);
-  }
+  ::fstat(fd, &st);
   return std::unique_ptr<AuditLog>(new AuditLog(path, fd, static_cast<uint64_t>(st.st_size), max_bytes));
 }
 
@@ -54,29 +79,51 @@ void AuditLog::record(const Caller& who, std::string_view method, const nlohmann
       line["result"] = result;
     std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     std::lock_guard lk(mu_);
-    if (fd_ >= 0 && size_ + text.size() > max_bytes_ && size_ > 0) {
-      // Rotate: the live file moves aside first, so a crash in between loses nothing.
-      if (::rename(path_.c_str(), (path_ + ".1").c_str()) == 0) {
-        int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-        if (fd >= 0) {
-          ::close(fd_);
-          fd_ = fd;
-          size_ = 0;
-        }
-      }
-    }
+    if (size_ + text.size() > max_bytes_ && size_ > 0) rotate();
     ssize_t n = fd_ >= 0 ? ::write(fd_, text.data(), text.size()) : -1;
     if (n == static_cast<ssize_t>(text.size())) {
       size_ += text.size();
       ++records_;
-    } else if (errors_++ == 0) {
-      spdlog::error("audit log {}: a record could not be written ({}); the change itself stands", path_,
-                    n < 0 ? std::strerror(errno) : "short write");
+      return;
     }
+    int err = n < 0 ? errno : ENOSPC;
+    if (n > 0) {
+      // Half a line: end it, so the next record starts on its own line.
+      if (::write(fd_, "\n", 1) == 1) size_ += static_cast<uint64_t>(n) + 1;
+    }
+    if (errors_++ % 1000 == 0)
+      spdlog::error("audit log {}: a record could not be written ({}; {} so far); the change itself stands", path_,
+                    std::strerror(err), errors_);
   } catch (...) {
     std::lock_guard lk(mu_);
     ++errors_;
   }
+}
+
+// Under mu_. The live file moves aside first, so a crash in between loses nothing; if it was moved or removed by
+// someone else (logrotate), a new one is begun all the same; a failure is counted and the old file kept.
+void AuditLog::rotate() {
+  struct stat now{}, open_st{};
+  bool same = fd_ >= 0 && ::fstat(fd_, &open_st) == 0 && ::lstat(path_.c_str(), &now) == 0 &&
+              now.st_dev == open_st.st_dev && now.st_ino == open_st.st_ino;
+  if (same && ::rename(path_.c_str(), (path_ + ".1").c_str()) != 0) {
+    ++rotate_errors_;
+    return;
+  }
+  std::string why;
+  int fd = open_file(path_, why);
+  if (fd < 0) {
+    if (rotate_errors_++ == 0) spdlog::error("audit log {}: cannot begin a new file: {}", path_, why);
+    return;
+  }
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+  size_ = 0;
+}
+
+nlohmann::json AuditLog::state() const {
+  std::lock_guard lk(mu_);
+  return {{"path", path_}, {"records", records_}, {"write_errors", errors_}, {"rotate_errors", rotate_errors_}};
 }
 
 uint64_t AuditLog::records() const {

@@ -4,12 +4,18 @@
 //   {"time": "2026-11-30T15:00:00.123Z", "uid": 0, "gid": 0, "pid": 4242,
 //    "method": "v1.switch", "params": {"target": "latency"}, "result": {...}}
 //
-// Appended with O_APPEND, one write() per line, so lines from a rotated or
-// shared file never interleave; the file is created 0600. Past max_bytes the
-// file is moved to PATH.1 (replacing the previous one) and a new one begun. A
-// write that fails is counted and reported once in the daemon's log; it never
-// undoes the change it records nor stops the daemon. Results larger than 4 KiB
-// are replaced by {"truncated": BYTES}.
+// The caller is the process that connected to the socket (SO_PEERCRED, taken
+// at accept): a descriptor handed to another process keeps that identity.
+// Opened never through a symbolic link and never blocking on a FIFO, only as a
+// regular file, made 0600, in a directory that only this user may write.
+// Appended with one write() per line; a short write (a full disk) is ended with
+// a newline so the next record starts its own line. Past max_bytes the file is
+// moved to PATH.1 (replacing the previous one) and a new one begun, also when
+// something else moved or removed it. Write and rotation failures are counted
+// (state(): in v1.status) and logged; they never undo the change recorded nor
+// stop the daemon. Results larger than 4 KiB are replaced by {"truncated":
+// BYTES}. The writes happen on the daemon's loop: a disk that hangs delays the
+// socket's answers (a writer thread is future work).
 #pragma once
 
 #include <cstdint>
@@ -38,6 +44,7 @@ class AuditLog {
               const nlohmann::json& result) noexcept;
   uint64_t records() const;
   uint64_t write_errors() const;
+  nlohmann::json state() const;  // {"path", "records", "write_errors", "rotate_errors"}
   const std::string& path() const { return path_; }
 
   static constexpr size_t kMaxResultBytes = 4096;
@@ -45,10 +52,11 @@ class AuditLog {
  private:
   AuditLog(std::string path, int fd, uint64_t size, uint64_t max_bytes)
       : path_(std::move(path)), fd_(fd), size_(size), max_bytes_(max_bytes) {}
+  void rotate();
   std::string path_;
   int fd_;
   uint64_t size_, max_bytes_;
-  uint64_t records_ = 0, errors_ = 0;
+  uint64_t records_ = 0, errors_ = 0, rotate_errors_ = 0;
   mutable std::mutex mu_;
 };
 

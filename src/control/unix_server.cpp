@@ -52,7 +52,7 @@ bool send_all(int fd, const std::string& s, std::chrono::steady_clock::time_poin
 }  // namespace
 
 Result<std::unique_ptr<UnixServer>> UnixServer::listen(const std::string& path, mode_t mode, const Dispatcher& d,
-                                                       ServerLimits limits) {
+                                                       ServerLimits limits, gid_t group) {
   auto addr = make_addr(path);
   if (!addr) return addr.error();
   std::error_code ec;
@@ -85,7 +85,10 @@ Result<std::unique_ptr<UnixServer>> UnixServer::listen(const std::string& path, 
     ::close(fd);
     return sys_error("cannot bind " + path, bind_errno);
   }
-  if (::chmod(path.c_str(), mode) != 0 || ::listen(fd, 64) != 0) {
+  // The group first, then the mode: the socket is never open to a group it was not meant for.
+  if ((group != static_cast<gid_t>(-1) && ::fchownat(AT_FDCWD, path.c_str(), static_cast<uid_t>(-1), group,
+                                                      AT_SYMLINK_NOFOLLOW) != 0) ||
+      ::chmod(path.c_str(), mode) != 0 || ::listen(fd, 64) != 0) {
     int e = errno;
     ::close(fd);
     ::unlink(path.c_str());

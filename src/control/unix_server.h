@@ -48,11 +48,11 @@ class UnixServer {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // Binds `path` (mode `mode`). Refuses when another process is listening
-  // there, or when something other than a socket sits at the path; removes a
-  // stale socket left by a dead daemon.
+  // Binds `path` (mode `mode`, group `group` unless -1). Refuses when another
+  // process is listening there, or when something other than a socket sits at
+  // the path; removes a stale socket left by a dead daemon.
   static Result<std::unique_ptr<UnixServer>> listen(const std::string& path, mode_t mode, const Dispatcher& d,
-                                                    ServerLimits limits = {});
+                                                    ServerLimits limits = {}, gid_t group = static_cast<gid_t>(-1));
   ~UnixServer();
 
   // Descriptors to poll, listener first: POLLIN, and POLLOUT where answers wait.

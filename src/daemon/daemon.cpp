@@ -1,11 +1,12 @@
 #include "daemon/daemon.h"
 
+#include <grp.h>
 #include <signal.h>
 #include <sys/signalfd.h>
-#include <grp.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <functional>
 
@@ -171,15 +172,25 @@ class DaemonBackend : public control::ControlBackend {
   std::chrono::steady_clock::time_point started_;
 };
 
-// A group by name or number; nullopt when this system has no such group.
-std::optional<gid_t> group_id(const std::string& name) {
-  if (name.find_first_not_of("0123456789") == std::string::npos && name.size() <= 9)
-    return static_cast<gid_t>(std::stoul(name));
+// A group by number or name, or why not.
+Result<gid_t> group_id(const std::string& name) {
+  uint32_t n = 0;
+  auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), n);
+  if (ec == std::errc() && end == name.data() + name.size()) {
+    if (n == UINT32_MAX) return errorf(ErrorKind::kInvalidArgument, "socket_group {} is not a group", name);
+    return static_cast<gid_t>(n);
+  }
   std::vector<char> buf(16384);
-  group g{};
-  group* out = nullptr;
-  if (getgrnam_r(name.c_str(), &g, buf.data(), buf.size(), &out) != 0 || !out) return std::nullopt;
-  return out->gr_gid;
+  for (int tries = 0; tries < 8; ++tries, buf.resize(buf.size() * 4)) {
+    group g{};
+    group* out = nullptr;
+    int rc = getgrnam_r(name.c_str(), &g, buf.data(), buf.size(), &out);
+    if (rc == ERANGE) continue;
+    if (rc != 0) return sys_error("socket_group " + name, rc);
+    if (!out) return errorf(ErrorKind::kInvalidArgument, "socket_group {}: no such group on this system", name);
+    return out->gr_gid;
+  }
+  return errorf(ErrorKind::kSystem, "socket_group {}: its entry is too large to read", name);
 }
 
 Result<uint32_t> initial_slot(const DaemonConfig& cfg) {
@@ -213,6 +224,25 @@ int run_daemon(const DaemonConfig& cfg) {
   if (!slot) {
     spdlog::error("{}", slot.error().to_string());
     return 2;
+  }
+  // The socket's group and the audit log, before anything is loaded: a mistake here changes nothing.
+  gid_t socket_gid = static_cast<gid_t>(-1);
+  if (!cfg.socket_group.empty()) {
+    auto g = group_id(cfg.socket_group);
+    if (!g) {
+      spdlog::error("{}", g.error().to_string());
+      return 2;
+    }
+    socket_gid = *g;
+  }
+  std::unique_ptr<control::AuditLog> audit;
+  if (!cfg.audit_log.empty()) {
+    auto a = control::AuditLog::open(cfg.audit_log);
+    if (!a) {
+      spdlog::error("{} (set \"audit_log\": \"\" to run without one)", a.error().to_string());
+      return 2;
+    }
+    audit = std::move(*a);
   }
 
   // Signals arrive through a descriptor so shutdown runs in the loop, not in a handler.
@@ -316,20 +346,14 @@ int run_daemon(const DaemonConfig& cfg) {
     json h = source.health();
     h["kernel_read_errors"] = reasoner.read_errors();
     h["pushed_dropped"] = pushed.dropped();
+    h["audit"] = audit ? audit->state() : json(nullptr);
     return h;
   };
   DaemonBackend backend(**plane, worker, reasoning, pushed, health, cfg);
   control::Dispatcher dispatcher;
   control::register_v1(dispatcher, backend);
-  // Every accepted control action, with the caller the kernel vouches for, before the socket opens.
-  std::unique_ptr<control::AuditLog> audit;
-  if (!cfg.audit_log.empty()) {
-    auto a = control::AuditLog::open(cfg.audit_log);
-    if (!a) {
-      spdlog::error("{} (set \"audit_log\": \"\" to run without one)", a.error().to_string());
-      return 2;
-    }
-    audit = std::move(*a);
+  // Every accepted control action, with the connecting process's credentials, before the socket opens.
+  if (audit) {
     dispatcher.set_audit(control::audited_methods(), [&audit](const control::Caller& who, std::string_view method,
                                                               const json& params, const json& result) {
       if (method == "v1.controller" && params.empty()) return;  // a reading, not a change
@@ -337,18 +361,10 @@ int run_daemon(const DaemonConfig& cfg) {
     });
   }
 
-  auto server = control::UnixServer::listen(cfg.socket_path, cfg.socket_mode, dispatcher);
+  auto server = control::UnixServer::listen(cfg.socket_path, cfg.socket_mode, dispatcher, {}, socket_gid);
   if (!server) {
     spdlog::error("{}", server.error().to_string());
     return 1;
-  }
-  if (!cfg.socket_group.empty()) {
-    auto gid = group_id(cfg.socket_group);
-    if (!gid || ::chown(cfg.socket_path.c_str(), static_cast<uid_t>(-1), *gid) != 0) {
-      spdlog::error("socket_group {}: {}", cfg.socket_group,
-                    gid ? std::strerror(errno) : "no such group on this system");
-      return 2;
-    }
   }
   if (auto st = (*plane)->attach(); !st) {
     spdlog::error("{}", st.error().to_string());

@@ -132,7 +132,7 @@ TEST_F(ServerTest, AnAcceptedChangeIsAuditedWithTheCallerTheKernelVouchesFor) {
   EXPECT_EQ(lines[0]["params"]["target"], "latency");
   EXPECT_EQ(lines[0]["result"]["done"], true);
   EXPECT_EQ(lines[1]["params"]["target"], "lat\u00e9ncy \u2603");
-  EXPECT_EQ((fs::status(dir_ / "audit" / "audit.jsonl").permissions() & fs::perms::others_all), fs::perms::none);
+  EXPECT_EQ(fs::status(dir_ / "audit" / "audit.jsonl").permissions(), fs::perms::owner_read | fs::perms::owner_write);
 }
 
 TEST(AuditLog, RotatesAndRefusesWhatIsNotAFile) {
@@ -152,6 +152,22 @@ TEST(AuditLog, RotatesAndRefusesWhatIsNotAFile) {
   while (std::getline(in, l)) last = l;
   EXPECT_EQ(json::parse(last)["result"]["truncated"], 5002);
   EXPECT_FALSE(AuditLog::open(dir.string()).ok());  // a directory
+  // Never through a symbolic link, never blocking on a FIFO.
+  fs::create_symlink(dir / "elsewhere", dir / "link.jsonl");
+  EXPECT_FALSE(AuditLog::open((dir / "link.jsonl").string()).ok());
+  EXPECT_FALSE(fs::exists(dir / "elsewhere"));
+  ASSERT_EQ(::mkfifo((dir / "fifo.jsonl").c_str(), 0600), 0);
+  EXPECT_FALSE(AuditLog::open((dir / "fifo.jsonl").string()).ok());
+  // Rotation begins a new file when something else moved the live one away (logrotate).
+  fs::rename(dir / "a.jsonl", dir / "moved.jsonl");
+  for (int i = 0; i < 3; ++i) (*log)->record(Caller{}, "v1.switch", json{{"i", i}}, json(std::string(300, 'x')));
+  EXPECT_TRUE(fs::exists(dir / "a.jsonl"));
+  EXPECT_EQ((*log)->state()["rotate_errors"], 0);
+  // Only a directory no one else may write.
+  auto open_dir = dir / "open";
+  fs::create_directories(open_dir);
+  fs::permissions(open_dir, fs::perms::all);
+  EXPECT_FALSE(AuditLog::open((open_dir / "a.jsonl").string()).ok());
   fs::remove_all(dir);
 }
 
