@@ -494,24 +494,21 @@ def targets(arms, order, runs_by_arm):
              "burst_p50_met_point": None, "batch_met_point": None, "burst_p50_verdict": "n/a", "batch_verdict": "n/a",
              "oracle_offset_s": mean_of(arms, arm, "oracle_offset_s"),
              "oracle_offset_s_std": std_of(arms, arm, "oracle_offset_s"), "reasons": []}
+        def judge(key, point, word_no, ns):
+            # The comparison of means always; a verdict only when both sides have a spread (two runs or more).
+            word = "met" if point else word_no
+            t[key + "_met_point"] = point
+            if min(ns.values()) >= 2:
+                t[key + "_met"], t[key + "_verdict"] = point, word
+            else:
+                t[key + "_verdict"] = one_run_words(word, ns)
+
         if m is not None and lat_m is not None:
             t["burst_p50_ratio"] = m / lat_m if lat_m > 0 else None
-            point = m <= lat_m or (lat_s is not None and abs(m - lat_m) <= lat_s)
-            word = "met" if point else "missed"
-            t["burst_p50_met_point"] = point
-            if min(ns_p.values()) >= 2:
-                t["burst_p50_met"], t["burst_p50_verdict"] = point, word
-            else:
-                t["burst_p50_verdict"] = one_run_words(word, ns_p)
+            judge("burst_p50", m <= lat_m or (lat_s is not None and abs(m - lat_m) <= lat_s), "missed", ns_p)
         if b is not None and tp is not None and tp > 0:
             t["batch_ratio"] = b / tp
-            point = t["batch_ratio"] >= BATCH_TARGET
-            word = "met" if point else "short"
-            t["batch_met_point"] = point
-            if min(ns_b.values()) >= 2:
-                t["batch_met"], t["batch_verdict"] = point, word
-            else:
-                t["batch_verdict"] = one_run_words(word, ns_b)
+            judge("batch", t["batch_ratio"] >= BATCH_TARGET, "short", ns_b)
         t["reasons"] = reasons(arms, arm, t, runs_by_arm.get(arm, []))
         out[arm] = t
     return out
