@@ -10,6 +10,11 @@ JSON
 	akts daemon -c "$cfg" >"$log" 2>&1 &
 	local dpid=$! i
 	for i in $(seq 1 100); do [[ -S $sock ]] && break; sleep 0.1; done
+	if [[ $(stat -c '%a %U %G' $sock) == "600 root root" ]]; then
+		ok "by default the socket is root's alone (mode 0600)"
+	else
+		not_ok "by default the socket is root's alone (mode 0600): $(stat -c '%a %U %G' $sock)"
+	fi
 
 	# What aborted the daemon: an error message cut through a multi-byte character.
 	local target

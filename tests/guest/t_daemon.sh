@@ -83,7 +83,7 @@ JSON
 	local i
 	for i in $(seq 1 100); do [[ -S $SOCK ]] && break; sleep 0.1; done
 	check "daemon attached and listening" test "$(cat /sys/kernel/sched_ext/root/ops)" = akts -a -S $SOCK
-	check "socket mode is 0600" test "$(stat -c %a $SOCK)" = 600
+	check "socket mode is socket_mode's 0660 (socket_group is set)" test "$(stat -c %a $SOCK)" = 660
 	check "a second daemon refuses to start" bash -c "! akts daemon --socket /run/akts/other.sock 2>/dev/null"
 
 	/tmp/lcwork 300 &
