@@ -141,13 +141,16 @@ int cmd_daemon(const DaemonFlags& f) {
                                   {"objective", cfg.reasoning.objective.to_json()},
                                   {"telemetry_period_ms", cfg.reasoning.telemetry.period.count()},
                                   {"decision_log", cfg.reasoning.log.path},
+                                  {"audit_log", cfg.audit_log},
+                                  {"socket_group", cfg.socket_group},
                                   {"classes", m}}
                        .dump(2)
                 << "\n";
     } else {
-      std::cout << fmt::format("config OK: socket {} (mode {:04o}), policies {}, initial {}, {}\n", cfg.socket_path,
-                               cfg.socket_mode, fmt::join(cfg.policies, ","), cfg.initial,
-                               cfg.switch_all ? "all tasks" : "partial mode");
+      std::cout << fmt::format("config OK: socket {} (mode {:04o}{}), policies {}, initial {}, {}\n", cfg.socket_path,
+                               cfg.socket_mode, cfg.socket_group.empty() ? "" : ", group " + cfg.socket_group,
+                               fmt::join(cfg.policies, ","), cfg.initial, cfg.switch_all ? "all tasks" : "partial mode");
+      std::cout << fmt::format("audit log: {}\n", cfg.audit_log.empty() ? "none" : cfg.audit_log);
       std::cout << fmt::format("reasoning: controller {}{}, objective {}, telemetry every {} ms, decision log {}\n",
                                cfg.reasoning.controller.name, cfg.reasoning.arbiter.dry_run ? " (dry run)" : "",
                                cfg.reasoning.objective.describe(), cfg.reasoning.telemetry.period.count(),
