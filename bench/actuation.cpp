@@ -298,7 +298,7 @@ int run_actuation(const ActuationOptions& o) {
   if (o.bpf_compile.empty()) {
     compile.skipped = "no compile command given";
   } else if (!on_path("clang-19")) {
-    compile.skipped = "clang-19 is not installed here (the guest has no compiler; run it on the build host)";
+    compile.skipped = "clang-19, the build's compiler, is not on PATH here (the command compiles the build host's sources: run it there)";
   } else {
     for (size_t i = 0; i < 3; ++i) {
       auto t0 = Clock::now();

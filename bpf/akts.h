@@ -23,8 +23,8 @@
  *               (BPF_F_MMAPABLE): the slot the user side picked. It switches
  *               with one 32-bit store through the mapping (or with
  *               bpf_map_update_elem, which rewrites only this map).
- *     override  entry 0 of akts_override, written by BPF only (a circuit
- *               breaker; for tests, the akts_set_override syscall program):
+ *     override  entry 0 of akts_override, written by BPF only (the circuit
+ *               breaker below; for tests, the akts_set_override syscall program):
  *               when bit 31 (AKTS_OVERRIDE_ACTIVE) is set, the low 31 bits
  *               are the slot that runs, whatever selected says. A forced
  *               default is AKTS_OVERRIDE_ACTIVE | AKTS_OVERRIDE_SLOT_MASK.
@@ -95,23 +95,107 @@
  *
  *   Parameters live in akts_guard_params and may change at run time; a field
  *   left 0 takes its default, and max_wait_ns AKTS_GUARD_OFF turns the guard
- *   off (tests only). The timer, which the circuit breaker will share,
- *   publishes what it saw in akts_guard_state: the oldest task waiting per
- *   class in the registered queues right now, rescues, its own run time. The
- *   longest wait of each class since the last reset is exact (not bucketed),
- *   per CPU in akts_wait_max.
+ *   off (tests only: the timer still scans and measures, it only never
+ *   rescues). The timer, which the circuit breaker shares, publishes what it
+ *   saw in akts_guard_state: the oldest task waiting per class in the
+ *   registered queues right now, rescues, its own run time. The longest wait
+ *   of each class since the last reset is exact (not bucketed), per CPU in
+ *   akts_wait_max.
  *
  *   Limits: the timer runs in softirq context on one CPU. In --switch-all
  *   mode a softirq backlog moves to ksoftirqd, which akts itself schedules: a
  *   policy that starves ksoftirqd can delay the very timer that would rescue
- *   it, and then only the kernel's watchdog remains (the circuit breaker's
- *   work). A task whose CPU is not in its mask and that may not migrate
+ *   it, and then only the kernel's watchdog remains (the circuit breaker
+ *   below runs on the same timer and cannot help there). A task whose CPU is not in its mask and that may not migrate
  *   cannot be moved (counted in rescue_failed; not seen in practice, as the
  *   kernel narrows such a task's mask to its CPU).
+ *
+ * Circuit breaker (akts_frame.bpf.h, akts_breaker_fire)
+ *   On the guard's timer, after its scan (one timer, one scan), BPF watches
+ *   the protected class (akts_breaker_params.cls, LC by default) through four
+ *   inputs, most direct first:
+ *     oldest  the oldest task of the class waiting in a registered queue
+ *             (the guard's scan) has waited oldest_ns;
+ *     local   a CPU's local DSQ has stayed non-empty (at every firing) while
+ *             one run had oldest_ns of CPU time, counted from the first
+ *             firing that saw that run with the queue non-empty (local DSQs
+ *             cannot be walked, so any class; CPU time, so time lost to
+ *             higher classes does not count). Not seen: a stall that the
+ *             guard's local kicks break into runs shorter than oldest_ns
+ *             (each kick starts a new run); the kicks bound it, the rescues
+ *             input does not count them;
+ *     rescues the guard rescued `rescues` tasks of the class in the window:
+ *             the oldest input came late (the timer's lateness). The guard's
+ *             local-DSQ kicks do not count: they go by elapsed time for any
+ *             class, and in partial mode higher classes alone can cause them;
+ *     p99     the class's wait p99 in the window (summed histograms; waits
+ *             that ended) is surely above p99_ns: its bucket's lower edge is,
+ *             with at least min_samples waits (off by default; the buckets
+ *             are powers of two, so a threshold acts at the next power of
+ *             two above it; absent in AKTS_NO_COUNTERS builds).
+ *   The user side keeps oldest_ns + period_ns below max_wait_ns, so a task
+ *   starved in a registered queue trips the breaker no later than the firing
+ *   that would rescue it (the scan measures before it rescues; the rescue
+ *   input catches what slips past). The window (of the p99 and the rescue
+ *   count) starts again every window_ns, whenever the effective slot or the
+ *   protected class changes, and at a trip and its end: what a policy that no
+ *   longer runs did cannot trip the breaker on another. When armed, not
+ *   tripped, and what runs is not already the safe slot, an input past its
+ *   threshold trips it: BPF writes the override word to AKTS_OVERRIDE_ACTIVE |
+ *   safe_slot (the built-in default when safe_slot >= AKTS_MAX_SLOTS), counts
+ *   the trip and its reason, records the replaced slot, the input's value and
+ *   how long after its crossing the trip came (for the age inputs; at most a
+ *   period plus the timer's lateness), and kicks every CPU. While tripped the
+ *   frame's tick cuts any run's slice to AKTS_BREAKER_SLICE_NS, so infinite
+ *   slices a culprit handed out end. The trip holds for cooldown_ns at least,
+ *   and until every input has stayed calm (the ages below half oldest_ns,
+ *   the p99 at most p99_ns, no rescue of the class in the window) for the
+ *   last calm_ns: hysteresis. Then BPF puts back the word the trip replaced
+ *   (a compare-and-swap: only if the word is still the trip's), and kicks
+ *   every CPU: the selection rules again. While tripped, akts_set_override
+ *   refuses (-EBUSY), and user space cannot write the map (BPF_F_RDONLY):
+ *   only the breaker changes the word. Stores to `selected` during a trip
+ *   change what will run after it, never what runs during it. Disarming
+ *   does not end a trip in progress.
+ *   Settings live in akts_breaker_params (a field left 0 takes its default;
+ *   the daemon arms it by default, a bare plane leaves it disarmed), what it
+ *   did in akts_breaker_state.
+ *
+ *   Limits: the inputs measure waiting, not fault. In partial mode a CPU
+ *   kept busy by higher classes makes queued tasks wait too, and the oldest
+ *   input may trip on a policy that is not to blame (harmless: the safe slot
+ *   runs for a cool-down). An empty slot below AKTS_MAX_SLOTS also runs the
+ *   built-in default, but BPF cannot tell, so a trip from it to the default
+ *   changes nothing but the count.
  *
  * Classes
  *   akts_classes maps a process (tgid) to enum akts_class; threads share their
  *   process's entry. An unlisted task is best-effort.
+ *
+ * Parameters (live, typed; akts_policy.bpf.h)
+ *   A policy declares up to AKTS_MAX_PARAMS parameters in one .rodata array,
+ *   akts_param_descs (AKTS_PARAMS(...) of AKTS_PARAM(...) entries): name,
+ *   type (enum akts_param_type), default, min, max, unit, description. The
+ *   loader reads the array from the object (not from the kernel), refuses a
+ *   policy whose descriptors are malformed (a name that is not [a-z0-9_],
+ *   min > default or default > max, an unknown type, two with one name), and
+ *   writes the defaults into entry `akts_slot` of akts_params before the
+ *   policy's programs enter their arrays. akts_params (ARRAY, AKTS_MAX_SLOTS
+ *   entries of struct akts_param_values) is written by the daemon through
+ *   the map's memory mapping (BPF_F_MMAPABLE), one aligned 64-bit store per
+ *   value. The kernel refuses a writable mapping of a BPF_F_RDONLY_PROG map,
+ *   so programs can write it too, and admission's static gate does not stop
+ *   an admitted policy from doing so: the library's policies only read it
+ *   (akts_param), and since every read clamps, a policy that wrote another's
+ *   values would still keep that one inside its own range. A failed
+ *   replacement puts the slot's values back with its programs. The daemon checks a new value against the
+ *   descriptor, writes that one word, and logs the change (v1.set, akts set
+ *   POLICY.PARAM VALUE); a policy reads it at every use with
+ *   akts_param(index), which clamps it to [min, max] again (a value written
+ *   past the daemon, with bpftool, cannot leave the range). A reader sees
+ *   the old value or the new one, never a mix. Values
+ *   are not kept across a reload of the scheduler: each load starts from the
+ *   defaults.
  *
  * Lifecycle callbacks (init, exit, init_task, exit_task, enable, disable,
  * dump) and tick (the guard's rescue-slice cap) stay in the dispatcher; no
@@ -181,6 +265,10 @@ struct akts_guard_params {
 
 #define AKTS_GUARD_OFF 0xffffffffffffffffull
 
+/* Wait histogram: bucket b counts waits in [2^b, 2^(b+1)) ns; the last one
+ * everything above. 2^31 ns is about 2.1 s. */
+#define AKTS_WAIT_BUCKETS 32u
+
 #define AKTS_GUARD_DEFAULT_MAX_WAIT_NS 200000000ull /* 200 ms */
 #define AKTS_GUARD_DEFAULT_RESCUE_SLICE_NS 2000000ull /* 2 ms */
 #define AKTS_GUARD_DEFAULT_PERIOD_NS 20000000ull /* 20 ms */
@@ -201,6 +289,66 @@ struct akts_guard_state {
 	__u64 reset_gen_seen;		       /* the last reset_gen acted on */
 };
 
+/*
+ * The circuit breaker's settings (akts_breaker_params, one entry, written by
+ * the user side, read by the guard's timer at every firing; see "Circuit
+ * breaker" above). oldest_ns, window_ns, min_samples, cooldown_ns and calm_ns
+ * left 0 take their defaults; armed, rescues and p99_ns 0 are off; cls and
+ * safe_slot 0 are what they say (BE, slot 0).
+ */
+struct akts_breaker_params {
+	__u32 armed;	   /* 0: never trips (a trip already in progress still ends) */
+	__u32 safe_slot;   /* the slot a trip forces; >= AKTS_MAX_SLOTS: the built-in default */
+	__u32 cls;	   /* the protected class (enum akts_class) */
+	__u32 rescues;	   /* trip at this many guard rescues of the class in a window; 0: off */
+	__u64 oldest_ns;   /* trip when a protected task has waited this long; 0: default */
+	__u64 p99_ns;	   /* trip when the class's wait p99 in the window is surely above; 0: off */
+	__u64 window_ns;   /* the window of the p99 and of the rescue count; 0: default */
+	__u64 min_samples; /* waits a window needs before its p99 counts; 0: default */
+	__u64 cooldown_ns; /* a trip holds the safe slot at least this long; 0: default */
+	__u64 calm_ns;	   /* then until every input stayed below half its threshold this long; 0: default */
+};
+
+#define AKTS_BREAKER_DEFAULT_OLDEST_NS 150000000ull /* 150 ms: below the guard's 200 ms */
+#define AKTS_BREAKER_DEFAULT_WINDOW_NS 1000000000ull /* 1 s */
+#define AKTS_BREAKER_DEFAULT_MIN_SAMPLES 20ull
+#define AKTS_BREAKER_DEFAULT_COOLDOWN_NS 5000000000ull /* 5 s */
+#define AKTS_BREAKER_DEFAULT_CALM_NS 1000000000ull /* 1 s */
+/* While tripped, the frame's tick ends any run's slice within this (a policy's infinite slices). */
+#define AKTS_BREAKER_SLICE_NS 5000000ull /* 5 ms */
+
+/* Why the breaker tripped (index of akts_breaker_state.trips_by_reason). */
+enum akts_trip_reason {
+	AKTS_TRIP_OLDEST = 0,  /* a protected task waited oldest_ns in a registered queue */
+	AKTS_TRIP_P99 = 1,     /* the class's wait p99 in the window passed p99_ns */
+	AKTS_TRIP_RESCUES = 2, /* the guard had to rescue `rescues` protected tasks in the window */
+	AKTS_TRIP_LOCAL = 3,   /* a local DSQ held tasks oldest_ns behind one run that never ended */
+	AKTS_NR_TRIP_REASONS = 4,
+};
+
+/* What the breaker did (akts_breaker_state, one entry, written by BPF only). */
+struct akts_breaker_state {
+	__u64 trips;
+	__u64 trips_by_reason[AKTS_NR_TRIP_REASONS];
+	__u64 tripped_at_ns;   /* bpf_ktime_get_ns of the current trip; 0: not tripped */
+	__u64 last_trip_ns;    /* when the last trip began */
+	__u64 last_release_ns; /* when the last trip ended */
+	__u32 last_reason;     /* enum akts_trip_reason of the last trip */
+	__u32 last_slot;       /* the effective slot the last trip replaced (the culprit) */
+	__u32 word;	       /* the override word the current trip wrote */
+	__u32 prev_word;       /* the word it replaced, put back when the trip ends */
+	__u32 win_slot;	       /* the effective slot the current window belongs to */
+	__u32 win_cls;	       /* and the protected class it counts */
+	__u64 last_value;      /* the input that tripped: a wait in ns, or a rescue count */
+	__u64 last_latency_ns; /* how long after the input crossed its threshold the trip came; 0: unknown */
+	__u64 calm_since_ns;   /* while tripped: since when every input is calm; 0: not calm */
+	__u64 win_start_ns;    /* the current window */
+	__u64 win_rescues0;    /* the guard's rescues of the class when it began */
+	__u64 win_p99_ns;      /* upper edge of the p99 bucket of the window so far; 0: too few waits */
+	__u64 win_samples;     /* waits of the class that ended in the window so far */
+	__u64 win_hist0[AKTS_WAIT_BUCKETS]; /* the class's wait histogram when it began */
+};
+
 /* Longest wait per class since the last reset (akts_wait_max, per CPU). */
 struct akts_wait_max {
 	__u64 max_ns[AKTS_NR_CLASSES];
@@ -212,9 +360,6 @@ struct akts_selector {
 	__u32 reserved; /* 0 */
 };
 
-/* Wait histogram: bucket b counts waits in [2^b, 2^(b+1)) ns; the last one
- * everything above. 2^31 ns is about 2.1 s. */
-#define AKTS_WAIT_BUCKETS 32u
 
 /* Per-CPU counters (akts_stats, a one-entry per-CPU array). */
 struct akts_cpu_stats {
@@ -268,6 +413,34 @@ struct akts_task_ctx {
  */
 #define AKTS_TASK_RESCUED 1u
 
+/* Live parameters (see Parameters). */
+#define AKTS_MAX_PARAMS 8u
+#define AKTS_PARAM_NAME_LEN 24u
+#define AKTS_PARAM_UNIT_LEN 8u
+#define AKTS_PARAM_DESC_LEN 96u
+
+enum akts_param_type {
+	AKTS_PARAM_NONE = 0,	 /* an unused entry of akts_param_descs */
+	AKTS_PARAM_U64 = 1,	 /* a whole number */
+	AKTS_PARAM_BOOL = 2,	 /* 0 or 1 */
+	AKTS_PARAM_DURATION = 3, /* nanoseconds; written as "5ms", "250us", "1s" too */
+	AKTS_PARAM_PERCENT = 4,	 /* 0..100 */
+};
+
+struct akts_param_desc {
+	__u32 type; /* enum akts_param_type */
+	__u32 pad;
+	__u64 def, min, max;
+	char name[AKTS_PARAM_NAME_LEN];
+	char unit[AKTS_PARAM_UNIT_LEN];
+	char desc[AKTS_PARAM_DESC_LEN];
+};
+
+/* Entry k of akts_params: the values of the policy in slot k. */
+struct akts_param_values {
+	__u64 v[AKTS_MAX_PARAMS];
+};
+
 /* State every policy shares (akts_shared, a one-entry array). */
 struct akts_shared {
 	__u64 vtime_now; /* global virtual clock of the vtime DSQs */
@@ -293,15 +466,23 @@ static_assert(sizeof(struct akts_selector) == 8, "selector layout");
 static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2 + 2 + 2), "stats layout");
 static_assert(sizeof(struct akts_switch_args) == 8, "switch args layout");
 static_assert(sizeof(struct akts_task_ctx) == 32, "task ctx layout");
+static_assert(sizeof(struct akts_param_desc) == 32 + 24 + 8 + 96, "param desc layout");
+static_assert(sizeof(struct akts_param_values) == 8 * 8, "param values layout");
 static_assert(sizeof(struct akts_guard_state) == 8 * 14, "guard state layout");
 static_assert(sizeof(struct akts_wait_max) == 24, "wait max layout");
+static_assert(sizeof(struct akts_breaker_params) == 16 + 8 * 6, "breaker params layout");
+static_assert(sizeof(struct akts_breaker_state) == 8 * (1 + 4 + 3 + 1 + 1 + 1 + 2 + 5 + 32), "breaker state layout");
 #else
 _Static_assert(sizeof(struct akts_selector) == 8, "selector layout");
 _Static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2 + 2 + 2), "stats layout");
 _Static_assert(sizeof(struct akts_switch_args) == 8, "switch args layout");
 _Static_assert(sizeof(struct akts_task_ctx) == 32, "task ctx layout");
+_Static_assert(sizeof(struct akts_param_desc) == 32 + 24 + 8 + 96, "param desc layout");
+_Static_assert(sizeof(struct akts_param_values) == 8 * 8, "param values layout");
 _Static_assert(sizeof(struct akts_guard_state) == 8 * 14, "guard state layout");
 _Static_assert(sizeof(struct akts_wait_max) == 24, "wait max layout");
+_Static_assert(sizeof(struct akts_breaker_params) == 16 + 8 * 6, "breaker params layout");
+_Static_assert(sizeof(struct akts_breaker_state) == 8 * (1 + 4 + 3 + 1 + 1 + 1 + 2 + 5 + 32), "breaker state layout");
 #endif
 
 #endif /* AKTS_H */

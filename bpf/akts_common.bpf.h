@@ -51,6 +51,15 @@ struct {
 	__type(value, struct akts_shared);
 } akts_shared SEC(".maps");
 
+/* Live parameters by slot (akts.h, Parameters): written by user space through its mapping. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, AKTS_MAX_SLOTS);
+	__type(key, u32);
+	__type(value, struct akts_param_values);
+} akts_params SEC(".maps");
+
 static __always_inline struct akts_cpu_stats *akts_cpu_stats(void)
 {
 	u32 zero = 0;

@@ -14,10 +14,11 @@
 
 #include "akts_common.bpf.h"
 
-/* The override word (akts.h, "Selector"): BPF writes it, nothing else. */
+/* The override word (akts.h, "Selector"): BPF writes it, nothing else (read-only to system calls). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_RDONLY);
 	__type(key, u32);
 	__type(value, u32);
 } akts_override SEC(".maps");
@@ -54,6 +55,33 @@ struct {
 	__type(value, struct akts_wait_max);
 } akts_wait_max SEC(".maps");
 
+/* The circuit breaker (akts.h, "Circuit breaker"): its settings and what it did. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct akts_breaker_params);
+} akts_breaker_params SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct akts_breaker_state);
+} akts_breaker_state SEC(".maps");
+
+/* The timer's scratch: the summed wait histogram (too large for the timer callback's stack). */
+struct akts_breaker_scratch {
+	u64 cur[AKTS_WAIT_BUCKETS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct akts_breaker_scratch);
+} akts_breaker_scratch SEC(".maps");
+
 /* Per CPU: since when its SCHED_EXT task runs, since when its local DSQ is non-empty. */
 struct akts_cpu_run {
 	u64 running_at; /* when the current run began; 0: no SCHED_EXT task running */
@@ -67,6 +95,21 @@ struct akts_cpu_run {
 	 */
 	s32 interrupted_pid;
 	u32 pad;
+	u64 run_ns;	/* CPU time of the current run so far (at ticks and its end), not the time away */
+	/*
+	 * The breaker's stall input measures the run the local DSQ waits behind
+	 * from the first firing that saw that run with the queue non-empty:
+	 * local_ran_at is that run's running_at, local_run0 its run_ns then. A
+	 * run that ends (a finite slice) while the queue stays full hands the
+	 * measure to the next run, so a never-ending run that follows is seen
+	 * from its first firing, not hidden until the queue empties; but once
+	 * the queue has been full for max_wait the guard kicks every run that
+	 * has had rescue_slice_ns, so only a run that begins within about
+	 * max_wait - oldest_ns - period_ns of the queue filling can reach the
+	 * breaker's threshold (akts.h: what the local input does not see).
+	 */
+	u64 local_ran_at;
+	u64 local_run0;
 };
 
 struct {
@@ -140,6 +183,7 @@ struct akts_guard_scan {
 	u64 now, max_wait, rescue_slice;
 	u64 oldest[AKTS_NR_CLASSES];
 	u64 scanned;
+	u64 local_stuck; /* the longest a local DSQ has held tasks behind one run that never ended */
 };
 
 /* Rescues every task of registered queue `dsq` that has waited max_wait or more. */
@@ -198,19 +242,215 @@ static __always_inline void akts_guard_local_dsqs(struct akts_guard_scan *sc, st
 			continue;
 		if (scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | cpu) <= 0) {
 			run->local_since = 0;
+			run->local_ran_at = 0;
 			continue;
 		}
-		if (!run->local_since) {
+		ran_at = READ_ONCE(run->running_at);
+		if (!run->local_since)
 			run->local_since = sc->now;
-			continue;
+		/*
+		 * The breaker's input: the CPU time one run has had while the
+		 * queue stayed full behind it, since a firing first saw that run
+		 * with the queue non-empty. CPU time, not elapsed time: a run that
+		 * higher classes keep interrupting is not akts's stall.
+		 */
+		if (ran_at != run->local_ran_at) {
+			u64 ran0 = READ_ONCE(run->run_ns);
+
+			barrier();
+			/* A run that began between the reads: its start is measured at the next firing. */
+			if (READ_ONCE(run->running_at) == ran_at) {
+				run->local_ran_at = ran_at;
+				run->local_run0 = ran0;
+			}
+		} else if (ran_at) {
+			u64 ran = READ_ONCE(run->run_ns);
+
+			ran = ran > run->local_run0 ? ran - run->local_run0 : 0;
+			if (ran > sc->local_stuck)
+				sc->local_stuck = ran;
 		}
 		if (sc->now - run->local_since < sc->max_wait)
 			continue;
-		ran_at = READ_ONCE(run->running_at);
 		if (ran_at && sc->now > ran_at && sc->now - ran_at >= sc->rescue_slice) {
 			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 			__sync_fetch_and_add(&gs->local_kicks, 1);
 		}
+	}
+}
+
+static __always_inline void akts_kick_all_cpus(void)
+{
+	int *cpu;
+
+	for_each_possible_cpu(cpu)
+		scx_bpf_kick_cpu(*cpu, SCX_KICK_PREEMPT);
+}
+
+/*
+ * The protected class's wait p99 in the window so far, as the upper edge of
+ * its histogram bucket (0 with fewer than min_samples waits), and how many
+ * waits ended in it. Summed over every CPU's counters.
+ */
+static __always_inline void akts_breaker_window(struct akts_breaker_state *bs, u32 cls, u64 min_samples,
+						bool roll)
+{
+#ifndef AKTS_NO_COUNTERS
+	u64 total = 0, seen = 0, d;
+	u32 zero = 0, b;
+	struct akts_breaker_scratch *sc = bpf_map_lookup_elem(&akts_breaker_scratch, &zero);
+	u64 *cur;
+	int *cpup;
+
+	if (!sc)
+		return;
+	cur = sc->cur;
+	bpf_for(b, 0, AKTS_WAIT_BUCKETS)
+		cur[b] = 0;
+	for_each_possible_cpu(cpup) {
+		struct akts_cpu_stats *st = bpf_map_lookup_percpu_elem(&akts_stats, &zero, *cpup);
+
+		if (!st)
+			continue;
+		bpf_for(b, 0, AKTS_WAIT_BUCKETS)
+			cur[b] += st->wait_hist[cls & 1][b];
+	}
+	bpf_for(b, 0, AKTS_WAIT_BUCKETS)
+		total += cur[b] > bs->win_hist0[b] ? cur[b] - bs->win_hist0[b] : 0;
+	bs->win_samples = total;
+	bs->win_p99_ns = 0;
+	if (total && total >= min_samples) {
+		bpf_for(b, 0, AKTS_WAIT_BUCKETS) {
+			d = cur[b] > bs->win_hist0[b] ? cur[b] - bs->win_hist0[b] : 0;
+			seen += d;
+			/* The first bucket that holds the 99th percentile wait. */
+			if (seen * 100 >= total * 99) {
+				bs->win_p99_ns = 2ull << b;
+				break;
+			}
+		}
+	}
+	if (roll)
+		bpf_for(b, 0, AKTS_WAIT_BUCKETS)
+			bs->win_hist0[b] = cur[b];
+#endif
+}
+
+/* Whether what runs already is the safe slot (every index that names no slot runs the built-in default). */
+static __always_inline bool akts_breaker_is_safe(u32 effective, u32 safe)
+{
+	if (safe >= AKTS_MAX_SLOTS)
+		return effective >= AKTS_MAX_SLOTS;
+	return effective == safe;
+}
+
+/*
+ * The circuit breaker (akts.h, "Circuit breaker"), at every firing of the
+ * guard's timer, after its scan: trips on the protected class's oldest
+ * waiter, its wait p99, the guard's rescues of it or a stuck local DSQ, and
+ * ends a trip after the cool-down once every input has been calm long enough.
+ */
+static __always_inline void akts_breaker_fire(struct akts_guard_scan *sc, struct akts_guard_state *gs)
+{
+	u32 zero = 0, cls, word;
+	struct akts_breaker_params *bp = bpf_map_lookup_elem(&akts_breaker_params, &zero);
+	struct akts_breaker_state *bs = bpf_map_lookup_elem(&akts_breaker_state, &zero);
+	struct akts_selector *sel = bpf_map_lookup_elem(&akts_selector, &zero);
+	u32 *ovr = bpf_map_lookup_elem(&akts_override, &zero);
+	u64 oldest_thr, window, min_samples, cooldown, calm, oldest, rescued, acted, now = sc->now;
+	u32 reason = AKTS_NR_TRIP_REASONS, effective, old;
+	u64 value = 0, late = 0;
+	bool roll, fresh, is_calm;
+
+	if (!bp || !bs || !ovr)
+		return;
+	cls = bp->cls == AKTS_CLASS_LC ? AKTS_CLASS_LC : AKTS_CLASS_BE;
+	oldest_thr = bp->oldest_ns ?: AKTS_BREAKER_DEFAULT_OLDEST_NS;
+	window = bp->window_ns ?: AKTS_BREAKER_DEFAULT_WINDOW_NS;
+	min_samples = bp->min_samples ?: AKTS_BREAKER_DEFAULT_MIN_SAMPLES;
+	cooldown = bp->cooldown_ns ?: AKTS_BREAKER_DEFAULT_COOLDOWN_NS;
+	calm = bp->calm_ns ?: AKTS_BREAKER_DEFAULT_CALM_NS;
+
+	/* A new window every window_ns, and whenever another slot runs: what one policy did never trips another. */
+	effective = akts_slot_from(sel, ovr);
+	fresh = !bs->win_start_ns || effective != bs->win_slot || cls != bs->win_cls;
+	roll = fresh || now - bs->win_start_ns >= window;
+	if (bp->p99_ns || roll)
+		akts_breaker_window(bs, cls, min_samples, roll);
+	if (!bp->p99_ns) {
+		bs->win_p99_ns = 0;
+		bs->win_samples = 0;
+	}
+	/*
+	 * Rescues of the class only. The guard's local-DSQ kicks are not counted:
+	 * they go by elapsed time, any class, so in partial mode a CPU that
+	 * higher classes keep busy makes them without any policy's fault.
+	 */
+	acted = gs->rescues[cls];
+	/* Since the window began; at its time-based end still counted, in a fresh one not yet. */
+	rescued = fresh ? 0 : acted > bs->win_rescues0 ? acted - bs->win_rescues0 : 0;
+	oldest = sc->oldest[cls];
+
+	/* The inputs, the most direct first. */
+	if (oldest >= oldest_thr) {
+		reason = AKTS_TRIP_OLDEST;
+		value = oldest;
+		late = oldest - oldest_thr;
+	} else if (sc->local_stuck >= oldest_thr) {
+		reason = AKTS_TRIP_LOCAL;
+		value = sc->local_stuck;
+		late = sc->local_stuck - oldest_thr;
+	} else if (bp->rescues && rescued >= bp->rescues) {
+		reason = AKTS_TRIP_RESCUES;
+		value = rescued;
+	} else if (bp->p99_ns && bs->win_p99_ns && (bs->win_p99_ns >> 1) > bp->p99_ns) {
+		/* The bucket's lower edge is above the threshold: the p99 surely is. */
+		reason = AKTS_TRIP_P99;
+		value = bs->win_p99_ns;
+	}
+	is_calm = oldest < oldest_thr / 2 && sc->local_stuck < oldest_thr / 2 && !rescued &&
+		  (!bp->p99_ns || !bs->win_p99_ns || bs->win_p99_ns <= bp->p99_ns);
+
+	if (bs->tripped_at_ns) {
+		if (!is_calm)
+			bs->calm_since_ns = 0;
+		else if (!bs->calm_since_ns)
+			bs->calm_since_ns = now;
+		if (now - bs->tripped_at_ns >= cooldown && bs->calm_since_ns && now - bs->calm_since_ns >= calm) {
+			/* The word the trip replaced comes back, if the word is still the trip's. */
+			__sync_val_compare_and_swap(ovr, bs->word, bs->prev_word);
+			bs->tripped_at_ns = 0;
+			bs->calm_since_ns = 0;
+			bs->last_release_ns = now;
+			bs->win_start_ns = 0; /* a fresh window for what runs now */
+			akts_kick_all_cpus();
+		}
+	} else if (bp->armed && reason < AKTS_NR_TRIP_REASONS && !akts_breaker_is_safe(effective, bp->safe_slot)) {
+		word = AKTS_OVERRIDE_ACTIVE | (bp->safe_slot < AKTS_MAX_SLOTS ? bp->safe_slot : AKTS_OVERRIDE_SLOT_MASK);
+		old = READ_ONCE(*ovr);
+		/* A word changed since it was read (the test's syscall program) is left for the next firing. */
+		if (__sync_val_compare_and_swap(ovr, old, word) != old)
+			return;
+		bs->last_slot = effective;
+		bs->word = word;
+		bs->prev_word = old;
+		bs->win_start_ns = 0;
+		bs->tripped_at_ns = now;
+		bs->last_trip_ns = now;
+		bs->calm_since_ns = 0;
+		bs->last_reason = reason;
+		bs->last_value = value;
+		bs->last_latency_ns = late;
+		bs->trips++;
+		bs->trips_by_reason[reason & 3]++;
+		/* Every CPU runs the safe slot's callbacks from its next decision on. */
+		akts_kick_all_cpus();
+	}
+	if (roll) {
+		bs->win_start_ns = now;
+		bs->win_rescues0 = acted;
+		bs->win_slot = effective;
+		bs->win_cls = cls;
 	}
 }
 
@@ -234,15 +474,15 @@ static int akts_guard_fire(void *map, int *key, struct akts_guard_timer *gt)
 		}
 		if (gt->due_ns && sc.now > gt->due_ns && sc.now - gt->due_ns > gs->late_max_ns)
 			gs->late_max_ns = sc.now - gt->due_ns;
-		if (sc.max_wait != AKTS_GUARD_OFF) {
-			bpf_for(i, 0, AKTS_MAX_QUEUES) {
-				struct akts_queue *q = bpf_map_lookup_elem(&akts_queues, &i);
+		/* With the guard off (max_wait AKTS_GUARD_OFF) the scan only measures: no age reaches it. */
+		bpf_for(i, 0, AKTS_MAX_QUEUES) {
+			struct akts_queue *q = bpf_map_lookup_elem(&akts_queues, &i);
 
-				if (q && q->dsq_id)
-					akts_guard_scan_queue(q->dsq_id, &sc, gs);
-			}
-			akts_guard_local_dsqs(&sc, gs);
+			if (q && q->dsq_id)
+				akts_guard_scan_queue(q->dsq_id, &sc, gs);
 		}
+		akts_guard_local_dsqs(&sc, gs);
+		akts_breaker_fire(&sc, gs);
 		gs->oldest_wait_ns[AKTS_CLASS_BE] = sc.oldest[AKTS_CLASS_BE];
 		gs->oldest_wait_ns[AKTS_CLASS_LC] = sc.oldest[AKTS_CLASS_LC];
 		gs->scanned = sc.scanned;
@@ -363,10 +603,18 @@ static __always_inline void akts_mark_running(struct task_struct *p)
 	u32 zero = 0, c;
 
 	if (run) {
-		if (run->interrupted_pid && run->interrupted_pid == p->pid && run->running_at)
+		if (run->interrupted_pid && run->interrupted_pid == p->pid && run->running_at) {
 			run->counted_to = now; /* the run goes on: the time away was not its own */
-		else
-			run->running_at = now;
+		} else {
+			/*
+			 * run_ns first: the guard's timer on another CPU reads
+			 * running_at, then run_ns, then running_at again, and
+			 * must never pair this run with the last run's time.
+			 */
+			WRITE_ONCE(run->run_ns, 0);
+			barrier();
+			WRITE_ONCE(run->running_at, now);
+		}
 		run->interrupted_pid = 0;
 	}
 	if (!tctx)
@@ -408,17 +656,21 @@ static __always_inline void akts_mark_running(struct task_struct *p)
  */
 static __always_inline void akts_count_run(struct akts_cpu_run *run, struct akts_task_ctx *tctx)
 {
-#ifndef AKTS_NO_COUNTERS
-	struct akts_cpu_stats *st = akts_cpu_stats();
 	u64 now = bpf_ktime_get_ns(), from;
 
-	if (!st || !run || !run->running_at)
+	if (!run || !run->running_at)
 		return;
 	from = run->counted_to > run->running_at ? run->counted_to : run->running_at;
-	if (now > from)
-		st->run_ns[tctx->cls == AKTS_CLASS_LC ? AKTS_CLASS_LC : AKTS_CLASS_BE] += now - from;
-	run->counted_to = now;
+	if (now > from) {
+		run->run_ns += now - from; /* the breaker's stall input, kept without counters too */
+#ifndef AKTS_NO_COUNTERS
+		struct akts_cpu_stats *st = akts_cpu_stats();
+
+		if (st)
+			st->run_ns[tctx->cls == AKTS_CLASS_LC ? AKTS_CLASS_LC : AKTS_CLASS_BE] += now - from;
 #endif
+	}
+	run->counted_to = now;
 }
 
 /*
@@ -475,12 +727,17 @@ static __always_inline void akts_frame_tick(struct task_struct *p)
 {
 	struct akts_task_ctx *tctx = akts_task_ctx(p);
 	struct akts_guard_params *gp;
+	struct akts_breaker_state *bs;
 	u32 zero = 0;
 	u64 cap;
 
 	if (!tctx)
 		return;
 	akts_count_run(akts_cpu_run_here(), tctx);
+	/* While the breaker holds the safe slot, no run left by the culprit goes on past a short slice. */
+	bs = bpf_map_lookup_elem(&akts_breaker_state, &zero);
+	if (bs && bs->tripped_at_ns && p->scx.slice > AKTS_BREAKER_SLICE_NS)
+		p->scx.slice = AKTS_BREAKER_SLICE_NS;
 	if (!(tctx->flags & AKTS_TASK_RESCUED) || !tctx->rescue_exec0)
 		return;
 	gp = bpf_map_lookup_elem(&akts_guard_params, &zero);

@@ -19,6 +19,38 @@
 const volatile u32 akts_slot = 0;
 
 /*
+ * Live parameters (akts.h, Parameters). A policy with parameters declares them
+ * once, by index:
+ *   AKTS_PARAMS(AKTS_PARAM(0, "quantum", AKTS_PARAM_DURATION, 2000000, 100000, 100000000, "ns",
+ *                          "how long a task runs before the next in line"));
+ * and reads one with akts_param(0): the value in force, clamped to its range.
+ */
+#ifdef AKTS_PARAMS_FIXED /* a policy built as a scheduler of its own (standalone.bpf.h): its defaults */
+#define AKTS_PARAMS_MAP_LOOKUP(key) ((void)(key), (struct akts_param_values *)0)
+#else
+#define AKTS_PARAMS_MAP_LOOKUP(key) ((struct akts_param_values *)bpf_map_lookup_elem(&akts_params, (key)))
+#endif
+#define AKTS_PARAM(idx, pname, ptype, pdef, pmin, pmax, punit, pdesc)                                       \
+	[idx] = { .type = (ptype), .def = (pdef), .min = (pmin), .max = (pmax), .name = pname, .unit = punit, \
+		  .desc = pdesc }
+#define AKTS_PARAMS(...)                                                                     \
+	const volatile struct akts_param_desc akts_param_descs[AKTS_MAX_PARAMS] = { __VA_ARGS__ }; \
+	static __always_inline u64 akts_param(u32 idx)                                       \
+	{                                                                                    \
+		struct akts_param_values *vals;                                              \
+		u32 slot = akts_slot;                                                        \
+		u64 v, lo, hi;                                                               \
+                                                                                             \
+		if (idx >= AKTS_MAX_PARAMS)                                                  \
+			return 0;                                                            \
+		lo = akts_param_descs[idx].min;                                              \
+		hi = akts_param_descs[idx].max;                                              \
+		vals = AKTS_PARAMS_MAP_LOOKUP(&slot);                                        \
+		v = vals ? vals->v[idx] : akts_param_descs[idx].def;                         \
+		return v < lo ? lo : v > hi ? hi : v;                                        \
+	}
+
+/*
  * Counted inside the policy, never in the dispatcher: a counter after the tail
  * call only runs when the call failed, so the two outcomes are exclusive and a
  * dispatch that silently fell through cannot be mistaken for one that worked.

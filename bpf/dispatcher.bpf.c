@@ -242,18 +242,23 @@ int akts_switch(struct akts_switch_args *args)
 
 /*
  * Writes the override word, the only way the user side can (for tests; the
- * circuit breaker will write it from BPF directly). Run with
+ * circuit breaker writes it from the guard's timer). Run with
  * BPF_PROG_TEST_RUN, ctx_in = struct akts_override_args.
  */
 SEC("syscall")
 int akts_set_override(struct akts_override_args *args)
 {
+	struct akts_breaker_state *bs;
 	u32 zero = 0, *ovr;
 	int *cpu;
 
 	ovr = bpf_map_lookup_elem(&akts_override, &zero);
-	if (!ovr)
+	bs = bpf_map_lookup_elem(&akts_breaker_state, &zero);
+	if (!ovr || !bs)
 		return -ENOENT;
+	/* A trip owns the word until it ends (akts.h, "Circuit breaker"). */
+	if (READ_ONCE(bs->tripped_at_ns))
+		return -EBUSY;
 	WRITE_ONCE(*ovr, args->word);
 	if (args->kick)
 		for_each_possible_cpu(cpu)

@@ -56,3 +56,17 @@ function(akts_bpf_skeleton name src)
     VERBATIM)
   add_custom_target(akts_bpf_${name} DEPENDS "${skel}")
 endfunction()
+
+# akts_bpf_object(<name> <source>): builds <name>.bpf.o only (target akts_bpfobj_<name>), for objects the
+# tests read as files (admission's static gate) and never open through a skeleton.
+function(akts_bpf_object name src)
+  set(obj "${BPF_GEN_DIR}/${name}.bpf.o")
+  file(GLOB headers "${PROJECT_SOURCE_DIR}/bpf/*.h")
+  add_custom_command(
+    OUTPUT "${obj}"
+    COMMAND "${BPF_CLANG}" ${AKTS_BPF_CFLAGS} -c "${src}" -o "${obj}"
+    DEPENDS "${src}" ${headers} "${BPF_GEN_DIR}/vmlinux.h"
+    COMMENT "BPF ${name}"
+    VERBATIM)
+  add_custom_target(akts_bpfobj_${name} DEPENDS "${obj}")
+endfunction()

@@ -18,6 +18,10 @@
 # controller's own model server run on the apparatus CPU (APPARATUS, default
 # 1). The akts arms manage every task (--switch-all) because scx_simple can do
 # nothing else: like for like. llama-server is LC and stress-ng BE, by name.
+# The circuit breaker is disarmed in every akts arm: static throughput must be
+# allowed to make the server wait (that is the arm), and a breaker that took
+# over would blur which arm decided; its trips are checked by the selftest and
+# tests/guest/t_breaker.sh.
 # Runs are interleaved (run 1 of every arm, then run 2, ...; each run starts
 # one arm further along the list), after a warm-up load no arm sees; every
 # controller starts fresh in each run (nothing is learnt across runs). A run
@@ -203,6 +207,7 @@ daemon_config() {
                 "detector": $DETECTOR,
                 "llm": {"endpoint": "http://127.0.0.1:$AGENT_PORT", "timeout": "5s", "decide_every": 30}},
  "decision_log": {"path": "$dir/decisions.jsonl"},
+ "breaker": {"armed": false},
  "classes": [{"class": "lc", "comm": "llama-server"}, {"class": "be", "comm": "stress-ng"}]}
 JSON
 }

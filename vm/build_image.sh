@@ -4,7 +4,8 @@
 #   $AKTS_CACHE/image/rootfs.ext4   booted read-only-ish (QEMU snapshot=on)
 #   $AKTS_CACHE/image/initrd.cpio.gz
 # The LC workload's model, a random-weight llama GGUF, is written inside it
-# (python3-gguf needs sid's glibc): /opt/akts/models/random-llama.gguf.
+# (python3-gguf needs sid's glibc): /opt/akts/models/random-llama.gguf. The MCP
+# clients from npm (vm/fetch_npm.sh) go to /opt/akts/mcp/node_modules.
 # The image is rebuilt only when the package list, this script or the model's
 # generator changes.
 set -euo pipefail
@@ -13,19 +14,21 @@ source "$(dirname "$0")/common.sh"
 # Workloads the tests, benchmarks and demos run in the guest; all from Debian.
 GUEST_PACKAGES=(
 	stress-ng rt-tests sysbench procps util-linux coreutils kmod iproute2
-	llama.cpp-tools python3-gguf curl ca-certificates
+	llama.cpp-tools python3-gguf curl ca-certificates nodejs
+	clang # admission's gate 1 runs where the daemon runs (akts's and libbpf's headers come with each run's payload)
 )
 
 OUT="$AKTS_CACHE/image"
 KDIR="$AKTS_CACHE/kernel"
 key=$( (
 	echo "${GUEST_PACKAGES[*]}"
-	cat "$0" "$AKTS_ROOT/vm/initrd_init.sh" "$AKTS_ROOT/serving/make_model.py"
+	cat "$0" "$AKTS_ROOT/vm/initrd_init.sh" "$AKTS_ROOT/serving/make_model.py" "$AKTS_ROOT/tests/mcp/package-lock.json"
 	cat "$KDIR/release"
 ) | sha256sum | cut -c1-16)
 [[ -f "$OUT/stamp-$key" && -f "$OUT/rootfs.ext4" && -f "$OUT/initrd.cpio.gz" ]] && exit 0
 [[ $(id -u) -eq 0 ]] || akts_die "building the guest image needs root (debootstrap)"
 [[ -f "$KDIR/modules/virtio_blk.ko" ]] || akts_die "kernel modules missing: run vm/fetch_kernel.sh first"
+[[ -d "$AKTS_CACHE/npm/node_modules" ]] || akts_die "the MCP clients are missing: run vm/fetch_npm.sh first"
 
 rm -rf "$OUT.tmp" && mkdir -p "$OUT.tmp"
 root="$OUT.tmp/root"
@@ -48,6 +51,10 @@ mkdir -p "$root/opt/akts/models"
 install -m 0644 "$AKTS_ROOT/serving/make_model.py" "$root/opt/akts/make_model.py"
 chroot "$root" /usr/bin/python3 /opt/akts/make_model.py /opt/akts/models/random-llama.gguf \
 	>"$OUT.tmp/model.log" 2>&1 || { cat "$OUT.tmp/model.log"; akts_die "writing the model failed"; }
+
+# The MCP clients written by others (vm/fetch_npm.sh): the guest has no network.
+mkdir -p "$root/opt/akts/mcp"
+cp -a "$AKTS_CACHE/npm/node_modules" "$AKTS_CACHE/npm/package.json" "$root/opt/akts/mcp/"
 
 akts_log "making the ext4 image"
 size_mb=$(($(du -sm "$root" | cut -f1) + 512))

@@ -41,6 +41,13 @@ payload="$work/payload"
 mkdir -p "$payload/bin" "$payload/out"
 cp "$AKTS_BUILD/akts" "$payload/bin/"
 for f in "$AKTS_BUILD"/bpf/*.bpf.o; do [[ -f "$f" ]] && mkdir -p "$payload/bpf" && cp "$f" "$payload/bpf/"; done
+# The headers a policy compiles against (admission's gate 1 in the guest), in the installed layout akts looks
+# for beside its binary: akts's own, the kernel's scx/ and bpf-compat/, libbpf's bpf/.
+mkdir -p "$payload/include"
+cp "$AKTS_ROOT"/bpf/*.h "$payload/include/"
+for d in "$KDIR/src/tools/sched_ext/include/." "$AKTS_CACHE/toolchain/include/bpf"; do
+	[[ -d "$d" ]] && cp -r "$d" "$payload/include/" || akts_log "no $d: gate 1 cannot compile in this guest"
+done
 [[ -d "$AKTS_CACHE/toolchain/scx" ]] && cp "$AKTS_CACHE"/toolchain/scx/* "$payload/bin/" 2>/dev/null || true
 for f in "${files[@]}"; do cp -r "$f" "$payload/bin/"; done
 install -m 0755 "$AKTS_ROOT/vm/guest_init.sh" "$payload/guest_init.sh"

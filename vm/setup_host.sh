@@ -18,6 +18,8 @@ missing=()
 for p in "${PACKAGES[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
+# npm fetches the MCP clients (vm/fetch_npm.sh); a Node.js that ships its own npm is enough.
+command -v npm >/dev/null || missing+=(npm)
 qemu_ok=0
 if command -v qemu-system-x86_64 >/dev/null; then
 	major=$(qemu-system-x86_64 --version | sed -nE 's/.*version ([0-9]+)\..*/\1/p')

@@ -6,7 +6,7 @@
  * (the kernel's idle pick, which prefers the previous CPU and its cache
  * siblings). Otherwise LC tasks queue on a vtime-ordered LC queue that is
  * always drained before best-effort (BE) work, and an idle CPU is kicked to
- * take them. Slices are short (slice_ns, 1 ms by default) so a CPU is handed
+ * take them. Slices are short (the live parameter `slice`, 1 ms by default) so a CPU is handed
  * back quickly. Both classes are weighted-fair within themselves: virtual time
  * is charged by run time scaled by nice weight.
  *
@@ -15,7 +15,7 @@
  * every max_wait: 1-2% of the CPU measured with the defaults); short slices
  * cost batch throughput in context switches and cache
  * misses. It does not preempt a running BE task for a waking LC one: that
- * waits for the next slice end, at most slice_ns.
+ * waits for the next slice end, at most one slice.
  *
  * When to pick it: during request bursts, or whenever LC tail latency (e.g. an
  * LLM server's time-to-first-token) matters more than batch progress.
@@ -24,7 +24,9 @@
 
 char _license[] SEC("license") = "GPL";
 
-const volatile u64 slice_ns = 1000000; /* 1 ms */
+AKTS_PARAMS(AKTS_PARAM(0, "slice", AKTS_PARAM_DURATION, 1000000, 100000, 100000000, "ns",
+		       "the slice every task gets; short, so CPUs are handed back quickly"));
+#define slice_ns akts_param(0)
 
 #define LATENCY_OWN (AKTS_OWN(AKTS_DSQ_LC_VTIME) | AKTS_OWN(AKTS_DSQ_BE_VTIME))
 

@@ -3,8 +3,8 @@
  * throughput - let batch work make progress.
  *
  * What it does: one FIFO for every task, whatever its class, and long slices
- * (slice_ns, 20 ms by default) so CPU-bound work runs uninterrupted. A waking
- * task goes back to its previous CPU when that CPU is idle (warm caches), else
+ * (the live parameter `slice`, 20 ms by default, `akts set throughput.slice
+ * 50ms`) so CPU-bound work runs uninterrupted. A waking task goes back to its previous CPU when that CPU is idle (warm caches), else
  * to any idle CPU the kernel finds, else to the FIFO.
  *
  * Limits: no class priority and no fairness beyond arrival order: a waking LC
@@ -18,7 +18,9 @@
 
 char _license[] SEC("license") = "GPL";
 
-const volatile u64 slice_ns = 20000000; /* 20 ms */
+AKTS_PARAMS(AKTS_PARAM(0, "slice", AKTS_PARAM_DURATION, 20000000, 100000, 100000000, "ns",
+		       "the slice every task gets; long, for warm caches"));
+#define slice_ns akts_param(0)
 
 #define THROUGHPUT_OWN AKTS_OWN(AKTS_DSQ_BE_FIFO)
 

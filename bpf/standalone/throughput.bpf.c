@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* The throughput policy as a scheduler of its own (see ../standalone.bpf.h). */
+#define AKTS_PARAMS_FIXED /* no daemon writes akts_params here: the defaults */
 #include "../policies/throughput.bpf.c"
 #include "../standalone.bpf.h"
 

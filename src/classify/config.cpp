@@ -1,5 +1,6 @@
 #include "classify/config.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -82,6 +83,84 @@ Result<GuardParams> parse_guard(const json& v) {
   return g;
 }
 
+Result<RestartPolicy> parse_restart(const json& v) {
+  if (!v.is_object()) return bad("restart", "must be an object such as {\"on_eject\": true, \"max\": 3}");
+  RestartPolicy r;
+  for (const auto& [key, d] : v.items()) {
+    const std::string where = "restart." + key;
+    if (key == "on_request" || key == "on_eject") {
+      if (!d.is_boolean()) return bad(where, "must be true or false");
+      (key == "on_request" ? r.on_request : r.on_eject) = d;
+    } else if (key == "max") {
+      if (!d.is_number_unsigned() || d.get<uint64_t>() > 100) return bad(where, "must be a whole number from 0 to 100");
+      r.max = d.get<uint32_t>();
+    } else if (key == "window") {
+      if (!d.is_string()) return bad(where, "must be a duration string such as \"10m\"");
+      auto n = parse_duration(d.get_ref<const std::string&>(), where);
+      if (!n) return make_error(ErrorKind::kInvalidArgument, "config: " + n.error().message);
+      if (*n < std::chrono::seconds(1) || *n > std::chrono::hours(24)) return bad(where, "must be from 1 s to 24 h");
+      r.window = std::chrono::duration_cast<std::chrono::seconds>(*n);
+    } else {
+      return bad("restart", fmt::format("unknown key \"{}\" (expected on_request, on_eject, max, window)", excerpt(key)));
+    }
+  }
+  return r;
+}
+
+// The breaker's settings; its safe slot stays a name until the policies are known.
+Result<BreakerParams> parse_breaker(const json& v, std::string* safe, bool* oldest_given) {
+  if (!v.is_object()) return bad("breaker", "must be an object such as {\"armed\": true, \"oldest_wait\": \"150ms\"}");
+  BreakerParams b;
+  b.armed = true;
+  for (const auto& [key, d] : v.items()) {
+    const std::string where = "breaker." + key;
+    std::chrono::nanoseconds* dur = key == "oldest_wait" ? &b.oldest
+                                    : key == "wait_p99"  ? &b.p99
+                                    : key == "window"    ? &b.window
+                                    : key == "cooldown"  ? &b.cooldown
+                                    : key == "calm"      ? &b.calm
+                                                         : nullptr;
+    if (dur) {
+      if (key == "wait_p99" && d == "off") {
+        b.p99 = std::chrono::nanoseconds(0);
+        continue;
+      }
+      if (!d.is_string()) return bad(where, "must be a duration string such as \"150ms\"");
+      auto n = parse_duration(d.get_ref<const std::string&>(), where);
+      if (!n) return make_error(ErrorKind::kInvalidArgument, "config: " + n.error().message);
+      *dur = *n;
+      if (key == "oldest_wait") *oldest_given = true;
+    } else if (key == "armed") {
+      if (!d.is_boolean()) return bad(where, "must be true or false");
+      b.armed = d;
+    } else if (key == "class") {
+      auto c = class_of(d, where);
+      if (!c) return c.error();
+      b.cls = *c;
+    } else if (key == "safe_slot") {
+      if (d.is_number_unsigned() && d.get<uint64_t>() < AKTS_MAX_SLOTS)
+        *safe = std::to_string(d.get<uint64_t>());
+      else if (d.is_string() && !d.get<std::string>().empty())
+        *safe = d;
+      else
+        return bad(where, "must be \"default\" (the built-in default), a configured policy's name or its slot");
+    } else if (key == "rescues" || key == "min_samples") {
+      if (!d.is_number_unsigned() || d.get<uint64_t>() > 1000000)
+        return bad(where, "must be a whole number from 0 to 1000000");
+      if (key == "rescues") {
+        b.rescues = d.get<uint32_t>();
+      } else {
+        if (d.get<uint64_t>() == 0) return bad(where, "must be at least 1");
+        b.min_samples = d.get<uint64_t>();
+      }
+    } else {
+      return bad("breaker", fmt::format("unknown key \"{}\" (expected armed, class, safe_slot, oldest_wait, wait_p99, "
+                                        "window, min_samples, rescues, cooldown, calm)", excerpt(key)));
+    }
+  }
+  return b;
+}
+
 }  // namespace
 
 std::string Matcher::describe() const {
@@ -98,6 +177,7 @@ Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::
   if (j.is_discarded()) return make_error(ErrorKind::kInvalidArgument, "config: not valid JSON");
   if (!j.is_object()) return make_error(ErrorKind::kInvalidArgument, "config: must be a JSON object");
   DaemonConfig c;
+  bool oldest_given = false;
   for (const auto& [key, v] : j.items()) {
     if (key == "socket") {
       if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>()[0] != '/' ||
@@ -119,6 +199,14 @@ Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::
       if (!v.is_string() || (!v.get<std::string>().empty() && v.get<std::string>()[0] != '/'))
         return bad(key, "must be an absolute path, or \"\" for none");
       c.audit_log = v;
+    } else if (key == "repository") {
+      if (!v.is_string() || (!v.get<std::string>().empty() && v.get<std::string>()[0] != '/'))
+        return bad(key, "must be an absolute path, or \"\" for none");
+      c.repository = v;
+    } else if (key == "state_file") {
+      if (!v.is_string() || (!v.get<std::string>().empty() && v.get<std::string>()[0] != '/'))
+        return bad(key, "must be an absolute path, or \"\" for none");
+      c.state_file = v;
     } else if (key == "policies") {
       if (!v.is_array() || v.empty() || v.size() > AKTS_MAX_SLOTS)
         return bad(key, fmt::format("must be a list of 1 to {} policy names", AKTS_MAX_SLOTS));
@@ -148,6 +236,14 @@ Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::
       auto g = parse_guard(v);
       if (!g) return g.error();
       c.guard = *g;
+    } else if (key == "breaker") {
+      auto b = parse_breaker(v, &c.breaker_safe_slot, &oldest_given);
+      if (!b) return b.error();
+      c.breaker = *b;
+    } else if (key == "restart") {
+      auto r = parse_restart(v);
+      if (!r) return r.error();
+      c.restart = *r;
     } else if (key == "classes") {
       if (!v.is_array()) return bad(key, "must be a list of matchers");
       for (size_t i = 0; i < v.size(); ++i) {
@@ -170,6 +266,35 @@ Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::
     found = found || c.policies[i] == c.initial || std::to_string(i) == c.initial;
   if (!found) return bad("initial", fmt::format("\"{}\" is not one of the configured policies or slots", c.initial));
   if (auto st = check_reasoning_config(c.reasoning, c.policies); !st) return st.error();
+  // The breaker's safe slot names a configured policy, or the built-in default.
+  if (c.breaker_safe_slot == "default") {
+    c.breaker.safe_slot = AKTS_SLOT_NONE;
+  } else {
+    bool named = false;
+    for (size_t i = 0; i < c.policies.size() && !named; ++i)
+      if (c.policies[i] == c.breaker_safe_slot || std::to_string(i) == c.breaker_safe_slot) {
+        c.breaker.safe_slot = static_cast<uint32_t>(i);
+        named = true;
+      }
+    if (!named)
+      return bad("breaker.safe_slot", fmt::format("\"{}\" is not \"default\" or one of the configured policies or slots",
+                                                  excerpt(c.breaker_safe_slot)));
+  }
+  // Unless given, the breaker trips at three quarters of the guard's max_wait, two periods before it at the latest;
+  // disarmed too, since a canary arms it (admission's gate 5).
+  if (!oldest_given) {
+    auto d = std::min(c.guard.max_wait * 3 / 4, c.guard.max_wait - 2 * c.guard.period);
+    if (d >= std::chrono::milliseconds(10))
+      c.breaker.oldest = d;
+    else if (c.breaker.armed)
+      return bad("breaker", fmt::format("the guard (max_wait {} ms, period {} ms) leaves no room for the breaker's "
+                                        "default threshold: give guard.max_wait at least four periods, set "
+                                        "breaker.oldest_wait, or \"armed\": false",
+                                        c.guard.max_wait.count() / 1000000, c.guard.period.count() / 1000000));
+  }
+  // A disarmed breaker never trips: its thresholds need not fit the guard.
+  if (c.breaker.armed)
+    if (auto st = c.breaker.validate(c.guard); !st) return bad("breaker", st.error().message);
   return c;
 }
 

@@ -4,11 +4,17 @@
 //     "socket": "/run/akts/akts.sock",   "socket_mode": "0600",
 //     "socket_group": "akts",                       // optional: this group may use the socket too (mode "0660")
 //     "audit_log": "/var/log/akts/audit.jsonl",    // every accepted control action and who asked; "" turns it off
+//     "state_file": "/run/akts/state.json",        // classes, own policies, selection across restarts; "" turns it off
 //     "policies": ["latency", "throughput"],       // slot order
 //     "initial": "throughput",                     // a policy name or slot number
 //     "switch_all": false,                         // manage every task, not only matched ones
 //     "scan_interval_ms": 100,
 //     "guard": {"max_wait": "200ms", "rescue_slice": "2ms", "period": "20ms"},  // bounded wait (bpf/akts.h)
+//     "breaker": {"armed": true, "class": "lc", "safe_slot": "default",      // the circuit breaker (bpf/akts.h);
+//                 "oldest_wait": "150ms", "wait_p99": "off", "window": "1s",  // these are the defaults (oldest_wait:
+//                                                 // 3/4 of the guard's max_wait, two guard periods below it at most)
+//                 "min_samples": 20, "rescues": 1, "cooldown": "5s", "calm": "1s"},
+//     "restart": {"on_request": true, "on_eject": false, "max": 3, "window": "10m"},  // when the kernel ends it
 //     "telemetry": {...}, "objective": {...}, "controller": {...}, "decision_log": {...},
 //                                                  // the reasoning plane (src/reasoning/reasoning_config.h)
 //     "classes": [
@@ -24,12 +30,14 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "common/result.h"
 #include "reasoning/reasoning_config.h"
+#include "safety/breaker.h"
 #include "telemetry/guard.h"
 
 namespace akts {
@@ -44,16 +52,35 @@ struct Matcher {
   std::string describe() const;  // "comm llama-server", "cgroup /serving", "pid 42"
 };
 
+inline BreakerParams armed_breaker() {
+  BreakerParams b;
+  b.armed = true;
+  return b;
+}
+
+// What the daemon does when the kernel ends the scheduler (src/daemon/daemon.h).
+struct RestartPolicy {
+  bool on_request = true;   // the kernel asks for a restart (SCX_ECODE_ACT_RESTART, e.g. CPU hotplug): load and attach again
+  bool on_eject = false;    // an ejection (an error, a watchdog stall, sysrq-S): attach again on the breaker's safe slot
+  uint32_t max = 3;         // at most this many restarts of either kind ...
+  std::chrono::seconds window{600};  // ... within this long; one more and the daemon stops
+};
+
 struct DaemonConfig {
   std::string socket_path = "/run/akts/akts.sock";
   mode_t socket_mode = 0600;
   std::string socket_group;  // "": root only; else a group name or number given the socket (with socket_mode 0660)
   std::string audit_log = "/var/log/akts/audit.jsonl";  // "": no audit log (src/control/audit.h)
+  std::string repository = "/var/lib/akts/policies";  // "": none (src/repository/policy_repository.h)
+  std::string state_file = "/run/akts/state.json";       // "": no restart state, no reaper (src/daemon/state_file.h)
   std::vector<std::string> policies = {"latency", "throughput"};
   std::string initial = "0";
   bool switch_all = false;
   uint32_t scan_interval_ms = 100;
   GuardParams guard;
+  BreakerParams breaker = armed_breaker();  // armed by default; safe_slot resolved from breaker_safe_slot
+  std::string breaker_safe_slot = "default";
+  RestartPolicy restart;
   ReasoningConfig reasoning;
   std::vector<Matcher> matchers;
 };

@@ -128,14 +128,15 @@ Status ProcessTracker::adopt_threads(uint32_t tgid, Managed& m) const {
   return st;
 }
 
-// Gives every thread still in SCHED_EXT that the tracker moved its own policy back.
+// Gives every thread of the process still in SCHED_EXT its own policy back (SCHED_OTHER if it has none on record).
 static void restore_threads(const std::string& proc_root, SchedPolicyOps& ops, uint32_t tgid,
                             const std::unordered_map<uint32_t, int>& moved) {
   // Only threads listed under this process now: a recorded id may belong to someone else by now.
+  // One born since the last scan (from a moved thread: SCHED_EXT) gets SCHED_OTHER, as the tracker's rule says.
   for (uint32_t tid : list_threads(proc_root, tgid)) {
     auto it = moved.find(tid);
-    if (it == moved.end() || ops.get(static_cast<pid_t>(tid)) != kSchedExt) continue;
-    int r = ops.set(static_cast<pid_t>(tid), it->second);
+    if (ops.get(static_cast<pid_t>(tid)) != kSchedExt) continue;
+    int r = ops.set(static_cast<pid_t>(tid), it != moved.end() ? it->second : SCHED_OTHER);
     if (r != 0 && r != -ESRCH) spdlog::warn("could not move thread {} of pid {} back: {}", tid, tgid, strerror(-r));
   }
 }
@@ -150,16 +151,26 @@ Status ProcessTracker::manage(const ProcInfo& p, const Decision& d) {
   if (it != managed_.end()) {
     Managed& m = it->second;
     m.comm = p.comm;  // it may have exec'd (akts run does)
-    if (move_to_ext_) (void)adopt_threads(p.tgid, m);
+    if (move_to_ext_) {
+      auto before = m.moved;
+      (void)adopt_threads(p.tgid, m);
+      if (m.moved != before) ++version_;
+    }
     if (m.cls != d.cls || m.reason != d.reason) {
       if (auto st = hooks_.set_class(p.tgid, d.cls); !st) return st;
       m.cls = d.cls;
       m.reason = d.reason;
+      ++version_;
     }
     return {};
   }
   if (auto st = hooks_.set_class(p.tgid, d.cls); !st) return st;
   Managed m{p.start_time, d.cls, d.reason, p.comm, {}};
+  // A previous daemon moved its threads: their own policies are in its record.
+  if (auto pr = pending_.find(p.tgid); pr != pending_.end()) {
+    if (pr->second.start_time == p.start_time) m.moved = std::move(pr->second.moved);
+    pending_.erase(pr);
+  }
   if (move_to_ext_) {
     if (auto st = adopt_threads(p.tgid, m); !st) {
       restore_threads(proc_root_, ops_, p.tgid, m.moved);
@@ -168,6 +179,7 @@ Status ProcessTracker::manage(const ProcInfo& p, const Decision& d) {
     }
   }
   managed_[p.tgid] = std::move(m);
+  ++version_;
   spdlog::info("managing pid {} ({}) as {} ({})", p.tgid, p.comm, d.cls == AKTS_CLASS_LC ? "lc" : "be", d.reason);
   return {};
 }
@@ -179,6 +191,7 @@ void ProcessTracker::unmanage(uint32_t tgid, bool alive) {
   if (alive && move_to_ext_) restore_threads(proc_root_, ops_, tgid, it->second.moved);
   spdlog::info("released pid {} ({})", tgid, it->second.comm);
   managed_.erase(it);
+  ++version_;
 }
 
 std::optional<ProcessTracker::Listing> ProcessTracker::list_processes(const std::atomic<bool>* cancel) const {
@@ -237,6 +250,153 @@ void ProcessTracker::apply(const Listing& alive, const std::atomic<bool>* cancel
       unmanage(tgid, true);  // no rule names it any more (it exec'd something else)
     }
   }
+  // A complete pass: what a previous daemon moved and no rule manages now goes back.
+  for (auto& [tgid, pr] : pending_) {
+    auto a = alive.find(tgid);
+    if (a != alive.end() && a->second.start_time == pr.start_time) restore_threads(proc_root_, ops_, tgid, pr.moved);
+  }
+  if (!pending_.empty()) ++version_;
+  pending_.clear();
+}
+
+namespace {
+
+// One process of a record, checked: pid, start time, class, explicit, threads with their own policies.
+struct RecordedProcess {
+  uint32_t pid = 0;
+  uint64_t start_time = 0;
+  uint32_t cls = AKTS_CLASS_BE;
+  bool is_explicit = false;
+  std::unordered_map<uint32_t, int> moved;
+};
+
+Result<std::vector<RecordedProcess>> parse_record(const nlohmann::json& rec) {
+  auto bad = [](const std::string& why) { return make_error(ErrorKind::kInvalidArgument, "tracker record: " + why); };
+  if (!rec.is_object() || !rec.contains("processes") || !rec["processes"].is_array())
+    return bad("needs a \"processes\" list");
+  std::vector<RecordedProcess> out;
+  for (const auto& p : rec["processes"]) {
+    RecordedProcess r;
+    if (!p.is_object() || !p.contains("pid") || !p["pid"].is_number_unsigned() || !p.contains("start_time") ||
+        !p["start_time"].is_number_unsigned() || !p.contains("class") || !p["class"].is_string())
+      return bad("each process needs pid, start_time and class");
+    r.pid = p["pid"].get<uint32_t>();
+    r.start_time = p["start_time"].get<uint64_t>();
+    if (r.pid <= 2 || r.pid > 4194304) return bad(fmt::format("pid {} is not a user process id", r.pid));
+    if (p["class"] == "lc")
+      r.cls = AKTS_CLASS_LC;
+    else if (p["class"] != "be")
+      return bad("class must be lc or be");
+    if (p.contains("explicit") && !p["explicit"].is_boolean()) return bad("explicit must be true or false");
+    r.is_explicit = p.contains("explicit") && p["explicit"].get<bool>();
+    if (p.contains("threads")) {
+      if (!p["threads"].is_array()) return bad("threads must be a list of [tid, policy]");
+      for (const auto& t : p["threads"]) {
+        if (!t.is_array() || t.size() != 2 || !t[0].is_number_unsigned() || !t[1].is_number_integer() ||
+            t[0].get<uint64_t>() == 0 || t[0].get<uint64_t>() > 4194304)
+          return bad("threads must be a list of [tid, policy] with thread ids up to 4194304");
+        int pol = t[1].get<int>();
+        // Only a normal policy can have been a thread's own: anything else comes back as SCHED_OTHER.
+        r.moved[t[0].get<uint32_t>()] = normal_policy(pol) ? pol : SCHED_OTHER;
+      }
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+uint64_t start_time_of(const std::string& proc_root, uint32_t pid) {
+  auto p = parse_proc_stat(read_file(fmt::format("{}/{}/stat", proc_root, pid)));
+  return p ? p->start_time : 0;
+}
+
+}  // namespace
+
+// One process of a record (the format parse_record reads), threads in id order.
+static nlohmann::json recorded_process(uint32_t pid, uint64_t start_time, uint32_t cls, bool is_explicit,
+                                       const std::unordered_map<uint32_t, int>& moved) {
+  nlohmann::json threads = nlohmann::json::array();
+  for (const auto& [tid, pol] : std::map<uint32_t, int>(moved.begin(), moved.end())) threads.push_back({tid, pol});
+  return {{"pid", pid},
+          {"start_time", start_time},
+          {"class", cls == AKTS_CLASS_LC ? "lc" : "be"},
+          {"explicit", is_explicit},
+          {"threads", threads}};
+}
+
+nlohmann::json ProcessTracker::record() const {
+  nlohmann::json procs = nlohmann::json::array();
+  std::map<uint32_t, const Managed*> sorted;
+  for (const auto& [tgid, m] : managed_) sorted.emplace(tgid, &m);
+  for (const auto& [tgid, m] : sorted)
+    procs.push_back(recorded_process(tgid, m->start_time, m->cls, classifier_.has_explicit(tgid), m->moved));
+  // Taken up from a previous daemon, not handled yet: kept, so a second death loses nothing either.
+  std::map<uint32_t, const Pending*> waiting;
+  for (const auto& [tgid, pr] : pending_)
+    if (!managed_.count(tgid)) waiting.emplace(tgid, &pr);
+  for (const auto& [tgid, pr] : waiting)
+    procs.push_back(recorded_process(tgid, pr->start_time, pr->cls, pr->is_explicit, pr->moved));
+  return {{"processes", procs}};
+}
+
+Status ProcessTracker::adopt_record(const nlohmann::json& rec) {
+  auto procs = parse_record(rec);
+  if (!procs) return procs.error();
+  for (auto& r : *procs) {
+    if (start_time_of(proc_root_, r.pid) != r.start_time) continue;  // gone, or its pid reused
+    if (r.pid == self_) continue;
+    if (r.is_explicit) classifier_.set_explicit(r.pid, r.cls);
+    if (r.is_explicit || !r.moved.empty())
+      pending_[r.pid] = Pending{r.start_time, r.cls, r.is_explicit, std::move(r.moved)};
+  }
+  ++version_;
+  return {};
+}
+
+Result<size_t> ProcessTracker::release_record(const nlohmann::json& rec, const std::string& proc_root,
+                                              SchedPolicyOps& ops) {
+  auto procs = parse_record(rec);
+  if (!procs) return procs.error();
+  size_t moved = 0;
+  auto give_back = [&](uint32_t tid, int pol) {
+    if (ops.get(static_cast<pid_t>(tid)) == kSchedExt && ops.set(static_cast<pid_t>(tid), pol) == 0) ++moved;
+  };
+  // The processes whose threads the daemon moved (none in --switch-all mode), still alive.
+  std::set<uint32_t> roots;
+  for (const auto& r : *procs) {
+    if (r.moved.empty() || start_time_of(proc_root, r.pid) != r.start_time) continue;
+    roots.insert(r.pid);
+    // A thread the record lists gets its own policy; one born since the last record was written, SCHED_OTHER.
+    for (uint32_t tid : list_threads(proc_root, r.pid)) {
+      auto it = r.moved.find(tid);
+      give_back(tid, it != r.moved.end() ? it->second : SCHED_OTHER);
+    }
+  }
+  if (roots.empty()) return moved;
+  // Processes they started since (fork inherits SCHED_EXT), down any depth: SCHED_OTHER, the tracker's own rule.
+  std::map<uint32_t, uint32_t> parent;
+  if (DIR* d = opendir(proc_root.c_str())) {
+    while (dirent* e = readdir(d)) {
+      uint32_t pid = 0;
+      if (!parse_pid(e->d_name, &pid)) continue;
+      auto p = parse_proc_stat(read_file(fmt::format("{}/{}/stat", proc_root, pid)));
+      if (p) parent[pid] = p->ppid;
+    }
+    closedir(d);
+  }
+  for (const auto& [pid, ppid] : parent) {
+    if (roots.count(pid)) continue;
+    bool below = false;
+    uint32_t up = ppid;
+    for (int depth = 0; depth < 64 && up > 1 && !below; ++depth) {
+      below = roots.count(up) != 0;
+      auto it = parent.find(up);
+      up = it == parent.end() ? 0 : it->second;
+    }
+    if (!below) continue;
+    for (uint32_t tid : list_threads(proc_root, pid)) give_back(tid, SCHED_OTHER);
+  }
+  return moved;
 }
 
 Status ProcessTracker::classify_explicit(uint32_t tgid, uint32_t cls) {
@@ -276,6 +436,19 @@ void ProcessTracker::restore_all() {
     // Only the process we managed, not one that took over its pid.
     unmanage(tgid, p && p->start_time == managed_.begin()->second.start_time);
   }
+  // Taken up from a previous daemon and not handled by a complete pass yet: given back too.
+  for (auto& [tgid, pr] : pending_) {
+    auto p = read_proc(tgid);
+    if (p && p->start_time == pr.start_time && !pr.moved.empty()) restore_threads(proc_root_, ops_, tgid, pr.moved);
+  }
+  pending_.clear();
+  ++version_;
+}
+
+void ProcessTracker::reapply_classes() {
+  for (const auto& [tgid, m] : managed_)
+    if (auto st = hooks_.set_class(tgid, m.cls); !st)
+      spdlog::warn("cannot write the class of pid {} again: {}", tgid, st.error().to_string());
 }
 
 nlohmann::json ProcessTracker::to_json() const {

@@ -70,8 +70,30 @@ class ProcessTracker {
   Status unclassify(uint32_t tgid);
   // Back to how things were: every moved thread's own policy, no classes.
   void restore_all();
+  // Writes every managed process's class again (a reloaded scheduler's map starts empty).
+  void reapply_classes();
+
+  // What a restarted daemon needs (src/daemon/state_file.h): every managed
+  // process with its start time, class, whether it was explicit, and the
+  // threads this tracker moved with each one's own policy; and what it took
+  // up from a previous record and has not handled yet.
+  nlohmann::json record() const;
+  // A previous daemon's record: explicit classes of processes still alive
+  // (same pid and start time) come back; the recorded own policies of their
+  // threads are kept for whichever rule manages them again; after the next
+  // complete pass, recorded threads no rule manages get their own policy
+  // back. A malformed record is refused whole (nothing changes).
+  Status adopt_record(const nlohmann::json& rec);
+  // A dead daemon's record without a tracker (its reaper): every recorded
+  // thread still in SCHED_EXT, of a process still alive, gets its own policy
+  // back. Returns how many threads moved.
+  static Result<size_t> release_record(const nlohmann::json& rec, const std::string& proc_root = "/proc",
+                                       SchedPolicyOps& ops = system_sched_policy_ops());
 
   size_t managed_count() const { return managed_.size(); }
+  // Grows whenever record() would say something else (a process managed,
+  // released or reclassified, a thread moved or gone, a record taken up).
+  uint64_t version() const { return version_; }
   nlohmann::json to_json() const;
 
  private:
@@ -99,6 +121,15 @@ class ProcessTracker {
   uint32_t self_;
   std::unordered_map<uint32_t, Managed> managed_;
   std::unordered_map<uint32_t, bool> warned_;  // live processes we could not move, reported once
+  // From a previous daemon's record, until a pass manages them or gives them back.
+  struct Pending {
+    uint64_t start_time = 0;
+    uint32_t cls = 0;
+    bool is_explicit = false;
+    std::unordered_map<uint32_t, int> moved;
+  };
+  std::unordered_map<uint32_t, Pending> pending_;
+  uint64_t version_ = 0;
 };
 
 }  // namespace akts

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/exit_codes.h"
 #include "common/parse.h"
@@ -94,6 +95,19 @@ int cmd_release(const ClientOptions& o) {
     std::cout << r->dump(2) << "\n";
   else
     std::cout << ((*r)["released"].get<bool>() ? "released: controllers may switch again\n" : "nothing was held\n");
+  return kExitOk;
+}
+
+int cmd_objective(const ClientOptions& o, const std::vector<std::string>& words) {
+  json params = json::object();
+  if (!words.empty()) params["goal"] = fmt::format("{}", fmt::join(words, " "));
+  auto r = call(o, "v1.objective", params);
+  if (!r) return report(r.error(), o.json);
+  if (o.json)
+    std::cout << r->dump(2) << "\n";
+  else
+    std::cout << fmt::format("{}objective: {}\n", (*r)["changed"].get<bool>() ? "new " : "",
+                             (*r)["objective"]["describe"].get<std::string>());
   return kExitOk;
 }
 
@@ -254,6 +268,11 @@ int cmd_policies(const ClientOptions& o) {
   return kExitOk;
 }
 
+// "slot 1", or "the built-in default" for an index that names no slot.
+static std::string slot_label(uint32_t slot) {
+  return slot < AKTS_MAX_SLOTS ? fmt::format("slot {}", slot) : std::string("the built-in default");
+}
+
 int cmd_switch(const ClientOptions& o, const std::string& target, bool force) {
   json params = {{"target", target}};
   if (force) params["force"] = true;
@@ -268,8 +287,8 @@ int cmd_switch(const ClientOptions& o, const std::string& target, bool force) {
                            (*r)["selected"].get<uint32_t>(),
                            pol.is_null() ? "no policy: the built-in default runs" : pol.get<std::string>());
   if ((*r)["effective"] != (*r)["selected"])
-    std::cout << fmt::format("note: the in-kernel override is active; slot {} runs\n",
-                             (*r)["effective"].get<uint32_t>());
+    std::cout << fmt::format("note: the in-kernel override (the circuit breaker) is active; {} runs\n",
+                             slot_label((*r)["effective"].get<uint32_t>()));
   return kExitOk;
 }
 
@@ -287,7 +306,7 @@ int cmd_status(const ClientOptions& o) {
   std::cout << fmt::format("selected    slot {} ({})\n", s["selected"]["slot"].get<uint32_t>(),
                            pname(s["selected"]["policy"]));
   if (s["override"]["active"].get<bool>())
-    std::cout << fmt::format("override    slot {} (set in the kernel)\n", s["override"]["slot"].get<uint32_t>());
+    std::cout << fmt::format("override    {} (set in the kernel)\n", slot_label(s["override"]["slot"].get<uint32_t>()));
   std::cout << fmt::format("running     slot {} ({})\n", s["effective"]["slot"].get<uint32_t>(),
                            pname(s["effective"]["policy"]));
   if (s.contains("guard") && s["guard"].contains("enabled")) {
@@ -298,6 +317,22 @@ int cmd_status(const ClientOptions& o) {
                                g["period_ms"].get<double>());
     else
       std::cout << "guard       off (waits are unbounded)\n";
+  }
+  if (s.contains("breaker") && s["breaker"].contains("params")) {
+    const json& b = s["breaker"];
+    if (!b["params"]["armed"].get<bool>())
+      std::cout << "breaker     disarmed\n";
+    else
+      std::cout << fmt::format("breaker     armed for {}: trips at an oldest wait of {:g} ms, safe slot {}; {} trip{}{}\n",
+                               b["params"]["class"].get<std::string>(), b["params"]["oldest_wait_ms"].get<double>(),
+                               b["params"]["safe_slot"].is_string() ? std::string("the built-in default")
+                                                                     : b["params"]["safe_slot"].dump(),
+                               b["trips"].get<uint64_t>(),
+                               b["trips"].get<uint64_t>() == 1 ? "" : "s",
+                               b["tripped"].get<bool>() ? fmt::format(", TRIPPED {:.1f} s ago ({})",
+                                                                      b["tripped_for_s"].get<double>(),
+                                                                      b["last_trip"]["reason"].get<std::string>())
+                                                        : "");
   }
   std::cout << fmt::format("uptime      {:.1f} s\n", s["uptime_seconds"].get<double>());
   const auto& managed = s["managed_processes"];

@@ -21,6 +21,8 @@ int cmd_status(const ClientOptions& o);
 int cmd_stats(const ClientOptions& o, std::chrono::nanoseconds interval, int count, bool reset_longest);
 int cmd_hold(const ClientOptions& o, const std::string& target, const std::string& duration);
 int cmd_release(const ClientOptions& o);
+// Without words: the current objective; with words: the goal in words (v1.objective).
+int cmd_objective(const ClientOptions& o, const std::vector<std::string>& words);
 // name empty: show; dry_run nullopt: leave as is.
 int cmd_controller(const ClientOptions& o, const std::string& name, std::optional<bool> dry_run);
 // The decision log, latest last; with follow, then each new decision as the daemon makes it (polled every

@@ -16,6 +16,10 @@
 #include "classify/config.h"
 #include "cli/client_commands.h"
 #include "cli/serving_commands.h"
+#include "cli/admit_commands.h"
+#include "cli/param_commands.h"
+#include "cli/mcp_command.h"
+#include "cli/repo_commands.h"
 #include "common/log.h"
 #include "cli/exit_codes.h"
 #include "common/parse.h"
@@ -143,6 +147,7 @@ int cmd_daemon(const DaemonFlags& f) {
                                   {"decision_log", cfg.reasoning.log.path},
                                   {"audit_log", cfg.audit_log},
                                   {"socket_group", cfg.socket_group},
+                                  {"breaker", cfg.breaker.to_json()},
                                   {"classes", m}}
                        .dump(2)
                 << "\n";
@@ -151,6 +156,16 @@ int cmd_daemon(const DaemonFlags& f) {
                                cfg.socket_mode, cfg.socket_group.empty() ? "" : ", group " + cfg.socket_group,
                                fmt::join(cfg.policies, ","), cfg.initial, cfg.switch_all ? "all tasks" : "partial mode");
       std::cout << fmt::format("audit log: {}\n", cfg.audit_log.empty() ? "none" : cfg.audit_log);
+      if (cfg.breaker.armed)
+        std::cout << fmt::format("breaker: armed for {}, trips at an oldest wait of {} ms{}, safe slot {}, cool-down {} ms\n",
+                                 cfg.breaker.cls == AKTS_CLASS_LC ? "lc" : "be",
+                                 cfg.breaker.oldest.count() / 1000000,
+                                 cfg.breaker.p99.count() ? fmt::format(" or a wait p99 over {} ms",
+                                                                       cfg.breaker.p99.count() / 1000000)
+                                                         : "",
+                                 cfg.breaker_safe_slot, cfg.breaker.cooldown.count() / 1000000);
+      else
+        std::cout << "breaker: disarmed\n";
       std::cout << fmt::format("reasoning: controller {}{}, objective {}, telemetry every {} ms, decision log {}\n",
                                cfg.reasoning.controller.name, cfg.reasoning.arbiter.dry_run ? " (dry run)" : "",
                                cfg.reasoning.objective.describe(), cfg.reasoning.telemetry.period.count(),
@@ -261,6 +276,123 @@ int main(int argc, char** argv) {
   auto* releasec = app.add_subcommand("release", "End a hold (and an operator's grace): controllers may switch again.");
   add_client_flags(releasec, co);
 
+  std::vector<std::string> objective_words;
+  auto* objc = app.add_subcommand(
+      "objective",
+      "Show the objective, or set it from the goal in words: one signal (\"wait\": the LC tasks' scheduling\n"
+      "wait; \"request\" or \"TTFT\": the latency the application pushes) and one ceiling, e.g.\n"
+      "  akts objective keep the LC wait p99 under 20 ms\n"
+      "  akts objective request latency p99 below 500ms\n"
+      "Controllers, the bandit's reward and the decision log use it from the next window.");
+  objc->add_option("goal", objective_words, "the goal in words (none: show the objective)");
+  add_client_flags(objc, co);
+
+  akts::cli::McpFlags mf;
+  auto* mcpc = app.add_subcommand(
+      "mcp",
+      "The MCP server (Model Context Protocol 2025-11-25) for agents, over the daemon's control socket: the\n"
+      "daemon's checks and audit apply to every call. Tools: list_policies, get_status, get_telemetry,\n"
+      "switch_policy, get_decision_history, set_objective, hold, release, run_workload, admit_policy,\n"
+      "evict_policy (--no-workloads leaves run_workload out). Resources: each policy's documentation\n"
+      "(akts://policies/NAME) and the decision log (akts://decisions).\n"
+      "Default: stdio (one message a line; logs on stderr), e.g. for a client's config:\n"
+      "  {\"command\": \"akts\", \"args\": [\"mcp\"]}\n"
+      "--http 127.0.0.1:8765: Streamable HTTP on loopback at --path; every request needs\n"
+      "  Authorization: Bearer $(cat /run/akts/mcp.token)\n"
+      "(the file is made at first start, readable by root, or --group too).");
+  mcpc->add_option("--socket", mf.socket, "the daemon's control socket")->capture_default_str();
+  mcpc->add_option("--http", mf.http, "serve Streamable HTTP on HOST:PORT (loopback only) instead of stdio");
+  mcpc->add_option("--path", mf.path, "the HTTP endpoint")->capture_default_str();
+  mcpc->add_option("--token-file", mf.token_file, "the HTTP credential (created 0600 if missing)")
+      ->capture_default_str();
+  mcpc->add_option("--group", mf.group, "a group that may read the token file (mode 0640)");
+  mcpc->add_option("--page-size", mf.page_size, "entries per page of tools/list and resources/list")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  bool mcp_no_workloads = false;
+  mcpc->add_flag("--no-workloads", mcp_no_workloads, "leave out run_workload (it starts benchmark programs)");
+
+  akts::cli::AdmitFlags af;
+  auto* admitc = app.add_subcommand(
+      "admit",
+      "Admit a new policy into a free slot of the running scheduler, with no detach, through the gates:\n"
+      "  1 compile  (a .c file) clang against the kernel's BTF (--btf) and akts's headers\n"
+      "  2 static   the program set, an instruction budget, the contract's kernel functions and helpers\n"
+      "  3 dynamic  a passing run of this exact object in a throwaway guest, on record beside it\n"
+      "             (<object>.dynamic.json, its SHA-256, written by ./akts admit-test OBJECT); --force-untested\n"
+      "             admits without one, and says so\n"
+      "  4 verifier the kernel's verifier, loading into the slot (undone if any step fails)\n"
+      "  5 canary   (--canary 10s) selected for a while on the live node, reverted if waits or the objective degrade\n"
+      "Gates 1 and 2 run here; the daemon checks 2 again and runs 3 and 4. --check stops after 2 (no daemon)\n"
+      "and keeps the compiled object (its path is printed); otherwise it goes when the command ends.\n"
+      "Each gate prints its verdict and evidence. Exit: 0 admitted, 1 refused by a gate, 2 bad input, 3 no daemon.");
+  admitc->add_option("file", af.file, "the candidate: BPF C source (.c) or a compiled object (.o)")->required();
+  admitc->add_flag("--check", af.check_only, "run gates 1 and 2 only");
+  admitc->add_option("--name", af.name, "the policy's name (default: its programs' prefix)");
+  admitc->add_option("--slot", af.slot, "the slot (default: the first free one)")
+      ->check(CLI::Range(0, static_cast<int>(AKTS_MAX_SLOTS) - 1));
+  admitc->add_option("--record", af.record, "gate 3's record (default: <object>.dynamic.json)");
+  admitc->add_flag("--force-untested", af.force_untested, "admit without a passing gate 3 record");
+  admitc->add_flag("--replace", af.replace,
+                   "replace the policy in --slot (never the running one; the old one is put back if a step fails)");
+  admitc->add_option("--canary", af.canary,
+                     "gate 5: hold the new policy selected this long (1s to 10m) with the breaker armed; reverted and "
+                     "evicted if the bounded wait or the objective degrades");
+  admitc->add_option("--description", af.description, "for the policy repository");
+  admitc->add_option("--pick-when", af.pick_when, "for the policy repository and agents");
+  admitc->add_option("--btf", af.btf, "the kernel BTF to compile against")->capture_default_str();
+  admitc->add_option("--include", af.include_dirs, "akts's BPF header directories (default: installed or built)");
+  add_client_flags(admitc, co);
+  std::string evict_target;
+  auto* evictc = app.add_subcommand(
+      "evict", "Take a policy out of its slot while the scheduler runs (never the selected, running or breaker-safe one).");
+  evictc->add_option("policy", evict_target, "slot number or policy name")->required();
+  add_client_flags(evictc, co);
+  std::string params_policy, set_target, set_value;
+  auto* paramsc = app.add_subcommand(
+      "params", "The live parameters of the loaded policies (or of one): type, range, default, the value in force.");
+  paramsc->add_option("policy", params_policy, "a policy's name or slot (default: every loaded policy)");
+  add_client_flags(paramsc, co);
+  auto* setc = app.add_subcommand(
+      "set",
+      "Change a policy's live parameter while it runs, e.g.\n"
+      "  akts set throughput.slice 5ms      (durations: ns, us, ms, s)\n"
+      "The daemon checks the value against the parameter's type and range (akts params lists them), writes\n"
+      "it in one store the policy reads at its next use (it clamps again), and logs the change (akts log).\n"
+      "Out of range or malformed: refused, nothing changed (exit 2).");
+  setc->add_option("target", set_target, "POLICY.PARAM (a name or a slot number before the dot)")->required();
+  setc->add_option("value", set_value, "the new value, as the parameter's type takes it")->required();
+  add_client_flags(setc, co);
+
+  akts::cli::RepoFlags rf;
+  auto* repoc = app.add_subcommand(
+      "repo",
+      "The policy repository: one schema-checked record per policy (description, when to pick it, parameters,\n"
+      "results per workload) in a directory; the daemon seeds the built-ins and serves them to agents\n"
+      "(list_policies), run_workload and the benchmarks append results. Works on the files, no daemon needed.");
+  repoc->require_subcommand(1);
+  auto add_dir = [&](CLI::App* a) {
+    a->add_option("--dir", rf.dir, "the repository")->capture_default_str();
+    a->add_flag("--json", rf.json, "print JSON");
+  };
+  auto* repo_list = repoc->add_subcommand("list", "Every record: origin, parameters, results, the latest per workload.");
+  add_dir(repo_list);
+  auto* repo_show = repoc->add_subcommand("show", "One record, whole, as JSON.");
+  repo_show->add_option("policy", rf.name, "the policy's name")->required();
+  add_dir(repo_show);
+  auto* repo_seed = repoc->add_subcommand("seed", "Write the built-in policies' records (their results are kept).");
+  add_dir(repo_seed);
+  auto* repo_add = repoc->add_subcommand(
+      "add-result", "Append a result to a policy's record, e.g.\n"
+                    "  akts repo add-result latency --workload serving --metric burst_ttft_p99_ms=520 --emulated");
+  repo_add->add_option("policy", rf.name, "the policy's name")->required();
+  repo_add->add_option("--workload", rf.workload, "what ran (e.g. serving, hackbench)")->required();
+  repo_add->add_option("--metric", rf.metrics, "NAME=NUMBER, once per metric")->required();
+  repo_add->add_option("--source", rf.source, "who measured it")->capture_default_str();
+  repo_add->add_option("--kernel", rf.kernel, "the kernel it ran on");
+  repo_add->add_flag("--emulated", rf.emulated, "measured under emulation (QEMU TCG)");
+  add_dir(repo_add);
+
   std::string ctl_name;
   bool ctl_dry = false, ctl_apply = false;
   auto* ctlc = app.add_subcommand(
@@ -346,7 +478,9 @@ int main(int argc, char** argv) {
   selftest->add_option("--watchdog-ms", st.watchdog_ms,
                        "bounded_wait: the kernel watchdog's timeout for that check, below the hold")
       ->check(CLI::Range(500, 30000));
-  bool no_guard = false;
+  bool no_guard = false, no_breaker = false;
+  selftest->add_flag("--no-breaker", no_breaker,
+                     "breaker_*: run the misbehaving policies with the breaker disarmed (a negative control: they must fail)");
   selftest->add_flag("--no-guard", no_guard,
                      "bounded_wait without the guard: shows the check fails (the kernel ejects the scheduler)");
   selftest->add_option("--only", st.only, "run only these checks")
@@ -446,6 +580,7 @@ int main(int argc, char** argv) {
       st.hold = std::chrono::duration_cast<std::chrono::milliseconds>(*h);
     }
     st.guard = !no_guard;
+    st.breaker = !no_breaker;
     return cmd_selftest(st, st_json);
   }
   if (*library) return cmd_library(lib_json);
@@ -473,6 +608,19 @@ int main(int argc, char** argv) {
   if (*run) return akts::cli::cmd_run(co, run_class, run_argv);
   if (*holdc) return akts::cli::cmd_hold(co, hold_target, hold_for);
   if (*releasec) return akts::cli::cmd_release(co);
+  if (*objc) return akts::cli::cmd_objective(co, objective_words);
+  if (*admitc) return akts::cli::cmd_admit(co, af);
+  if (*evictc) return akts::cli::cmd_evict(co, evict_target);
+  if (*paramsc) return akts::cli::cmd_params(co, params_policy);
+  if (*setc) return akts::cli::cmd_set(co, set_target, set_value);
+  if (*repo_list) return akts::cli::cmd_repo_list(rf);
+  if (*repo_show) return akts::cli::cmd_repo_show(rf);
+  if (*repo_seed) return akts::cli::cmd_repo_seed(rf);
+  if (*repo_add) return akts::cli::cmd_repo_add_result(rf);
+  if (*mcpc) {
+    mf.workloads = !mcp_no_workloads;
+    return akts::cli::cmd_mcp(mf);
+  }
   if (*ctlc)
     return akts::cli::cmd_controller(co, ctl_name,
                                      ctl_dry ? std::optional<bool>(true) : ctl_apply ? std::optional<bool>(false)

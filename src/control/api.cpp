@@ -1,5 +1,6 @@
 #include "control/api.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -79,10 +80,21 @@ void register_v1(Dispatcher& d, ControlBackend& b) {
   });
 
   d.add("v1.policies", [&b](const json& params) -> Result<json> {
-    if (auto st = check_param_names(params, {}); !st) return st.error();
+    if (auto st = check_param_names(params, {"docs"}); !st) return st.error();
+    auto docs = param_bool(params, "docs", false);
+    if (!docs) return docs.error();
     json list = json::array();
-    for (const auto& p : b.policies())
+    for (const auto& p : b.policies()) {
       list.push_back({{"slot", p.slot}, {"name", p.name}, {"summary", p.summary}, {"pick_when", p.pick_when}});
+      if (*docs) {
+        list.back()["doc"] = p.doc;
+        json rec = b.policy_record(p.name);
+        json results = rec.is_object() ? rec.value("results", json::array()) : json::array();
+        if (results.size() > 10) results = json(std::vector<json>(results.end() - 10, results.end()));
+        list.back()["parameters"] = rec.is_object() ? rec.value("parameters", json::array()) : json::array();
+        list.back()["results"] = results;
+      }
+    }
     return json{{"slots", b.slot_count()}, {"policies", list}, {"selected", b.selected()}, {"effective", b.effective()}};
   });
 
@@ -189,6 +201,188 @@ void register_v1(Dispatcher& d, ControlBackend& b) {
     auto last = param_u32_in(params, "last", 1, 600, 1);
     if (!last) return last.error();
     return b.telemetry(*last);
+  });
+
+  d.add("v1.objective", [&b](const json& params) -> Result<json> {
+    if (auto st = check_param_names(params, {"goal", "objective"}); !st) return st.error();
+    if (params.contains("goal") && params.contains("objective"))
+      return make_error(ErrorKind::kInvalidArgument, "give the goal in words or the objective, not both");
+    Result<Objective> o = make_error(ErrorKind::kInvalidArgument, "");
+    if (params.contains("goal")) {
+      auto words = param_string(params, "goal");
+      if (!words) return words.error();
+      o = Objective::from_words(*words);
+    } else if (params.contains("objective")) {
+      o = Objective::from_json(params["objective"]);
+    } else {
+      return json{{"objective", b.objective()}, {"changed", false}};
+    }
+    if (!o) return o.error();
+    if (auto st = b.set_objective(*o); !st) return st.error();
+    return json{{"objective", o->to_json()}, {"changed", true}};
+  });
+
+  d.add("v1.result", [&b](const json& params) -> Result<json> {
+    if (auto st = check_param_names(params, {"policy", "result"}); !st) return st.error();
+    auto policy = param_string(params, "policy");
+    if (!policy) return policy.error();
+    if (!valid_policy_name(*policy))
+      return errorf(ErrorKind::kInvalidArgument, "'{}' is not a policy name", excerpt(*policy));
+    if (!params.contains("result")) return make_error(ErrorKind::kInvalidArgument, "missing parameter \"result\"");
+    auto r = result_from_json(params["result"]);
+    if (!r) return r.error();
+    auto n = b.record_result(*policy, *r);
+    if (!n) return n.error();
+    return json{{"policy", *policy}, {"results", *n}};
+  });
+
+  d.add("v1.admit", [&b](const json& params) -> Result<json> {
+    if (auto st = check_param_names(params, {"object", "name", "slot", "record", "force_untested", "description",
+                                             "pick_when", "canary", "replace"});
+        !st)
+      return st.error();
+    ControlBackend::AdmitRequest r;
+    auto path = [&](const char* key, std::string& out, bool required) -> Status {
+      if (!params.contains(key)) {
+        if (required) return errorf(ErrorKind::kInvalidArgument, "missing parameter \"{}\"", key);
+        return {};
+      }
+      auto v = param_string(params, key);
+      if (!v) return v.error();
+      if (v->empty() || (*v)[0] != '/' || v->size() > 4096 || v->find('\0') != std::string::npos)
+        return errorf(ErrorKind::kInvalidArgument, "{} must be an absolute path on the daemon's machine", key);
+      out = *v;
+      return {};
+    };
+    if (auto st = path("object", r.object, true); !st) return st.error();
+    if (auto st = path("record", r.record, false); !st) return st.error();
+    if (params.contains("name")) {
+      auto n = param_string(params, "name");
+      if (!n) return n.error();
+      if (!valid_policy_name(*n))
+        return errorf(ErrorKind::kInvalidArgument, "'{}' is not a policy name ([a-z][a-z0-9_]*, at most 32)", excerpt(*n));
+      r.name = *n;
+    }
+    for (auto [key, field] : {std::pair{"description", &r.description}, std::pair{"pick_when", &r.pick_when}}) {
+      if (!params.contains(key)) continue;
+      auto v = param_string(params, key);
+      if (!v) return v.error();
+      if (v->size() > 500) return errorf(ErrorKind::kInvalidArgument, "{} is longer than 500 bytes", key);
+      *field = *v;
+    }
+    if (params.contains("slot")) {
+      auto slot = param_u32(params, "slot");
+      if (!slot) return slot.error();
+      if (*slot >= b.slot_count())
+        return errorf(ErrorKind::kInvalidArgument, "slot {} is out of range (0 to {})", *slot, b.slot_count() - 1);
+      r.slot = *slot;
+    }
+    auto force = param_bool(params, "force_untested", false);
+    if (!force) return force.error();
+    r.force_untested = *force;
+    if (params.contains("canary")) {
+      auto text = param_string(params, "canary");
+      if (!text) return text.error();
+      auto d = parse_duration(*text, "canary");
+      if (!d) return d.error();
+      r.canary = std::chrono::duration_cast<std::chrono::milliseconds>(*d);
+      if (r.canary < std::chrono::seconds(1) || r.canary > std::chrono::minutes(10))
+        return make_error(ErrorKind::kInvalidArgument, "canary must be from 1s to 10m");
+    }
+    auto replace = param_bool(params, "replace", false);
+    if (!replace) return replace.error();
+    r.replace = *replace;
+    if (r.replace && !r.slot) return make_error(ErrorKind::kInvalidArgument, "replace needs the slot to replace");
+    if (r.replace && r.canary.count() > 0)
+      return make_error(ErrorKind::kInvalidArgument,
+                        "replace and canary do not go together (a failed canary could not bring the old policy back)");
+    return b.admit(r);
+  });
+
+  d.add("v1.admission", [&b](const json& params) -> Result<json> {
+    if (auto st = check_param_names(params, {}); !st) return st.error();
+    return b.admission();
+  });
+
+  d.add("v1.evict", [&b](const json& params) -> Result<json> {
+    if (auto st = check_param_names(params, {"target"}); !st) return st.error();
+    if (!params.contains("target")) return make_error(ErrorKind::kInvalidArgument, "missing parameter \"target\"");
+    auto slot = resolve_switch_target(params["target"], b.policies(), b.slot_count(), /*force=*/false);
+    if (!slot) return slot.error();
+    return b.evict(*slot);
+  });
+
+  // One policy's parameters with the values in force.
+  auto params_of = [&b](const PolicyView& p) -> Result<json> {
+    json list = json::array();
+    auto values = b.param_values(p.slot);
+    if (!values) return values.error();
+    for (const auto& d : p.params) {
+      json j = d.to_json();
+      // What the policy uses: the stored word clamped as akts_param() clamps it (raw too, when it differs).
+      uint64_t raw = (*values)[d.index], v = std::clamp(raw, d.min, d.max);
+      j["value"] = d.type == AKTS_PARAM_BOOL ? json(v != 0) : json(v);
+      j["text"] = d.format(v);
+      if (raw != v) j["raw"] = raw;
+      list.push_back(std::move(j));
+    }
+    return json{{"slot", p.slot}, {"name", p.name}, {"params", list}};
+  };
+
+  d.add("v1.params", [&b, params_of](const json& params) -> Result<json> {
+    if (auto st = check_param_names(params, {"target"}); !st) return st.error();
+    auto policies = b.policies();
+    json out = json::array();
+    if (params.contains("target")) {
+      auto slot = resolve_switch_target(params["target"], policies, b.slot_count(), /*force=*/false);
+      if (!slot) return slot.error();
+      const PolicyView* p = policy_in_slot(policies, *slot);
+      if (!p) return errorf(ErrorKind::kInvalidArgument, "slot {} holds no policy", *slot);
+      auto one = params_of(*p);
+      if (!one) return one.error();
+      out.push_back(std::move(*one));
+    } else {
+      for (const auto& p : policies) {
+        auto one = params_of(p);
+        if (!one) return one.error();
+        out.push_back(std::move(*one));
+      }
+    }
+    return json{{"policies", out}};
+  });
+
+  d.add("v1.set", [&b](const json& params) -> Result<json> {
+    if (auto st = check_param_names(params, {"target", "value"}); !st) return st.error();
+    if (!params.contains("target") || !params["target"].is_string())
+      return make_error(ErrorKind::kInvalidArgument, "target must be \"POLICY.PARAM\", e.g. \"throughput.slice\"");
+    if (!params.contains("value")) return make_error(ErrorKind::kInvalidArgument, "missing parameter \"value\"");
+    auto target = split_param_target(params["target"].get<std::string>());
+    if (!target) return target.error();
+    auto policies = b.policies();
+    auto slot = resolve_switch_target(json(target->first), policies, b.slot_count(), /*force=*/false);
+    if (!slot) return slot.error();
+    const PolicyView* p = policy_in_slot(policies, *slot);
+    if (!p) return errorf(ErrorKind::kInvalidArgument, "slot {} holds no policy", *slot);
+    const ParamDesc* d = nullptr;
+    for (const auto& x : p->params)
+      if (x.name == target->second) d = &x;
+    if (!d) {
+      std::string names;
+      for (const auto& x : p->params) names += (names.empty() ? "" : ", ") + x.name;
+      return errorf(ErrorKind::kInvalidArgument, "{} has no parameter '{}' ({})", p->name,
+                    excerpt(valid_utf8(target->second)), names.empty() ? "it has none" : "it has " + names);
+    }
+    auto value = parse_param_value(*d, params["value"]);
+    if (!value) return value.error();
+    auto before = b.param_values(*slot);
+    if (!before) return before.error();
+    if (auto st = b.set_param(*slot, *d, *value); !st) return st.error();
+    return json{{"slot", *slot},
+                {"policy", p->name},
+                {"param", d->name},
+                {"previous", (*before)[d->index]},
+                {"value", *value},
+                {"text", d->format(*value)}};
   });
 
   d.add("v1.log", [&b](const json& params) -> Result<json> {

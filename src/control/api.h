@@ -3,7 +3,12 @@
 // here, so every transport (socket, CLI, MCP later) refuses the same inputs.
 //
 //   v1.version                     -> {api_version, akts_version, methods}
-//   v1.policies                    -> {slots, policies: [{slot, name, summary, pick_when}], selected, effective}
+//   v1.policies {docs?}            -> {slots, policies: [{slot, name, summary, pick_when, doc?, parameters?,
+//        results?}], selected, effective}. docs: true adds each policy's documentation (its source's opening
+//        essay) and, from the policy repository, its parameters and its last 10 results.
+//   v1.result {policy, result}     -> {policy, results}: appends a benchmark result to the policy's
+//        record (result: {workload, metrics: {name: number}, source?, kernel?, emulated?, time?};
+//        src/repository/policy_repository.h); refused when the repository is off or has no such policy.
 //   v1.switch {target, force?}     -> {previous, selected, policy}
 //        target: a slot number (integer or decimal string) or a policy name.
 //        An empty or out-of-range slot is refused unless force is true (then
@@ -33,6 +38,36 @@
 //   v1.telemetry {last?}           -> {period_s, objective, health, windows}: the last 1..600
 //        windows; health counts metrics scrapes (ok, failed), kernel read
 //        errors and pushed samples dropped (also in v1.stats as telemetry_health).
+//   v1.objective {goal? | objective?} -> {objective, changed}: without parameters the current
+//        objective; goal: the operator's goal in words (Objective::from_words);
+//        objective: {signal, max} as in the config. Logged in the decision log.
+//   v1.admit {object, name?, slot?, record?, force_untested?, description?, pick_when?, canary?, replace?}
+//        -> {admitted, slot, name, sha256, refused_at, gates: [static, dynamic, verifier], took_ms}:
+//        a compiled policy object (an absolute path on the daemon's machine)
+//        into a free slot of the running scheduler, through admission's gates
+//        (src/admission/): static checks, gate 3's record for this exact
+//        object (unless force_untested), the kernel's verifier. A candidate a
+//        gate refuses is a result with admitted false and that gate's evidence;
+//        nothing is loaded or changed. Malformed parameters are errors.
+//        canary: a duration ("10s", 1s to 10m) starts gate 5 after the load: the new policy is held
+//        selected for that long with the breaker armed (armed for the canary if the configuration has
+//        it disarmed; refused while a trip holds the safe slot), and reverted (the previous slot selected
+//        again, the new one evicted) if the breaker trips or the bounded wait or the objective degrades;
+//        an operator who releases the hold and switches away ends it as failed without a revert, and a
+//        reload of the scheduler (kernel restart) ends it as failed (admitted policies go); the result has
+//        canary {state: running}, and v1.admission follows it. replace: true (with slot, without
+//        canary) replaces that slot's policy, never the selected, effective or breaker-safe one; the
+//        old programs are put back if a step fails.
+//   v1.admission                   -> the last admission's result, its canary state brought up to date
+//        ({state: running|passed|failed, reason, windows, ...}); null before any.
+//   v1.evict {target}              -> {slot, name}: takes a policy out of its slot while the
+//        scheduler runs; refused for the selected, effective or breaker-safe slot.
+//   v1.params {target?}            -> {policies: [{slot, name, params: [{index, name, type, default, min,
+//        max, unit, description, value, text}]}]}: the live parameters of every filled slot, or of one
+//        (a slot number or a policy's name), with the values in force.
+//   v1.set {target, value}         -> {slot, policy, param, previous, value, text}: target "POLICY.PARAM"
+//        (a name or a slot number before the dot); value a JSON number, bool or string as the
+//        parameter's type takes it ("5ms", "40%", true); refused out of range, nothing changed.
 //   v1.log {limit?}                -> {decisions}: the last 1..500 decisions (default 50), outcomes merged.
 //   v1.push {latency_ms}           -> {accepted, dropped}: request latencies (1..10000 finite
 //        numbers in [0, 3600000] ms) an application or proxy measured; the
@@ -46,6 +81,9 @@
 #include <vector>
 
 #include "control/jsonrpc.h"
+#include "params/params.h"
+#include "reasoning/objective.h"
+#include "repository/policy_repository.h"
 
 namespace akts::control {
 
@@ -56,6 +94,8 @@ struct PolicyView {
   std::string name;
   std::string summary;
   std::string pick_when;
+  std::string doc;  // what it does, its limits, when to pick it (markdown-ish text)
+  std::vector<ParamDesc> params;  // its live parameters (bpf/akts.h, Parameters)
 };
 
 class ControlBackend {
@@ -76,6 +116,26 @@ class ControlBackend {
   virtual bool release() = 0;
   virtual Result<json> controller(const std::optional<std::string>& name, std::optional<bool> dry_run) = 0;
   virtual json telemetry(size_t last) const = 0;
+  virtual json objective() const = 0;  // Objective::to_json()
+  // The policy repository: a policy's record (PolicyRecord::to_json), null when there is none or no repository.
+  virtual json policy_record(const std::string& name) const = 0;
+  struct AdmitRequest {
+    std::string object, name, record, description, pick_when;
+    std::optional<uint32_t> slot;
+    bool force_untested = false;
+    bool replace = false;                 // the slot's policy is replaced (never the running slot)
+    std::chrono::milliseconds canary{0};  // 0: no canary (admitted, not selected)
+  };
+  virtual Result<json> admit(const AdmitRequest& r) = 0;
+  virtual json admission() const = 0;
+  virtual Result<json> evict(uint32_t slot) = 0;
+  // Live parameters: the values in force in a slot, and one changed (checked by register_v1 against the
+  // descriptor; the backend writes it and logs the change).
+  virtual Result<std::array<uint64_t, AKTS_MAX_PARAMS>> param_values(uint32_t slot) const = 0;
+  virtual Status set_param(uint32_t slot, const ParamDesc& d, uint64_t value) = 0;
+  // Appends a result; returns how many results the record holds now.
+  virtual Result<size_t> record_result(const std::string& policy, const ResultRecord& r) = 0;
+  virtual Status set_objective(const Objective& objective) = 0;
   virtual json decisions(size_t limit) const = 0;
   // Returns how many were kept; the rest were dropped (the window is full).
   virtual Result<size_t> push_latencies(const std::vector<double>& ms) = 0;

@@ -137,8 +137,12 @@ uint64_t AuditLog::write_errors() const {
 }
 
 const std::set<std::string, std::less<>>& audited_methods() {
-  static const std::set<std::string, std::less<>> m = {"v1.switch",  "v1.classify", "v1.unclassify", "v1.hold",
-                                                       "v1.release", "v1.controller"};
+  // v1.controller, v1.objective and v1.stats change something only with params (a controller, an objective,
+  // reset_longest): the hook filters.
+  static const std::set<std::string, std::less<>> m = {"v1.switch",     "v1.classify", "v1.unclassify",
+                                                       "v1.hold",       "v1.release",  "v1.controller",
+                                                       "v1.objective", "v1.result",   "v1.admit",
+                                                       "v1.evict",     "v1.stats",    "v1.set"};
   return m;
 }
 

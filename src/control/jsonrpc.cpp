@@ -148,8 +148,9 @@ Result<uint32_t> param_u32(const json& params, std::string_view name) {
 Result<uint32_t> param_u32_in(const json& params, std::string_view name, uint32_t lo, uint32_t hi, uint32_t dflt) {
   if (!params.contains(name)) return dflt;
   auto n = param_u32(params, name);
-  if (!n) return n.error();
-  if (*n < lo || *n > hi) return errorf(ErrorKind::kInvalidArgument, "{} must be from {} to {}", name, lo, hi);
+  if (!n || *n < lo || *n > hi)
+    return errorf(ErrorKind::kInvalidArgument, "{} must be a whole number from {} to {}, not {}", name, lo, hi,
+                  excerpt(params.at(std::string(name)).dump(-1, ' ', false, json::error_handler_t::replace)));
   return *n;
 }
 

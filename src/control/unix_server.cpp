@@ -338,20 +338,30 @@ Result<json> rpc_call(const std::string& socket_path, const std::string& method,
   }
   ::close(fd);
   json resp = json::parse(buf.substr(0, buf.find('\n')), nullptr, false);
-  if (resp.is_discarded()) return make_error(ErrorKind::kSystem, "the daemon's answer is not JSON");
+  return result_of(resp);
+}
+
+Result<json> result_of(const json& resp) {
+  if (!resp.is_object() || (!resp.contains("result") && !resp.contains("error")))
+    return make_error(ErrorKind::kSystem, "the daemon's answer is not a JSON-RPC response");
   if (resp.contains("error")) {
-    const auto& e = resp["error"];
-    int code = e.value("code", 0);
+    const json& e = resp["error"];
+    int code = e.is_object() && e.contains("code") && e["code"].is_number_integer() ? e["code"].get<int>() : 0;
     ErrorKind kind = code == kInvalidParams || code == kInvalidRequest || code == kMethodNotFound
                          ? ErrorKind::kInvalidArgument
                      : code == kBusy ? ErrorKind::kBusy
                                      : ErrorKind::kKernel;
-    Error err = make_error(kind, e.value("message", std::string("error")));
-    if (e.contains("data") && e["data"].contains("details"))
-      for (const auto& d : e["data"]["details"]) err.details.push_back(d.get<std::string>());
+    std::string message = e.is_object() && e.contains("message") && e["message"].is_string()
+                              ? e["message"].get<std::string>()
+                              : std::string("the daemon refused without saying why");
+    Error err = make_error(kind, message);
+    if (e.is_object() && e.contains("data") && e["data"].is_object() && e["data"].contains("details") &&
+        e["data"]["details"].is_array())
+      for (const auto& d : e["data"]["details"])
+        if (d.is_string()) err.details.push_back(d.get<std::string>());
     return err;
   }
-  return resp.value("result", json());
+  return resp["result"];
 }
 
 }  // namespace akts::control

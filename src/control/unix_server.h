@@ -102,6 +102,11 @@ class UnixServer {
   std::unordered_map<int, Client> clients_;
 };
 
+// A JSON-RPC response as the client sees it: its result, or its error as an
+// Error (invalid params/request and unknown methods: kInvalidArgument; busy:
+// kBusy; others: kKernel). Never throws, whatever the answer holds.
+Result<json> result_of(const json& response);
+
 // Client side: one request, one response, with a timeout.
 Result<json> rpc_call(const std::string& socket_path, const std::string& method, const json& params,
                       int timeout_ms = 10000);

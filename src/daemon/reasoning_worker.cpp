@@ -48,7 +48,15 @@ ReasoningWorker::ReasoningWorker(ReasoningPlane& rp, TelemetrySource& src, Pushe
 
 ReasoningWorker::~ReasoningWorker() { stop(); }
 
-void ReasoningWorker::start() { thread_ = std::thread([this] { loop(); }); }
+void ReasoningWorker::start() {
+  if (thread_.joinable()) return;
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = false;  // again after a stop: a reloaded scheduler's counters start from zero
+  }
+  sampler_.reset_kernel();
+  thread_ = std::thread([this] { loop(); });
+}
 
 void ReasoningWorker::stop() {
   {

@@ -11,6 +11,8 @@ TrackerWorker::TrackerWorker(ProcessTracker& tracker, std::chrono::milliseconds 
 TrackerWorker::~TrackerWorker() { stop(); }
 
 void TrackerWorker::start() {
+  if (thread_.joinable()) return;
+  stopping_ = false;  // again after a stop: the daemon pauses it while it reloads the scheduler
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -61,8 +63,28 @@ void TrackerWorker::loop() {
 
 void TrackerWorker::publish() {
   auto j = tracker_.to_json();
+  // The record is serialised again only when the tracker changed: a scan that found nothing new costs nothing here.
+  std::shared_ptr<const std::string> rec;
+  if (!record_ || tracker_.version() != record_version_) {
+    rec = std::make_shared<const std::string>(tracker_.record().dump());
+    record_version_ = tracker_.version();
+  }
   std::lock_guard lock(snap_mu_);
   snap_ = std::move(j);
+  if (rec && (!record_ || *record_ != *rec)) {
+    record_ = std::move(rec);
+    ++record_gen_;
+  }
+}
+
+void TrackerWorker::publish_now() {
+  std::lock_guard lock(mu_);
+  publish();
+}
+
+TrackerWorker::Record TrackerWorker::record_snapshot() const {
+  std::lock_guard lock(snap_mu_);
+  return {record_gen_, record_ ? record_ : std::make_shared<const std::string>("{\"processes\":[]}")};
 }
 
 nlohmann::json TrackerWorker::snapshot() const {

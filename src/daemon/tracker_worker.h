@@ -9,7 +9,9 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -47,8 +49,26 @@ class TrackerWorker {
     wake_.notify_all();
     return r;
   }
+  // Runs f(tracker) under the tracker's lock, for a reading: no snapshot refresh.
+  template <class F>
+  auto read_tracker(F&& f) {
+    waiting_.fetch_add(1);
+    std::unique_lock lock(mu_);
+    waiting_.fetch_sub(1);
+    return f(tracker_);
+  }
   // Managed processes as of the last scan or change.
   nlohmann::json snapshot() const;
+  // The tracker's record (ProcessTracker::record) as of the last scan or
+  // change, serialised, with a generation that grows when it changes. Never
+  // older than a previous answer: snapshots are published under the tracker's lock.
+  struct Record {
+    uint64_t gen = 0;
+    std::shared_ptr<const std::string> json;
+  };
+  Record record_snapshot() const;
+  // Publishes both snapshots now (after a request changed the tracker, before it is answered).
+  void publish_now();
 
  private:
   void loop();
@@ -62,6 +82,9 @@ class TrackerWorker {
   std::atomic<bool> dirty_{false};  // a request changed the tracker since the last snapshot
   mutable std::mutex snap_mu_;
   nlohmann::json snap_ = nlohmann::json::array();
+  std::shared_ptr<const std::string> record_;
+  uint64_t record_gen_ = 0;
+  uint64_t record_version_ = 0;  // the tracker's version record_ was made from (under mu_)
   std::mutex wake_mu_;
   std::condition_variable wake_;
   std::atomic<bool> stopping_{false};

@@ -100,7 +100,7 @@ Status set_rodata(bpf_object* obj, std::string_view name, const void* data, size
   auto s = for_each_rodata_var(obj, [&](std::string_view var, uint32_t off, uint32_t sz) {
     if (var != name || found) return;
     found = true;
-    if (sz != size || off + sz > total)
+    if (sz != size || uint64_t{off} + sz > total)  // 64-bit: an object's own BTF could wrap 32
       st = errorf(ErrorKind::kInvalidArgument, "{}: size {} does not match the variable's {}", name, size, sz);
     else
       std::memcpy(base + off, data, size);
@@ -108,6 +108,26 @@ Status set_rodata(bpf_object* obj, std::string_view name, const void* data, size
   if (!s) return s;
   if (!found) return errorf(ErrorKind::kInvalidArgument, "no knob named '{}' in this object", name);
   return st;
+}
+
+Result<std::optional<std::string>> get_rodata(bpf_object* obj, std::string_view name) {
+  bpf_map* map = find_rodata_map(obj);
+  if (!map) return std::optional<std::string>();
+  size_t total = 0;
+  const auto* base = static_cast<const char*>(bpf_map__initial_value(map, &total));
+  if (!base) return errorf(ErrorKind::kLoad, "{}: .rodata cannot be read (already loaded?)", name);
+  std::optional<std::string> out;
+  Status st;
+  auto s = for_each_rodata_var(obj, [&](std::string_view var, uint32_t off, uint32_t sz) {
+    if (var != name || out) return;
+    if (uint64_t{off} + sz > total)  // 64-bit: a hostile object's BTF could wrap 32
+      st = errorf(ErrorKind::kLoad, "{}: the variable lies outside .rodata", name);
+    else
+      out = std::string(base + off, sz);
+  });
+  if (!s) return s.error();
+  if (!st) return st.error();
+  return out;
 }
 
 Status init_scx_enums(bpf_object* obj) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,10 @@ namespace akts {
 
 // Writes `size` bytes into the .rodata variable `name`; the sizes must match.
 Status set_rodata(bpf_object* obj, std::string_view name, const void* data, size_t size);
+
+// The bytes of the .rodata variable `name` as the object holds them before
+// load; nullopt when the object declares no such variable.
+Result<std::optional<std::string>> get_rodata(bpf_object* obj, std::string_view name);
 
 template <typename T>
 Status set_rodata_value(bpf_object* obj, std::string_view name, T value) {

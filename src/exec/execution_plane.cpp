@@ -5,6 +5,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <charconv>
+#include <filesystem>
+#include <signal.h>
 #include <algorithm>
 #include <atomic>
 #include <cstdarg>
@@ -138,14 +141,18 @@ void route_libbpf_logging() {
 }
 
 Result<std::unique_ptr<ExecutionPlane>> ExecutionPlane::load(const PlaneOptions& opts) {
+  std::unique_ptr<ExecutionPlane> plane(new ExecutionPlane());
+  if (auto st = plane->init(opts); !st) return st.error();
+  return plane;
+}
+
+Status ExecutionPlane::init(const PlaneOptions& opts) {
   route_libbpf_logging();
   if (opts.policies.size() > AKTS_MAX_SLOTS)
     return errorf(ErrorKind::kInvalidArgument, "{} policies given; the library has {} slots", opts.policies.size(),
                   AKTS_MAX_SLOTS);
   for (const auto& name : opts.policies)
     if (!find_policy(name)) return errorf(ErrorKind::kInvalidArgument, "no policy named '{}'", name);
-
-  std::unique_ptr<ExecutionPlane> plane(new ExecutionPlane());
   if (opts.watchdog_timeout_ms > 30000)
     return errorf(ErrorKind::kInvalidArgument, "the watchdog timeout is at most 30000 ms, not {}",
                   opts.watchdog_timeout_ms);
@@ -155,12 +162,39 @@ Result<std::unique_ptr<ExecutionPlane>> ExecutionPlane::load(const PlaneOptions&
                   "the guard's max_wait plus two periods must stay below the {} ms watchdog, or the kernel ejects "
                   "the scheduler before the guard acts",
                   opts.watchdog_timeout_ms);
-  if (auto st = plane->load_dispatcher(opts); !st) return st.error();
-  if (auto st = plane->set_guard(opts.guard); !st) return st.error();
+  if (opts.breaker.safe_slot != AKTS_SLOT_NONE && opts.breaker.safe_slot >= opts.policies.size())
+    return errorf(ErrorKind::kInvalidArgument, "the breaker's safe slot {} holds no policy", opts.breaker.safe_slot);
+  if (auto st = load_dispatcher(opts); !st) return st;
+  if (auto st = set_guard(opts.guard); !st) return st;
+  if (auto st = set_breaker(opts.breaker); !st) return st;
   for (uint32_t slot = 0; slot < opts.policies.size(); ++slot)
-    if (auto st = plane->load_policy(*find_policy(opts.policies[slot]), slot); !st) return st.error();
-  plane->select(opts.initial_slot);
-  return plane;
+    if (auto st = admit(*find_policy(opts.policies[slot]), slot); !st) return st;
+  select(opts.initial_slot);
+  return {};
+}
+
+void ExecutionPlane::release() {
+  if (link_) {
+    auto st = detach();
+    if (!st) spdlog::warn("detach: {}", st.error().to_string());
+  }
+  if (selector_) munmap(selector_, static_cast<size_t>(sysconf(_SC_PAGESIZE)));
+  selector_ = nullptr;
+  if (params_) munmap(params_, static_cast<size_t>(sysconf(_SC_PAGESIZE)));
+  params_ = nullptr;
+  {
+    std::lock_guard lock(policies_mu_);
+    objects_.clear();
+    policies_.clear();
+  }
+  if (skel_) akts_dispatcher_bpf__destroy(skel_);
+  skel_ = nullptr;
+  was_attached_ = false;
+}
+
+Status ExecutionPlane::reload(const PlaneOptions& opts) {
+  release();
+  return init(opts);
 }
 
 Status ExecutionPlane::load_dispatcher(const PlaneOptions& opts) {
@@ -188,17 +222,21 @@ Status ExecutionPlane::load_dispatcher(const PlaneOptions& opts) {
   LibbpfCapture cap;
   if (int err = akts_dispatcher_bpf__load(skel_); err) return load_error("cannot load the dispatcher", err, cap);
 
-  selector_ = static_cast<akts_selector*>(mmap(nullptr, static_cast<size_t>(sysconf(_SC_PAGESIZE)),
-                                               PROT_READ | PROT_WRITE, MAP_SHARED,
-                                               bpf_map__fd(skel_->maps.akts_selector), 0));
-  if (selector_ == MAP_FAILED) {
-    selector_ = nullptr;
-    return sys_error("cannot mmap the selector map", errno);
-  }
+  // One page of a BPF_F_MMAPABLE map, shared and writable; nullptr with errno when the kernel refuses.
+  auto map_page = [](bpf_map* m) -> void* {
+    void* p = mmap(nullptr, static_cast<size_t>(sysconf(_SC_PAGESIZE)), PROT_READ | PROT_WRITE, MAP_SHARED,
+                   bpf_map__fd(m), 0);
+    return p == MAP_FAILED ? nullptr : p;
+  };
+  selector_ = static_cast<akts_selector*>(map_page(skel_->maps.akts_selector));
+  if (!selector_) return sys_error("cannot mmap the selector map", errno);
+  static_assert(sizeof(akts_param_values) * AKTS_MAX_SLOTS <= 4096, "the parameters fit one page");
+  params_ = static_cast<akts_param_values*>(map_page(skel_->maps.akts_params));
+  if (!params_) return sys_error("cannot mmap the parameters map", errno);
   return {};
 }
 
-Status ExecutionPlane::admit(const PolicySpec& spec, uint32_t slot) {
+Status ExecutionPlane::check_free_slot(uint32_t slot) const {
   if (slot >= AKTS_MAX_SLOTS)
     return errorf(ErrorKind::kInvalidArgument, "slot {} is out of range (0 to {})", slot, AKTS_MAX_SLOTS - 1);
   for (const auto& p : policies_)
@@ -208,14 +246,98 @@ Status ExecutionPlane::admit(const PolicySpec& spec, uint32_t slot) {
     if (!id) return id.error();
     if (*id != 0) return errorf(ErrorKind::kInvalidArgument, "slot {} of the {} array is in use", slot, callback_name(cb));
   }
-  return load_policy(spec, slot);
+  return {};
 }
 
-Status ExecutionPlane::load_policy(const PolicySpec& spec, uint32_t slot) {
-  const std::string name(spec.name);
+Status ExecutionPlane::admit(const PolicySpec& spec, uint32_t slot) {
+  if (auto st = check_free_slot(slot); !st) return st;
   auto opened = spec.open();
   if (!opened) return opened.error();
-  std::unique_ptr<PolicyObject> pol = std::move(opened).value();
+  return load_policy(std::string(spec.name), std::move(opened).value(), slot, false);
+}
+
+Status ExecutionPlane::admit_object(std::string bytes, const std::string& path, const std::string& name, uint32_t slot,
+                                    bool replace) {
+  for (const auto& p : policies_)
+    if (p.name == name && !(replace && p.slot == slot))
+      return errorf(ErrorKind::kInvalidArgument, "a policy named {} is loaded already (slot {})", name, p.slot);
+  if (replace) {
+    if (auto st = check_replaceable(slot); !st) return st;
+  } else if (auto st = check_free_slot(slot); !st) {
+    return st;
+  }
+  // The bytes stay with the object: libbpf reads them until the load.
+  struct InMemory {
+    std::string bytes;
+    bpf_object* obj = nullptr;
+  };
+  auto mem = std::make_unique<InMemory>();
+  mem->bytes = std::move(bytes);
+  LibbpfCapture cap;
+  bpf_object_open_opts opts{};
+  opts.sz = sizeof(opts);
+  opts.object_name = name.c_str();
+  mem->obj = bpf_object__open_mem(mem->bytes.data(), mem->bytes.size(), &opts);
+  if (!mem->obj) return load_error(fmt::format("cannot open the policy object {}", path), -errno, cap);
+  bpf_object* obj = mem->obj;
+  auto pol = std::make_unique<PolicyObject>(
+      mem.release(), obj, [](void* m) { return bpf_object__load(static_cast<InMemory*>(m)->obj); },
+      [](void* m) {
+        auto* im = static_cast<InMemory*>(m);
+        bpf_object__close(im->obj);
+        delete im;
+      });
+  return load_policy(name, std::move(pol), slot, replace);
+}
+
+Status ExecutionPlane::check_replaceable(uint32_t slot) const {
+  const LoadedPolicy* lp = nullptr;
+  for (const auto& p : policies_)
+    if (p.slot == slot) lp = &p;
+  if (!lp) return errorf(ErrorKind::kInvalidArgument, "slot {} holds no policy to replace", slot);
+  if (slot == selected()) return errorf(ErrorKind::kInvalidArgument, "slot {} ({}) is selected: switch away first", slot, lp->name);
+  if (slot == effective_slot())
+    return errorf(ErrorKind::kInvalidArgument, "slot {} ({}) is running (the override holds it)", slot, lp->name);
+  if (auto b = read_breaker(); !b) {
+    return b.error();
+  } else if (b->params.armed && b->params.safe_slot == slot) {
+    return errorf(ErrorKind::kInvalidArgument, "slot {} ({}) is the circuit breaker's safe slot", slot, lp->name);
+  }
+  return {};
+}
+
+Status ExecutionPlane::evict(uint32_t slot) {
+  size_t at = policies_.size();
+  for (size_t i = 0; i < policies_.size(); ++i)
+    if (policies_[i].slot == slot) at = i;
+  if (at == policies_.size()) return errorf(ErrorKind::kInvalidArgument, "slot {} holds no policy", slot);
+  const LoadedPolicy& lp = policies_[at];
+  if (auto st = check_replaceable(slot); !st) return st;  // the same rules: never the running slot
+  for (uint32_t cb = 0; cb < AKTS_NR_CALLBACKS; ++cb) {
+    if (lp.prog_fds[cb] < 0) continue;
+    int afd = bpf_map__fd(dispatcher_prog_array(skel_, cb));
+    if (bpf_map_delete_elem(afd, &slot) != 0 && errno != ENOENT) {
+      int saved = errno;
+      for (uint32_t undo = 0; undo < cb; ++undo)
+        if (lp.prog_fds[undo] >= 0)
+          bpf_map_update_elem(bpf_map__fd(dispatcher_prog_array(skel_, undo)), &slot, &lp.prog_fds[undo], BPF_ANY);
+      return sys_error(fmt::format("policy {}: cannot take its {} program out of slot {}", lp.name, callback_name(cb), slot),
+                       saved);
+    }
+  }
+  spdlog::info("policy {} evicted from slot {}", lp.name, slot);
+  std::unique_ptr<PolicyObject> gone;
+  {
+    std::lock_guard lock(policies_mu_);
+    gone = std::move(objects_[at]);
+    objects_.erase(objects_.begin() + static_cast<std::ptrdiff_t>(at));
+    policies_.erase(policies_.begin() + static_cast<std::ptrdiff_t>(at));
+  }
+  return {};  // `gone` closes the object: the kernel keeps each program while a tail call runs it
+}
+
+Status ExecutionPlane::load_policy(const std::string& name, std::unique_ptr<PolicyObject> pol, uint32_t slot,
+                                  bool replacing) {
   bpf_object* obj = pol->obj();
 
   if (auto st = set_rodata_value<uint32_t>(obj, "akts_slot", slot); !st) return st;
@@ -226,7 +348,7 @@ Status ExecutionPlane::load_policy(const PolicySpec& spec, uint32_t slot) {
   // maps (the guard's, the override, the prog arrays) is refused, so no
   // policy, admitted at run time or not, can reach them.
   static constexpr std::string_view kShared[] = {"akts_selector", "akts_stats", "akts_tasks", "akts_classes",
-                                                 "akts_shared"};
+                                                 "akts_shared", "akts_params"};
   bpf_map* map;
   bpf_object__for_each_map(map, obj) {
     if (bpf_map__type(map) == BPF_MAP_TYPE_STRUCT_OPS) {
@@ -248,12 +370,31 @@ Status ExecutionPlane::load_policy(const PolicySpec& spec, uint32_t slot) {
       return sys_error(fmt::format("policy {}: cannot share map {}", name, mname), err);
   }
 
+  // Its parameters, read from the object before load; malformed descriptors refuse the policy.
+  auto parsed = read_param_descs(obj);
+  if (!parsed) return errorf(ErrorKind::kInvalidArgument, "policy {}: {}", name, parsed.error().message);
+  std::vector<ParamDesc> params = std::move(parsed).value();
+
   LibbpfCapture cap;
   if (int err = pol->load(); err) return load_error(fmt::format("policy {} failed to load", name), err, cap);
+
+  // The defaults, before its programs can run (a replaced policy's values go with it: the old programs still
+  // running until their arrays change clamp whatever they read to their own ranges). The values they replace
+  // come back if the slot's programs do (a failed replacement changes nothing).
+  akts_param_values saved{};
+  for (uint32_t i = 0; i < AKTS_MAX_PARAMS; ++i)
+    saved.v[i] = std::atomic_ref<__u64>(params_[slot].v[i]).load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < AKTS_MAX_PARAMS; ++i) {
+    uint64_t def = 0;
+    for (const auto& d : params)
+      if (d.index == i) def = d.def;
+    std::atomic_ref<__u64>(params_[slot].v[i]).store(def, std::memory_order_release);
+  }
 
   LoadedPolicy lp;
   lp.name = name;
   lp.slot = slot;
+  lp.params = std::move(params);
   lp.prog_fds.fill(-1);
   bpf_program* prog;
   bpf_object__for_each_program(prog, obj) {
@@ -265,17 +406,39 @@ Status ExecutionPlane::load_policy(const PolicySpec& spec, uint32_t slot) {
     }
   }
 
-  // Fill this policy's slot in every callback's array; undo it all if one step fails.
+  // Fill this policy's slot in every callback's array (over the replaced policy's programs, if any); put back
+  // what was there if one step fails.
+  const LoadedPolicy* old = nullptr;
+  size_t old_at = policies_.size();
+  for (size_t i = 0; i < policies_.size(); ++i)
+    if (replacing && policies_[i].slot == slot) old = &policies_[(old_at = i)];
+  auto restore = [&](uint32_t upto) {
+    for (uint32_t i = 0; i < AKTS_MAX_PARAMS; ++i)
+      std::atomic_ref<__u64>(params_[slot].v[i]).store(saved.v[i], std::memory_order_release);
+    for (uint32_t undo = 0; undo < upto; ++undo) {
+      int afd = bpf_map__fd(dispatcher_prog_array(skel_, undo));
+      if (old && old->prog_fds[undo] >= 0)
+        bpf_map_update_elem(afd, &slot, &old->prog_fds[undo], BPF_ANY);
+      else
+        bpf_map_delete_elem(afd, &slot);
+    }
+  };
   for (uint32_t cb = 0; cb < AKTS_NR_CALLBACKS; ++cb) {
+    int afd = bpf_map__fd(dispatcher_prog_array(skel_, cb));
     if (lp.prog_fds[cb] < 0) {
       spdlog::warn("policy {} has no {} program: slot {} falls through there", name, callback_name(cb), slot);
+      if (old && old->prog_fds[cb] >= 0 && bpf_map_delete_elem(afd, &slot) != 0 && errno != ENOENT) {
+        int saved = errno;
+        restore(cb);
+        return sys_error(fmt::format("policy {}: cannot take the replaced {} program out of slot {}", name,
+                                     callback_name(cb), slot),
+                         saved);
+      }
       continue;
     }
-    int afd = bpf_map__fd(dispatcher_prog_array(skel_, cb));
     if (int err = bpf_map_update_elem(afd, &slot, &lp.prog_fds[cb], BPF_ANY); err) {
       int saved = errno;
-      for (uint32_t undo = 0; undo < cb; ++undo)
-        bpf_map_delete_elem(bpf_map__fd(dispatcher_prog_array(skel_, undo)), &slot);
+      restore(cb);
       return sys_error(fmt::format("policy {}: the kernel refused its {} program in slot {}", name,
                                    callback_name(cb), slot),
                        saved);
@@ -284,21 +447,21 @@ Status ExecutionPlane::load_policy(const PolicySpec& spec, uint32_t slot) {
     uint32_t len = sizeof(info);
     if (bpf_prog_get_info_by_fd(lp.prog_fds[cb], &info, &len) == 0) lp.prog_ids[cb] = info.id;
   }
-  spdlog::debug("policy {} loaded into slot {}", name, slot);
-  policies_.push_back(std::move(lp));
-  objects_.push_back(std::move(pol));
+  spdlog::debug("policy {} loaded into slot {}{}", name, slot, old ? " (replacing " + old->name + ")" : "");
+  std::unique_ptr<PolicyObject> gone;  // the replaced object, closed after the lock
+  std::lock_guard lock(policies_mu_);
+  if (old) {
+    gone = std::move(objects_[old_at]);
+    policies_[old_at] = std::move(lp);
+    objects_[old_at] = std::move(pol);
+  } else {
+    policies_.push_back(std::move(lp));
+    objects_.push_back(std::move(pol));
+  }
   return {};
 }
 
-ExecutionPlane::~ExecutionPlane() {
-  if (link_) {
-    auto st = detach();
-    if (!st) spdlog::warn("detach on exit: {}", st.error().to_string());
-  }
-  if (selector_) munmap(selector_, static_cast<size_t>(sysconf(_SC_PAGESIZE)));
-  objects_.clear();
-  if (skel_) akts_dispatcher_bpf__destroy(skel_);
-}
+ExecutionPlane::~ExecutionPlane() { release(); }
 
 Status ExecutionPlane::attach(std::chrono::milliseconds timeout) {
   if (link_) return {};
@@ -340,6 +503,29 @@ Status ExecutionPlane::detach(std::chrono::milliseconds timeout) {
   return wait_sched_ext_state("disabled", timeout);
 }
 
+Result<std::array<uint64_t, AKTS_MAX_PARAMS>> ExecutionPlane::param_values(uint32_t slot) const {
+  if (slot >= AKTS_MAX_SLOTS) return errorf(ErrorKind::kInvalidArgument, "slot {} is out of range", slot);
+  if (!params_) return make_error(ErrorKind::kInvalidArgument, "the plane is not loaded");
+  std::array<uint64_t, AKTS_MAX_PARAMS> out{};
+  for (uint32_t i = 0; i < AKTS_MAX_PARAMS; ++i)
+    out[i] = std::atomic_ref<__u64>(params_[slot].v[i]).load(std::memory_order_acquire);
+  return out;
+}
+
+Status ExecutionPlane::set_param(uint32_t slot, uint32_t index, uint64_t value) {
+  bool known = false;
+  {
+    std::lock_guard lock(policies_mu_);
+    for (const auto& p : policies_)
+      if (p.slot == slot)
+        for (const auto& d : p.params) known = known || (d.index == index && value >= d.min && value <= d.max);
+  }
+  if (!known) return errorf(ErrorKind::kInvalidArgument, "slot {} has no parameter {} that takes {}", slot, index, value);
+  // One aligned 64-bit store through the mapping: a policy reads the old value or the new one.
+  std::atomic_ref<__u64>(params_[slot].v[index]).store(value, std::memory_order_release);
+  return {};
+}
+
 void ExecutionPlane::select(uint32_t slot) {
   std::atomic_ref<uint32_t>(selector_->selected).store(slot, std::memory_order_release);
 }
@@ -357,16 +543,21 @@ Status ExecutionPlane::set_override(uint32_t word) {
   LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof(args));
   if (bpf_prog_test_run_opts(bpf_program__fd(skel_->progs.akts_set_override), &opts) != 0)
     return sys_error("cannot run akts_set_override", errno);
-  if (static_cast<int>(opts.retval) != 0) return sys_error("akts_set_override failed", static_cast<int>(opts.retval));
+  const int rc = -static_cast<int>(opts.retval);
+  if (rc == EBUSY)
+    return make_error(ErrorKind::kBusy, "the circuit breaker holds the override word until its trip ends");
+  if (rc != 0) return sys_error("akts_set_override failed", rc);
   return {};
 }
 
 uint32_t ExecutionPlane::selected() const {
+  if (!selector_) return AKTS_SLOT_NONE;  // released after a failed reload
   return std::atomic_ref<uint32_t>(selector_->selected).load(std::memory_order_acquire);
 }
 
 uint32_t ExecutionPlane::override_word() const {
   uint32_t zero = 0, word = AKTS_OVERRIDE_OFF;
+  if (!skel_) return word;
   (void)bpf_map_lookup_elem(bpf_map__fd(skel_->maps.akts_override), &zero, &word);
   return word;
 }
@@ -381,12 +572,14 @@ volatile uint32_t* ExecutionPlane::selected_word() const { return &selector_->se
 Status ExecutionPlane::set_class(uint32_t tgid, uint32_t cls) {
   if (cls >= AKTS_NR_CLASSES) return errorf(ErrorKind::kInvalidArgument, "class {} does not exist", cls);
   if (tgid == 0) return make_error(ErrorKind::kInvalidArgument, "pid 0 cannot be classified");
+  if (!skel_) return make_error(ErrorKind::kKernel, "the scheduler is not loaded");
   if (bpf_map_update_elem(classes_map_fd(), &tgid, &cls, BPF_ANY) != 0)
     return sys_error(fmt::format("cannot classify pid {}", tgid), errno);
   return {};
 }
 
 Status ExecutionPlane::clear_class(uint32_t tgid) {
+  if (!skel_) return make_error(ErrorKind::kKernel, "the scheduler is not loaded");
   if (bpf_map_delete_elem(classes_map_fd(), &tgid) != 0 && errno != ENOENT)
     return sys_error(fmt::format("cannot unclassify pid {}", tgid), errno);
   return {};
@@ -407,6 +600,30 @@ std::vector<bpf_map*> pinned_maps(akts_dispatcher_bpf* s) {
   return maps;
 }
 }  // namespace
+
+std::vector<std::string> remove_stale_pins(const std::string& bpffs) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(bpffs, ec)) {
+    const std::string name = e.path().filename().string();
+    static constexpr std::string_view kPrefix = "akts-selftest-";
+    if (!name.starts_with(kPrefix)) continue;
+    uint32_t pid = 0;
+    auto digits = std::string_view(name).substr(kPrefix.size());
+    auto [end, perr] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
+    if (perr != std::errc() || end != digits.data() + digits.size() || pid == 0) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // its owner lives
+    std::error_code rec;
+    std::filesystem::remove_all(e.path(), rec);
+    if (rec) {
+      spdlog::warn("stale pins of a dead process at {}: cannot remove them: {}", e.path().string(), rec.message());
+      continue;
+    }
+    spdlog::warn("removed stale pins of a dead process (pid {}): {}", pid, e.path().string());
+    removed.push_back(e.path().string());
+  }
+  return removed;
+}
 
 Status ExecutionPlane::pin(const std::string& dir) {
   for (bpf_map* m : pinned_maps(skel_)) {
@@ -469,6 +686,34 @@ Result<GuardReport> ExecutionPlane::read_guard() const {
   return rep;
 }
 
+Status ExecutionPlane::set_breaker(const BreakerParams& params) {
+  auto g = read_guard();
+  if (!g) return g.error();
+  // A disarmed breaker never trips: its thresholds need not fit this guard.
+  if (params.armed)
+    if (auto st = params.validate(g->params); !st) return st;
+  uint32_t zero = 0;
+  akts_breaker_params k = params.to_kernel();
+  if (bpf_map_update_elem(bpf_map__fd(skel_->maps.akts_breaker_params), &zero, &k, BPF_ANY) != 0)
+    return sys_error("cannot write the breaker's settings", errno);
+  return {};
+}
+
+Result<BreakerReport> ExecutionPlane::read_breaker() const {
+  BreakerReport rep;
+  uint32_t zero = 0;
+  akts_breaker_params k{};
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.akts_breaker_params), &zero, &k) != 0)
+    return sys_error("cannot read the breaker's settings", errno);
+  rep.params = BreakerParams::from_kernel(k);
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.akts_breaker_state), &zero, &rep.state) != 0)
+    return sys_error("cannot read the breaker's state", errno);
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  rep.now_ns = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+  return rep;
+}
+
 Status ExecutionPlane::reset_longest_waits() {
   // The timer's worst lateness and run restart too (it zeroes them when it sees the new generation).
   {
@@ -514,6 +759,7 @@ Result<uint64_t> ExecutionPlane::count_queued() const {
 
 ExitInfo ExecutionPlane::exit_info() const {
   ExitInfo ei;
+  if (!skel_) return ei;
   const auto& uei = skel_->data->uei;
   ei.kind = std::atomic_ref<int>(const_cast<int&>(uei.kind)).load(std::memory_order_acquire);
   if (!ei.kind) return ei;

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 
+#include "exec/btf_rodata.h"
 #include "exec/skeletons.h"
 
 namespace akts {
@@ -20,6 +21,44 @@ const std::vector<PolicySpec>& builtin_policies() {
   return kPolicies;
 }
 
+Result<std::vector<ParamDesc>> read_param_descs(bpf_object* obj) {
+  auto descs = get_rodata(obj, "akts_param_descs");
+  if (!descs) return descs.error();
+  if (!*descs) return std::vector<ParamDesc>();
+  return parse_param_descs((*descs)->data(), (*descs)->size());
+}
+
+std::vector<PolicyRecord> builtin_records() {
+  std::vector<PolicyRecord> out;
+  for (const auto& spec : builtin_policies()) {
+    PolicyRecord r;
+    r.name = std::string(spec.name);
+    r.description = std::string(spec.summary);
+    r.pick_when = std::string(spec.pick_when);
+    r.origin = "builtin";
+    // The parameters as the object declares them: one source, the policy's own.
+    auto opened = spec.open();
+    auto descs = opened ? read_param_descs((*opened)->obj()) : Result<std::vector<ParamDesc>>(opened.error());
+    if (descs) {
+      for (const auto& d : *descs) {
+        ParamRecord p;
+        p.name = d.name;
+        p.type = d.type_name();
+        nlohmann::json j = d.to_json();
+        p.default_value = j["default"];
+        p.min = j["min"];
+        p.max = j["max"];
+        p.unit = d.unit;
+        p.description = d.description;
+        p.applies = "live";
+        r.parameters.push_back(std::move(p));
+      }
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 const PolicySpec& unverifiable_fixture() {
   static const PolicySpec kSpec = {"unverifiable", "indexes a map value with an unbounded pid",
                                    "never: it exists to be rejected", AKTS_OPEN_SKELETON(akts_unverifiable_bpf)};
@@ -35,6 +74,18 @@ const PolicySpec& greedy_fixture() {
 const PolicySpec& hoarder_fixture() {
   static const PolicySpec kSpec = {"hoarder", "every task in its CPU's local DSQ, infinite slices, never yields",
                                    "never: it exists to be contained by the guard", AKTS_OPEN_SKELETON(akts_hoarder_bpf)};
+  return kSpec;
+}
+
+const PolicySpec& lc_starver_fixture() {
+  static const PolicySpec kSpec = {"lc_starver", "never drains the LC FIFO: latency-critical tasks wait forever",
+                                   "never: it exists to trip the circuit breaker", AKTS_OPEN_SKELETON(akts_lc_starver_bpf)};
+  return kSpec;
+}
+
+const PolicySpec& stray_fixture() {
+  static const PolicySpec kSpec = {"stray", "every task in the next CPU's local DSQ, behind a run that never ends",
+                                   "never: it exists to trip the circuit breaker", AKTS_OPEN_SKELETON(akts_stray_bpf)};
   return kSpec;
 }
 

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "common/result.h"
+#include "params/params.h"
+#include "repository/policy_repository.h"
 
 struct bpf_object;
 
@@ -53,6 +55,18 @@ struct PolicySpec {
   Result<std::unique_ptr<PolicyObject>> (*open)();
 };
 
+// A library policy's documentation: the opening comment of its source
+// (bpf/policies/<name>.bpf.c; generated at build time). Empty for others.
+std::string_view policy_doc(std::string_view name);
+
+// A policy object's live parameters (bpf/akts.h, Parameters), read from its
+// .rodata before load: none when it declares none; an error when malformed.
+Result<std::vector<ParamDesc>> read_param_descs(bpf_object* obj);
+
+// The policy repository's records of the built-in policies (no results):
+// name, description (the summary), when to pick it, parameters.
+std::vector<PolicyRecord> builtin_records();
+
 // Every policy compiled into this binary, in a stable order.
 const std::vector<PolicySpec>& builtin_policies();
 const PolicySpec* find_policy(std::string_view name);
@@ -66,6 +80,10 @@ const PolicySpec& greedy_fixture();
 // A policy that keeps its tasks in local DSQs with infinite slices: only the
 // guard's per-CPU check of local DSQs keeps them running.
 const PolicySpec& hoarder_fixture();
+// Starves the LC class (never drains the LC FIFO), for the self-test of the circuit breaker.
+const PolicySpec& lc_starver_fixture();
+// Queues every task in another CPU's local DSQ behind a run that never ends, likewise.
+const PolicySpec& stray_fixture();
 // A policy whose dispatch program the kernel refuses in the dispatch array
 // after two other arrays took theirs: the admission must undo those two.
 const PolicySpec& misfit_fixture();

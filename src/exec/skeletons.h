@@ -26,5 +26,7 @@ extern "C" {
 #include "akts_unverifiable.skel.h"
 #include "akts_greedy.skel.h"
 #include "akts_hoarder.skel.h"
+#include "akts_lc_starver.skel.h"
+#include "akts_stray.skel.h"
 #include "akts_misfit.skel.h"
 #include "akts_tailcall.skel.h"

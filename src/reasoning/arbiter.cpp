@@ -70,6 +70,14 @@ bool Arbiter::release(Clock::time_point now) {
   return was;
 }
 
+bool Arbiter::release_hold_on(uint32_t slot, Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  if (!hold_slot_ || *hold_slot_ != slot) return false;
+  bool was = now < hold_until_;
+  hold_slot_.reset();
+  return was;
+}
+
 Arbiter::Verdict Arbiter::controller_proposes(uint32_t slot, Clock::time_point now) {
   std::lock_guard lock(mu_);
   std::string why;

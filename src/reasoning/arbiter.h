@@ -63,6 +63,17 @@ class Arbiter {
   Status hold(uint32_t slot, std::chrono::milliseconds duration, Clock::time_point now);
   // Ends a hold (and the operator's grace); false if none was in force.
   bool release(Clock::time_point now);
+  // Ends a hold on `slot` only (the canary's own), leaving a hold on another
+  // slot and an operator's grace alone. True when there was one.
+  bool release_hold_on(uint32_t slot, Clock::time_point now);
+  // Runs fn while no selection can change through the arbiter (operators,
+  // holds, controllers): replacing or evicting a slot checks that it is not
+  // selected and then changes its programs, with no switch in between. fn
+  // must not call back into the arbiter.
+  Status exclusive(const std::function<Status()>& fn) {
+    std::lock_guard lock(mu_);
+    return fn();
+  }
   // A controller's proposal; `slot` is already checked against the filled slots.
   Verdict controller_proposes(uint32_t slot, Clock::time_point now);
   // True when a controller's proposal could not apply now; `why` says which rule.

@@ -5,10 +5,13 @@
 //
 //   config: "objective": {"signal": "lc_wait_p99", "max": "20ms"}
 //           "objective": {"signal": "request_latency_p99", "max": "500ms"}   (pushed by the application)
+//   words:  "keep the LC wait p99 under 20 ms", "request latency p99 below 0.5 s"
+//           (from_words: what an operator or an agent says, checked strictly)
 #pragma once
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -36,6 +39,14 @@ struct Objective {
   nlohmann::json to_json() const;
   // {"signal": ..., "max": "20ms" | 20 (ms)}; unknown keys and bad values are errors.
   static Result<Objective> from_json(const nlohmann::json& j);
+  // The operator's goal in words, at most 500 bytes of UTF-8. It must name one
+  // signal (the scheduling wait: "wait", "queue", "scheduling delay"; or the
+  // application's latency: "request", "response", "ttft", "first token") and
+  // exactly one duration ("20 ms", "0.5s", "300 milliseconds"), as a ceiling.
+  // Refused, with what to say instead: no signal or both, no duration or
+  // several, a floor ("above", "at least", "more than"), a percentile other
+  // than the p99, a negative number. The duration's range is from_json's.
+  static Result<Objective> from_words(std::string_view text);
 };
 
 }  // namespace akts

@@ -198,6 +198,25 @@ std::string ReasoningPlane::controller_name() const {
   return controller_ ? controller_->name() : "none";
 }
 
+Objective ReasoningPlane::objective() const {
+  std::lock_guard lock(mu_);
+  return o_.objective;
+}
+
+void ReasoningPlane::set_objective(const Objective& objective, const std::string& source) {
+  std::lock_guard lock(mu_);
+  json before = o_.objective.to_json();
+  o_.objective = objective;
+  record({{"source", source},
+          {"action", "objective"},
+          {"why", "objective: " + objective.describe()},
+          {"objective_before", before},
+          {"objective", objective.to_json()},
+          {"applied", true},
+          {"verdict", "applied"}},
+         last_window());
+}
+
 void ReasoningPlane::set_dry_run(bool on) {
   std::lock_guard lock(mu_);
   set_dry_run_locked(on);
@@ -235,6 +254,14 @@ Status ReasoningPlane::operator_switch(uint32_t slot, const std::string& policy,
   return st;
 }
 
+void ReasoningPlane::note(const std::string& source, const std::string& action, const std::string& why,
+                          const json& extra) {
+  std::lock_guard lock(mu_);
+  json rec = {{"source", source}, {"action", action}, {"why", why}, {"applied", true}, {"dry_run", false}};
+  for (const auto& [k, v] : extra.items()) rec[k] = v;
+  record(std::move(rec), last_window());
+}
+
 Status ReasoningPlane::hold(uint32_t slot, const std::string& policy, std::chrono::milliseconds d,
                             Clock::time_point now) {
   std::lock_guard lock(mu_);
@@ -249,6 +276,19 @@ Status ReasoningPlane::hold(uint32_t slot, const std::string& policy, std::chron
           {"dry_run", false}},
          last_window());
   return st;
+}
+
+bool ReasoningPlane::release_hold_on(uint32_t slot, Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  if (!arbiter_.release_hold_on(slot, now)) return false;
+  record({{"source", "operator"},
+          {"action", "release"},
+          {"why", fmt::format("the hold on slot {} ended early", slot)},
+          {"applied", true},
+          {"verdict", "applied"},
+          {"dry_run", false}},
+         last_window());
+  return true;
 }
 
 bool ReasoningPlane::release(Clock::time_point now) {

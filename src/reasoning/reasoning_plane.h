@@ -59,8 +59,19 @@ class ReasoningPlane {
   Status hold(uint32_t slot, const std::string& policy, std::chrono::milliseconds d,
               Clock::time_point now = Clock::now());
   bool release(Clock::time_point now = Clock::now());
+  // Ends a hold on `slot` only (Arbiter::release_hold_on), logged when there was one.
+  bool release_hold_on(uint32_t slot, Clock::time_point now = Clock::now());
+  // Runs fn with every selection through the arbiter held off (Arbiter::exclusive).
+  Status exclusive(const std::function<Status()>& fn) { return arbiter_.exclusive(fn); }
 
-  const Objective& objective() const { return o_.objective; }
+  // What the kernel did on its own (the circuit breaker's trips and releases), into the decision log.
+  void note(const std::string& source, const std::string& action, const std::string& why,
+            const nlohmann::json& extra = nlohmann::json::object());
+
+  Objective objective() const;
+  // A new objective from now on (logged with `source`, the old and the new):
+  // controllers, the bandit's reward and decision outcomes read it at the next window.
+  void set_objective(const Objective& objective, const std::string& source = "operator");
   std::optional<Window> latest() const;
   nlohmann::json windows(size_t limit) const;
   nlohmann::json log(size_t limit) const { return log_.recent(limit); }

@@ -21,6 +21,7 @@ struct SelftestOptions {
   std::chrono::milliseconds hold{3200};
   uint32_t watchdog_ms = 2000;
   bool guard = true;  // false: run without the guard, to show the check can fail
+  bool breaker = true;  // false: the breaker checks run it disarmed, to show they can fail
   std::vector<std::string> only;  // run only these checks (empty: all)
 };
 

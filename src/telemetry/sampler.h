@@ -90,6 +90,11 @@ class Sampler {
   // fails returns its error and keeps the previous readings. Pushed samples
   // are taken only into a window (not by a failed read or the priming call).
   Result<std::optional<Window>> sample(double t_s, TelemetrySource& src, PushedSamples* pushed = nullptr);
+  // The kernel's counters started again (a reloaded scheduler): the next call primes them anew.
+  void reset_kernel() {
+    prev_k_.reset();
+    prev_t_.reset();
+  }
 
  private:
   AppMetricNames names_;

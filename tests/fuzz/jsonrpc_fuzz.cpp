@@ -42,6 +42,17 @@ class FuzzBackend : public akts::control::ControlBackend {
     return json{{"controller", name.value_or("none")}};
   }
   json telemetry(size_t) const override { return json{{"windows", json::array()}}; }
+  json objective() const override { return akts::Objective{}.to_json(); }
+  akts::Status set_objective(const akts::Objective&) override { return {}; }
+  json policy_record(const std::string&) const override { return nullptr; }
+  akts::Result<size_t> record_result(const std::string&, const akts::ResultRecord&) override { return size_t{1}; }
+  akts::Result<json> admit(const AdmitRequest&) override { return json::object(); }
+  akts::Result<json> evict(uint32_t slot) override { return json{{"slot", slot}}; }
+  akts::Result<std::array<uint64_t, AKTS_MAX_PARAMS>> param_values(uint32_t) const override {
+    return std::array<uint64_t, AKTS_MAX_PARAMS>{};
+  }
+  akts::Status set_param(uint32_t, const akts::ParamDesc&, uint64_t) override { return {}; }
+  json admission() const override { return nullptr; }
   json decisions(size_t) const override { return json::array({json{{"raw", std::string("0.\xff")}}}); }
   akts::Result<size_t> push_latencies(const std::vector<double>& ms) override { return ms.size(); }
   uint32_t selected_ = 0;

@@ -51,8 +51,14 @@ TESTS=(
 	daemon              # the daemon, its socket and the CLI, end to end
 	control             # requests that once aborted it, half-close, a switch under load
 	ejection            # the daemon reports a kernel ejection and cleans up
+	breaker             # the circuit breaker trips under throughput, the daemon reports it, it lets go
+	restart             # SIGKILL during a switch storm: nothing lost, the next daemon takes up classes and selection
+	kernel_restart      # CPU hotplug makes the kernel ask for a restart; sysrq-S with restart.on_eject; the limit
 	bounded_wait        # without the guard, the bounded-wait check fails (negative control)
 	switch_all          # --switch-all manages every task
+	mcp                 # the official MCP SDK drives akts mcp (stdio, HTTP) through every tool; conformance runner
+	admission           # a candidate refused at each gate; a hot-add under load; eviction
+	params              # live parameters: listed, bad values refused, a slice change takes effect
 	reasoning           # the detector switches into latency during a real burst and back after it
 	llm                 # the llm controller against llama-server with a random model: inert on noise
 	serving             # a smoke run of the serving experiment: every arm's plumbing, not its figures
@@ -65,7 +71,9 @@ TESTS=(
 diag "kernel $(uname -r), sched_ext state $(cat /sys/kernel/sched_ext/state), $(nproc) CPUs"
 for t in "${TESTS[@]}"; do
 	diag "--- $t"
+	started=$SECONDS
 	"t_$t"
+	diag "$t took $((SECONDS - started)) s"
 done
 emit "1..$n"
 echo "$((n - failures)) passed, $failures failed"

@@ -163,6 +163,13 @@ targets = [l["params"].get("target") for l in sw]
 ok = targets[-2:] == ["latency", 1] and all(l["uid"] == 0 and l["pid"] > 1 for l in sw) and "nosuch" not in targets
 print(targets, [(l["uid"], l["pid"]) for l in sw], file=sys.stderr)
 sys.exit(0 if ok else 1)'
+	# A reset of the longest waits is a change (audited, without the figures); a plain reading is not.
+	akts stats --json >/dev/null
+	akts stats --reset-longest --json >/dev/null
+	check "the audit log holds the reset of the longest waits, not the plain reading" python3 -c '
+import json, sys
+st = [l for l in (json.loads(x) for x in open("/tmp/akts-audit/audit.jsonl")) if l["method"] == "v1.stats"]
+sys.exit(0 if len(st) == 1 and st[0]["params"] == {"reset_longest": True} else 1)'
 	check "the socket belongs to socket_group ($grp), mode 0660" test \
 		"$(stat -c '%G %a' /run/akts/akts.sock 2>/dev/null)" = "$grp 660"
 	akts stats -i 1s -n 1 --json >"$OUT/stats_throughput.json"

@@ -3,59 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "akts.h"
+#include "fake_control_backend.h"
 
 namespace akts::control {
 namespace {
-
-// A backend with no kernel behind it: records what the API asked it to do.
-class FakeBackend : public ControlBackend {
- public:
-  std::vector<PolicyView> policies() const override {
-    return {{0, "latency", "l", "burst"}, {1, "throughput", "t", "quiet"}};
-  }
-  uint32_t slot_count() const override { return AKTS_MAX_SLOTS; }
-  uint32_t selected() const override { return selected_; }
-  uint32_t effective() const override { return selected_; }
-  Status select(uint32_t slot) override {
-    ++selects;
-    selected_ = slot;
-    return {};
-  }
-  json status() const override { return {{"ok", true}}; }
-  Result<json> stats(bool reset_longest) override {
-    if (reset_longest) ++resets;
-    return json{{"n", 1}};
-  }
-  int resets = 0;
-  Status classify(uint32_t pid, uint32_t cls) override {
-    classified.emplace_back(pid, cls);
-    return {};
-  }
-  Status unclassify(uint32_t) override { return {}; }
-  Result<json> class_of(uint32_t pid) override { return json{{"pid", pid}}; }
-  Status hold(uint32_t slot, std::chrono::milliseconds d) override {
-    held = {slot, d};
-    return {};
-  }
-  bool release() override { return true; }
-  Result<json> controller(const std::optional<std::string>& name, std::optional<bool> dry_run) override {
-    controller_calls.emplace_back(name, dry_run);
-    return json{{"controller", name.value_or("none")}};
-  }
-  json telemetry(size_t last) const override { return {{"last", last}}; }
-  json decisions(size_t limit) const override { return json::array({limit}); }
-  Result<size_t> push_latencies(const std::vector<double>& ms) override {
-    pushed.insert(pushed.end(), ms.begin(), ms.end());
-    return ms.size();
-  }
-  std::optional<std::pair<uint32_t, std::chrono::milliseconds>> held;
-  std::vector<std::pair<std::optional<std::string>, std::optional<bool>>> controller_calls;
-  std::vector<double> pushed;
-
-  uint32_t selected_ = 0;
-  int selects = 0;
-  std::vector<std::pair<uint32_t, uint32_t>> classified;
-};
 
 class ApiTest : public ::testing::Test {
  protected:
@@ -78,6 +29,52 @@ TEST_F(ApiTest, SwitchByIndexAndName) {
   r = rpc("v1.switch", {{"target", "1"}});
   EXPECT_EQ(r["result"]["selected"], 1);
   EXPECT_EQ(b_.selects, 3);
+}
+
+TEST_F(ApiTest, ParamsListTheValuesInForceAndSetChangesOne) {
+  auto r = rpc("v1.params", json::object());
+  ASSERT_TRUE(r.contains("result")) << r.dump();
+  ASSERT_EQ(r["result"]["policies"].size(), 2u);
+  EXPECT_TRUE(r["result"]["policies"][0]["params"].empty());
+  EXPECT_EQ(r["result"]["policies"][1]["params"][0]["name"], "slice");
+  EXPECT_EQ(r["result"]["policies"][1]["params"][0]["text"], "20ms");
+  r = rpc("v1.set", {{"target", "throughput.slice"}, {"value", "5ms"}});
+  ASSERT_TRUE(r.contains("result")) << r.dump();
+  EXPECT_EQ(r["result"]["previous"], 20000000);
+  EXPECT_EQ(r["result"]["value"], 5000000);
+  EXPECT_EQ(r["result"]["text"], "5ms");
+  r = rpc("v1.set", {{"target", "1.slice"}, {"value", 3000000}});
+  EXPECT_EQ(r["result"]["policy"], "throughput") << r.dump();
+  EXPECT_EQ(rpc("v1.params", {{"target", "throughput"}})["result"]["policies"][0]["params"][0]["value"], 3000000);
+  ASSERT_EQ(b_.param_sets.size(), 2u);
+}
+
+TEST_F(ApiTest, BadParameterChangesAreRefusedAndChangeNothing) {
+  const json bad[] = {
+      {{"target", "throughput.slice"}, {"value", "50us"}},     // below the range
+      {{"target", "throughput.slice"}, {"value", "1s"}},       // above it
+      {{"target", "throughput.slice"}, {"value", "0.3"}},      // no unit, not whole
+      {{"target", "throughput.slice"}, {"value", -1}},
+      {{"target", "throughput.slice"}, {"value", ""}},
+      {{"target", "throughput.slice"}, {"value", "fast please"}},
+      {{"target", "throughput.slice"}, {"value", nullptr}},
+      {{"target", "throughput.slice"}},                         // no value
+      {{"target", "throughput.quantum"}, {"value", "5ms"}},    // no such parameter
+      {{"target", "latency.slice"}, {"value", "5ms"}},         // latency has none here
+      {{"target", "nosuch.slice"}, {"value", "5ms"}},
+      {{"target", "throughput"}, {"value", "5ms"}},            // no dot
+      {{"target", "a.b.c"}, {"value", "5ms"}},
+      {{"target", 1}, {"value", "5ms"}},
+      {{"target", "throughput.slice"}, {"value", "5ms"}, {"extra", 1}},
+  };
+  for (const auto& p : bad) {
+    auto r = rpc("v1.set", p);
+    ASSERT_TRUE(r.contains("error")) << p.dump(-1, ' ', false, json::error_handler_t::replace);
+    EXPECT_EQ(r["error"]["code"], kInvalidParams) << p.dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+  EXPECT_TRUE(b_.param_sets.empty());
+  EXPECT_EQ(b_.slice_now, 20000000u);
+  EXPECT_EQ(rpc("v1.params", {{"target", "nosuch"}})["error"]["code"], kInvalidParams);
 }
 
 // The inputs the issue names, and what an agent emits: each refused, nothing selected.
@@ -194,11 +191,81 @@ TEST_F(ApiTest, PushTakesAllOrNothing) {
 TEST_F(ApiTest, TelemetryAndLogLimits) {
   EXPECT_EQ(rpc("v1.telemetry", json::object())["result"]["last"], 1);
   EXPECT_EQ(rpc("v1.telemetry", {{"last", 600}})["result"]["last"], 600);
-  EXPECT_EQ(rpc("v1.log", {{"limit", 7}})["result"]["decisions"][0], 7);
+  EXPECT_EQ(rpc("v1.log", {{"limit", 7}})["result"]["decisions"][0]["limit"], 7);
   for (const json& p : {json{{"last", 0}}, json{{"last", 601}}, json{{"last", "5"}}, json{{"last", 1.5}}})
     EXPECT_EQ(rpc("v1.telemetry", p)["error"]["code"], kInvalidParams) << p.dump();
   for (const json& p : {json{{"limit", 0}}, json{{"limit", 501}}, json{{"limit", -1}}})
     EXPECT_EQ(rpc("v1.log", p)["error"]["code"], kInvalidParams) << p.dump();
+}
+
+TEST_F(ApiTest, ObjectiveInWordsOrAsConfig) {
+  auto r = rpc("v1.objective", json::object());
+  EXPECT_EQ(r["result"]["changed"], false);
+  EXPECT_EQ(b_.objective_sets, 0);
+  r = rpc("v1.objective", {{"goal", "keep request latency p99 under 400 ms"}});
+  ASSERT_TRUE(r.contains("result")) << r.dump();
+  EXPECT_EQ(r["result"]["objective"]["signal"], "request_latency_p99");
+  EXPECT_EQ(r["result"]["objective"]["max_ms"], 400.0);
+  r = rpc("v1.objective", {{"objective", {{"signal", "lc_wait_p99"}, {"max", "15ms"}}}});
+  EXPECT_EQ(r["result"]["objective"]["max_ms"], 15.0);
+  EXPECT_EQ(b_.objective_sets, 2);
+  // Refused: nothing changes.
+  for (const json& p : {json{{"goal", "0.3"}}, json{{"goal", ""}}, json{{"goal", 20}}, json{{"goal", nullptr}},
+                        json{{"objective", {{"signal", "lc_wait_p99"}}}}, json{{"objective", "20ms"}},
+                        json{{"goal", "wait under 5ms"}, {"objective", {{"max", "5ms"}}}}, json{{"max", "5ms"}}}) {
+    r = rpc("v1.objective", p);
+    EXPECT_EQ(r["error"]["code"], kInvalidParams) << p.dump() << " -> " << r.dump();
+  }
+  EXPECT_EQ(b_.objective_sets, 2);
+  EXPECT_EQ(b_.objective_.max_ms, 15.0);
+}
+
+TEST_F(ApiTest, ResultsGoToTheRepositoryAndComeBackWithTheDocs) {
+  PolicyRecord rec;
+  rec.name = "latency";
+  rec.description = "l";
+  rec.pick_when = "burst";
+  b_.records.push_back(rec);
+  json result = {{"workload", "hackbench"}, {"metrics", {{"seconds", 1.25}}}, {"source", "test"}};
+  auto r = rpc("v1.result", {{"policy", "latency"}, {"result", result}});
+  ASSERT_TRUE(r.contains("result")) << r.dump();
+  EXPECT_EQ(r["result"]["results"], 1);
+  for (const json& p : {json{{"policy", "latency"}}, json{{"policy", "nope"}, {"result", result}},
+                        json{{"policy", "../x"}, {"result", result}},
+                        json{{"policy", "latency"}, {"result", {{"workload", "w"}, {"metrics", {{"x", "fast"}}}}}},
+                        json{{"policy", "latency"}, {"result", {{"workload", "w"}, {"metrics", {{"x", 1}}}, {"y", 1}}}}})
+    EXPECT_EQ(rpc("v1.result", p)["error"]["code"], kInvalidParams) << p.dump();
+  EXPECT_EQ(b_.records[0].results.size(), 1u);
+  auto docs = rpc("v1.policies", {{"docs", true}})["result"]["policies"];
+  EXPECT_EQ(docs[0]["results"][0]["metrics"]["seconds"], 1.25);
+  EXPECT_TRUE(docs[1]["results"].empty());  // throughput has no record here
+  EXPECT_FALSE(rpc("v1.policies", json::object())["result"]["policies"][0].contains("results"));
+}
+
+TEST_F(ApiTest, AdmitAndEvictCheckTheirParameters) {
+  auto r = rpc("v1.admit", {{"object", "/tmp/x.bpf.o"}, {"name", "fifo"}, {"slot", 3}, {"force_untested", true}});
+  ASSERT_TRUE(r.contains("result")) << r.dump();
+  ASSERT_EQ(b_.admits.size(), 1u);
+  EXPECT_EQ(b_.admits[0].name, "fifo");
+  EXPECT_EQ(b_.admits[0].slot, 3u);
+  EXPECT_TRUE(b_.admits[0].force_untested);
+  for (const json& p : {json::object(), json{{"object", "x.bpf.o"}}, json{{"object", ""}}, json{{"object", 5}},
+                        json{{"object", "/x.o"}, {"name", "../etc"}}, json{{"object", "/x.o"}, {"name", "Fifo"}},
+                        json{{"object", "/x.o"}, {"slot", AKTS_MAX_SLOTS}}, json{{"object", "/x.o"}, {"slot", -1}},
+                        json{{"object", "/x.o"}, {"slot", "1"}}, json{{"object", "/x.o"}, {"force_untested", "yes"}},
+                        json{{"object", "/x.o"}, {"record", "rel.json"}}, json{{"object", "/x.o"}, {"extra", 1}},
+                        json{{"object", "/x.o"}, {"description", std::string(501, 'd')}},
+                        json{{"object", "/x.o"}, {"replace", true}},
+                        json{{"object", "/x.o"}, {"replace", true}, {"slot", 1}, {"canary", "5s"}},
+                        json{{"object", "/x.o"}, {"canary", "0.5s"}}, json{{"object", "/x.o"}, {"canary", "1h"}}})
+    EXPECT_EQ(rpc("v1.admit", p)["error"]["code"], kInvalidParams) << p.dump();
+  EXPECT_EQ(b_.admits.size(), 1u);
+  r = rpc("v1.evict", {{"target", "throughput"}});
+  ASSERT_TRUE(r.contains("result")) << r.dump();
+  EXPECT_EQ(b_.evicted, std::vector<uint32_t>{1});
+  for (const json& t : {json("nope"), json(5), json("0.3"), json(-1), json(nullptr)})
+    EXPECT_EQ(rpc("v1.evict", {{"target", t}})["error"]["code"], kInvalidParams) << t.dump();
+  EXPECT_EQ(b_.evicted.size(), 1u);
 }
 
 }  // namespace akts::control

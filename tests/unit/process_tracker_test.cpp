@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "akts.h"
+#include "fake_sched_policy_ops.h"
 
 namespace akts {
 namespace {
@@ -22,22 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 constexpr int kExt = 7;
 
-class FakeOps : public SchedPolicyOps {
- public:
-  int get(pid_t tid) override {
-    auto it = policy.find(tid);
-    return it == policy.end() ? -ESRCH : it->second;
-  }
-  int set(pid_t tid, int p) override {
-    auto it = policy.find(tid);
-    if (it == policy.end()) return -ESRCH;
-    it->second = p;
-    ++sets[tid];
-    return 0;
-  }
-  std::map<pid_t, int> policy;
-  std::map<pid_t, int> sets;
-};
+using FakeOps = FakeSchedPolicyOps;
 
 class FakeProc {
  public:
@@ -169,6 +155,148 @@ TEST_F(TrackerTest, AReusedPidIsANewProcess) {
   // Released on shutdown: still nothing done to the newcomer.
   t.restore_all();
   EXPECT_EQ(ops_.sets[100], 0);
+}
+
+// A daemon that dies leaves its record; the next one takes it up.
+TEST_F(TrackerTest, ARestartedTrackerKeepsExplicitClassesAndOwnPolicies) {
+  proc_.add(100, 1, "server", 5, {100, 101});
+  proc_.add(200, 1, "hog", 6, {200});
+  ops_.policy = {{100, SCHED_OTHER}, {101, SCHED_BATCH}, {200, SCHED_IDLE}};
+  nlohmann::json rec;
+  {
+    auto a = make({comm("hog")});
+    ASSERT_TRUE(a.classify_explicit(100, AKTS_CLASS_LC).ok());
+    a.scan();
+    rec = a.record();
+    // The daemon is killed here: nothing is restored.
+  }
+  for (pid_t tid : {100, 101, 200}) ASSERT_EQ(ops_.policy[tid], kExt);
+  rec_.classes.clear();
+  auto b = make({comm("hog")});
+  ASSERT_TRUE(b.adopt_record(rec).ok());
+  // Killed again before its first pass: its own record still holds everything.
+  EXPECT_EQ(b.record(), rec);
+  b.scan();
+  EXPECT_EQ(b.managed_count(), 2u);
+  EXPECT_EQ(rec_.classes[100], AKTS_CLASS_LC);  // the explicit class came back
+  EXPECT_EQ(rec_.classes[200], AKTS_CLASS_BE);  // the rule's
+  auto again = b.record();
+  EXPECT_TRUE(again["processes"][0]["explicit"].get<bool>());
+  b.restore_all();
+  EXPECT_EQ(ops_.policy[100], SCHED_OTHER);
+  EXPECT_EQ(ops_.policy[101], SCHED_BATCH);  // its own, not SCHED_OTHER
+  EXPECT_EQ(ops_.policy[200], SCHED_IDLE);
+}
+
+TEST_F(TrackerTest, RecordedThreadsNoRuleManagesGoBackAfterTheFirstPass) {
+  proc_.add(200, 1, "hog", 6, {200, 201});
+  ops_.policy = {{200, SCHED_BATCH}, {201, SCHED_OTHER}};
+  nlohmann::json rec;
+  {
+    auto a = make({comm("hog")});
+    a.scan();
+    rec = a.record();
+  }
+  auto b = make();  // the new config no longer names hog
+  ASSERT_TRUE(b.adopt_record(rec).ok());
+  EXPECT_EQ(ops_.policy[200], kExt);  // nothing before a complete pass
+  b.scan();
+  EXPECT_EQ(b.managed_count(), 0u);
+  EXPECT_EQ(ops_.policy[200], SCHED_BATCH);
+  EXPECT_EQ(ops_.policy[201], SCHED_OTHER);
+}
+
+TEST_F(TrackerTest, ARecordIsForItsProcessesOnly) {
+  proc_.add(100, 1, "server", 5, {100});
+  ops_.policy = {{100, SCHED_OTHER}};
+  nlohmann::json rec;
+  {
+    auto a = make();
+    ASSERT_TRUE(a.classify_explicit(100, AKTS_CLASS_LC).ok());
+    rec = a.record();
+  }
+  // Pid 100 is reused by an unrelated process in SCHED_EXT (someone else put it there).
+  proc_.add(100, 1, "unrelated", 9, {100});
+  ops_.sets.clear();
+  auto b = make();
+  ASSERT_TRUE(b.adopt_record(rec).ok());
+  b.scan();
+  EXPECT_EQ(b.managed_count(), 0u);
+  EXPECT_EQ(ops_.sets[100], 0);
+  auto n = ProcessTracker::release_record(rec, proc_.root(), ops_);
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 0u);
+  EXPECT_EQ(ops_.sets[100], 0);
+}
+
+TEST_F(TrackerTest, TheReaperGivesEveryRecordedThreadItsOwnPolicy) {
+  proc_.add(100, 1, "server", 5, {100, 101, 102});
+  ops_.policy = {{100, SCHED_OTHER}, {101, SCHED_BATCH}, {102, SCHED_FIFO}};
+  nlohmann::json rec;
+  {
+    auto a = make();
+    ASSERT_TRUE(a.classify_explicit(100, AKTS_CLASS_LC).ok());
+    rec = a.record();
+  }
+  ops_.policy[101] = SCHED_IDLE;  // left SCHED_EXT on its own meanwhile: its choice stays
+  auto n = ProcessTracker::release_record(rec, proc_.root(), ops_);
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 1u);
+  EXPECT_EQ(ops_.policy[100], SCHED_OTHER);
+  EXPECT_EQ(ops_.policy[101], SCHED_IDLE);
+  EXPECT_EQ(ops_.policy[102], SCHED_FIFO);  // never moved
+}
+
+// What the record could not know yet: a thread born since it was written, a child forked since.
+TEST_F(TrackerTest, TheReaperAlsoGivesBackWhatWasBornAfterTheRecord) {
+  proc_.add(100, 1, "server", 5, {100, 101});
+  proc_.add(400, 1, "stranger", 7, {400});  // in SCHED_EXT by its own choice, not akts's
+  ops_.policy = {{100, SCHED_OTHER}, {101, SCHED_BATCH}, {400, kExt}};
+  nlohmann::json rec;
+  {
+    auto a = make();
+    ASSERT_TRUE(a.classify_explicit(100, AKTS_CLASS_LC).ok());
+    rec = a.record();
+  }
+  proc_.add(100, 1, "server", 5, {100, 101, 102});  // a new thread, born in SCHED_EXT
+  proc_.add(300, 100, "child", 9, {300, 301});      // a child, and its child
+  proc_.add(310, 300, "grandchild", 10, {310});
+  ops_.policy[102] = kExt;
+  ops_.policy[300] = ops_.policy[301] = ops_.policy[310] = kExt;
+  auto n = ProcessTracker::release_record(rec, proc_.root(), ops_);
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 6u);
+  EXPECT_EQ(ops_.policy[101], SCHED_BATCH);
+  for (pid_t tid : {100, 102, 300, 301, 310}) EXPECT_EQ(ops_.policy[tid], SCHED_OTHER) << tid;
+  EXPECT_EQ(ops_.policy[400], kExt);  // not akts's to touch
+}
+
+TEST_F(TrackerTest, AMalformedRecordChangesNothing) {
+  proc_.add(100, 1, "server", 5, {100});
+  ops_.policy = {{100, kExt}};
+  for (const char* text :
+       {"null", "[]", R"({"processes": 3})", R"({"processes": [{"pid": 100}]})",
+        R"({"processes": [{"pid": 100, "start_time": 5, "class": "rt"}]})",
+        R"({"processes": [{"pid": 1, "start_time": 5, "class": "lc"}]})",
+        R"({"processes": [{"pid": 100, "start_time": 5, "class": "lc", "threads": {"100": 0}}]})",
+        R"({"processes": [{"pid": 100, "start_time": 5, "class": "lc", "threads": [[100]]}]})",
+        R"({"processes": [{"pid": -100, "start_time": 5, "class": "lc"}]})",
+        R"({"processes": [{"pid": 100, "start_time": 5, "class": "lc", "explicit": "yes"}]})",
+        R"({"processes": [{"pid": 100, "start_time": 5, "class": "lc", "threads": [[99999999999, 0]]}]})"}) {
+    auto rec = nlohmann::json::parse(text);
+    auto t = make();
+    EXPECT_FALSE(t.adopt_record(rec).ok()) << text;
+    t.scan();
+    EXPECT_EQ(t.managed_count(), 0u) << text;
+    EXPECT_FALSE(ProcessTracker::release_record(rec, proc_.root(), ops_).ok()) << text;
+    EXPECT_EQ(ops_.policy[100], kExt) << text;
+  }
+  // A recorded policy that was never a thread's own comes back as SCHED_OTHER.
+  auto odd = nlohmann::json::parse(R"({"processes": [{"pid": 100, "start_time": 5, "class": "lc",
+                                                      "threads": [[100, 1]]}]})");
+  auto n = ProcessTracker::release_record(odd, proc_.root(), ops_);
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(ops_.policy[100], SCHED_OTHER);
 }
 
 TEST_F(TrackerTest, RestoreActsOnlyOnTheProcessItManaged) {

@@ -4,8 +4,10 @@
 // sampler's windows from fake sources.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "reasoning/arbiter.h"
 #include "reasoning/decision_log.h"
@@ -53,6 +55,33 @@ TEST(Arbiter, AHoldBeatsAnOperatorSwitchWhichBeatsAController) {
   EXPECT_NE(v.reason.find("operator"), std::string::npos);
   EXPECT_TRUE(a.controller_proposes(0, t + 31s + o.operator_grace).applied);
   EXPECT_EQ(sel.selected, 0u);
+}
+
+TEST(Arbiter, NoSelectionChangesWhileAnExclusiveSectionRuns) {
+  // A replacement checks its slot is not selected, then overwrites it: a switch in between would run half of each.
+  FakeSelection sel;
+  ArbiterOptions o;
+  o.min_dwell = 0ms;
+  Arbiter a(sel.plane(), o);
+  std::atomic<bool> inside{false}, switched{false};
+  std::vector<uint32_t> seen;
+  std::thread replacer([&] {
+    (void)a.exclusive([&] {
+      inside = true;
+      for (int i = 0; i < 20; ++i) {
+        seen.push_back(sel.selected);
+        std::this_thread::sleep_for(5ms);
+      }
+      EXPECT_FALSE(switched.load());
+      return Status{};
+    });
+  });
+  while (!inside) std::this_thread::yield();
+  ASSERT_TRUE(a.operator_switch(0, Clock::now()));  // waits for the section to end
+  switched = true;
+  replacer.join();
+  EXPECT_EQ(sel.selected, 0u);
+  for (uint32_t s : seen) EXPECT_EQ(s, 1u);
 }
 
 TEST(Arbiter, TheBreakersOverrideLocksEveryoneButOperatorsStillStoreTheirSelection) {

@@ -1,0 +1,168 @@
+// `akts admit`: gates 1 and 2 here (compile, static checks), then the daemon's v1.admit (gates 2 to 4 again there).
+#include "cli/admit_commands.h"
+
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "admission/compile.h"
+#include "admission/static_check.h"
+#include "cli/exit_codes.h"
+#include "control/unix_server.h"
+
+namespace akts::cli {
+namespace {
+
+using json = nlohmann::json;
+
+void print_gate(const json& g, int number) {
+  std::string gate = g.value("gate", "?");
+  bool passed = g.value("passed", false);
+  std::string detail;
+  if (gate == "static") {
+    for (const auto& f : g["findings"])
+      if (!f.value("ok", true) || passed) detail += fmt::format("\n      {}: {}", f.value("rule", ""), f.value("detail", ""));
+  } else if (gate == "compile") {
+    detail = passed ? " -> " + g.value("object", "") : "\n" + g.value("output", "");
+  } else {
+    detail = " " + g.value("detail", "");
+    if (g.contains("log") && g["log"].is_array())
+      for (const auto& l : g["log"]) detail += "\n      " + l.get<std::string>();
+  }
+  std::cout << fmt::format("gate {} {:<9} {}{}\n", number, gate, passed ? "passed" : "REFUSED", detail);
+}
+
+}  // namespace
+
+int cmd_admit(const ClientOptions& o, const AdmitFlags& f) {
+  std::error_code ec;
+  if (!std::filesystem::exists(f.file, ec)) {
+    std::cerr << fmt::format("akts: no file {}\n", f.file);
+    return kExitUsage;
+  }
+  json gates = json::array();
+  std::string object = std::filesystem::absolute(f.file, ec).string();
+  bool source = f.file.size() > 2 && f.file.compare(f.file.size() - 2, 2, ".c") == 0;
+  auto done = [&](int code, json extra = json::object()) {
+    if (o.json) {
+      extra["gates"] = gates;
+      std::cout << extra.dump(2) << "\n";
+    }
+    return code;
+  };
+  // The compiled object's directory goes when the command ends, unless --check asked only for the object.
+  std::string work_dir;
+  struct Cleanup {
+    std::string* dir;
+    ~Cleanup() { admission::remove_work_dir(*dir); }
+  } cleanup{&work_dir};
+  if (source) {
+    admission::CompileOptions co;
+    co.btf = f.btf;
+    co.include_dirs = f.include_dirs;
+    auto c = admission::compile_source(object, co);
+    if (!c) {
+      std::cerr << "akts: " << c.error().to_string() << "\n";
+      return c.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitFail;
+    }
+    if (!f.check_only || !c->passed) work_dir = c->work_dir;
+    gates.push_back(c->to_json());
+    if (!o.json) print_gate(gates.back(), 1);
+    if (!c->passed) return done(kExitFail, {{"admitted", false}, {"refused_at", "compile"}});
+    object = c->object;
+  }
+  auto st = admission::check_object(object);
+  if (!st) {
+    std::cerr << "akts: " << st.error().to_string() << "\n";
+    return kExitUsage;
+  }
+  gates.push_back(st->to_json());
+  if (!o.json) print_gate(gates.back(), 2);
+  if (!st->passed) return done(kExitFail, {{"admitted", false}, {"refused_at", "static"}});
+  if (f.check_only) return done(kExitOk, {{"checked", true}, {"object", object}});
+
+  json params = {{"object", object}, {"force_untested", f.force_untested}};
+  if (!f.name.empty()) params["name"] = f.name;
+  if (!f.record.empty()) params["record"] = std::filesystem::absolute(f.record, ec).string();
+  if (!f.description.empty()) params["description"] = f.description;
+  if (!f.pick_when.empty()) params["pick_when"] = f.pick_when;
+  if (f.slot >= 0) params["slot"] = f.slot;
+  if (!f.canary.empty()) params["canary"] = f.canary;
+  if (f.replace) params["replace"] = true;
+  auto r = control::rpc_call(o.socket, "v1.admit", params, 120000);
+  if (!r) {
+    if (o.json) return done(r.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitFail,
+                            {{"error", r.error().to_string()}});
+    std::cerr << "akts: " << r.error().to_string() << "\n";
+    if (r.error().kind == ErrorKind::kUnsupported) return kExitNoDaemon;
+    return r.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitFail;
+  }
+  // The daemon's own verdicts (it checks the object again: it trusts no client).
+  json daemon_gates = (*r)["gates"];
+  if (!o.json) {
+    int n = 2;
+    for (const auto& g : daemon_gates) {
+      if (g.value("gate", "") == "static") continue;  // said above, and the same
+      print_gate(g, ++n);
+    }
+    if ((*r)["admitted"].get<bool>())
+      std::cout << fmt::format("admitted {} into slot {} in {:.0f} ms (sha256 {})\n", (*r)["name"].get<std::string>(),
+                               (*r)["slot"].get<uint32_t>(), (*r)["took_ms"].get<double>(),
+                               (*r)["sha256"].get<std::string>().substr(0, 16));
+  }
+  for (const auto& g : daemon_gates) gates.push_back(g);
+  json extra = *r;
+  extra.erase("gates");
+  bool admitted = (*r)["admitted"].get<bool>();
+  // Gate 5: follow the canary until the daemon judges it.
+  if (admitted && extra.contains("canary")) {
+    json c = extra["canary"];
+    double shown = -1;
+    while (c.value("state", "") == "running") {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      auto a = control::rpc_call(o.socket, "v1.admission", json::object());
+      if (!a) {
+        std::cerr << "akts: the canary's state is unknown: " << a.error().to_string() << "\n";
+        return kExitFail;
+      }
+      c = (*a).value("canary", json::object());
+      double el = c.value("elapsed_s", 0.0);
+      if (!o.json && el - shown >= 2) {
+        std::cout << fmt::format("gate 5 canary    running {:.0f} s of {:.0f} s, {} windows judged\n", el,
+                                 c.value("length_s", 0.0), c.value("windows", 0));
+        shown = el;
+      }
+    }
+    extra["canary"] = c;
+    gates.push_back({{"gate", "canary"}, {"passed", c.value("state", "") == "passed"}, {"detail", c.value("reason", "")}});
+    if (!o.json)
+      std::cout << fmt::format("gate 5 canary    {} {}{}\n", c.value("state", "") == "passed" ? "passed" : "REFUSED",
+                               c.value("reason", ""),
+                               c.value("state", "") == "passed" ? "" : fmt::format(" (slot {} selected again, the new policy evicted)", c.value("previous", 0)));
+    admitted = c.value("state", "") == "passed";
+    extra["admitted"] = admitted;
+    if (!admitted) extra["refused_at"] = "canary";
+  }
+  return done(admitted ? kExitOk : kExitFail, extra);
+}
+
+int cmd_evict(const ClientOptions& o, const std::string& target) {
+  json t = target;
+  if (!target.empty() && std::all_of(target.begin(), target.end(), ::isdigit) && target.size() < 10)
+    t = std::stoul(target);
+  auto r = control::rpc_call(o.socket, "v1.evict", {{"target", t}});
+  if (!r) {
+    std::cerr << "akts: " << r.error().to_string() << "\n";
+    if (r.error().kind == ErrorKind::kUnsupported) return kExitNoDaemon;
+    return r.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitFail;
+  }
+  if (o.json)
+    std::cout << r->dump(2) << "\n";
+  else
+    std::cout << fmt::format("evicted {} from slot {}\n", (*r)["name"].get<std::string>(), (*r)["slot"].get<uint32_t>());
+  return kExitOk;
+}
+
+}  // namespace akts::cli

@@ -1,0 +1,305 @@
+// The named scenarios: their programs, how they start and stop, what is read from their output.
+#include "workload/scenarios.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <mutex>
+#include <regex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "common/text.h"
+
+namespace akts::workload {
+namespace {
+
+struct Proc {
+  std::vector<std::string> argv;
+  std::string cls;  // "lc" or "be"
+  pid_t pid = -1;
+  int out_fd = -1;  // a memfd holding what it printed
+  int gate_fd = -1;  // written once it is classified: then it executes
+  int status = -1;
+  bool done = false;
+};
+
+unsigned ncpu() {
+  unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : n;
+}
+
+std::string read_all(int fd) {
+  std::string s;
+  if (::lseek(fd, 0, SEEK_SET) < 0) return s;
+  char buf[8192];
+  ssize_t n;
+  while (s.size() < (size_t{1} << 20) && (n = ::read(fd, buf, sizeof(buf))) > 0) s.append(buf, static_cast<size_t>(n));
+  return s;
+}
+
+// Forks a child that waits for the gate, then executes argv with its output in a memfd.
+Status start(Proc& p) {
+  int gate[2];
+  if (::pipe2(gate, O_CLOEXEC) != 0) return sys_error("pipe", errno);
+  p.out_fd = ::memfd_create("akts-workload", MFD_CLOEXEC);
+  if (p.out_fd < 0) {
+    int e = errno;
+    ::close(gate[0]);
+    ::close(gate[1]);
+    return sys_error("memfd_create", e);
+  }
+  std::vector<char*> argv;
+  for (auto& a : p.argv) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    int e = errno;
+    ::close(gate[0]);
+    ::close(gate[1]);
+    return sys_error("fork", e);
+  }
+  if (pid == 0) {
+    // If the server dies (killed, say) its scenario dies with it rather than run on unobserved.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) _exit(125);
+    ::setpgid(0, 0);
+    ::close(gate[1]);  // so that the parent's close is an end of file here
+    ::dup2(p.out_fd, 1);
+    ::dup2(p.out_fd, 2);
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, 0);
+    char go = 0;
+    if (::read(gate[0], &go, 1) != 1 || go != 'g') _exit(125);  // the parent gave up on it
+    // Nothing of the server's (its sockets, its other scenarios' descriptors) goes into the program.
+    ::close_range(3, ~0U, 0);
+    ::execvp(argv[0], argv.data());
+    dprintf(2, "cannot execute %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+  }
+  ::setpgid(pid, pid);
+  ::close(gate[0]);
+  p.pid = pid;
+  p.gate_fd = gate[1];
+  return {};
+}
+
+void kill_all(std::vector<Proc>& procs) {
+  for (auto& p : procs)
+    if (p.pid > 0 && !p.done) ::kill(-p.pid, SIGKILL);
+  for (auto& p : procs) {
+    if (p.gate_fd >= 0) ::close(p.gate_fd);
+    p.gate_fd = -1;
+    if (p.pid > 0 && !p.done) {
+      ::waitpid(p.pid, &p.status, 0);
+      p.done = true;
+    }
+  }
+}
+
+// Closes every output descriptor on every way out of run().
+struct CloseOutputs {
+  std::vector<Proc>& procs;
+  ~CloseOutputs() {
+    for (auto& p : procs)
+      if (p.out_fd >= 0) ::close(p.out_fd);
+  }
+};
+
+std::optional<double> last_number(const std::string& out, const std::regex& re, size_t group) {
+  std::optional<double> v;
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), re); it != std::sregex_iterator(); ++it) {
+    try {
+      v = std::stod((*it)[group].str());
+    } catch (...) {
+    }
+  }
+  return v;
+}
+
+}  // namespace
+
+const std::vector<std::string>& scenario_names() {
+  static const std::vector<std::string> v = {"wakeup_latency", "hackbench", "cpu_throughput"};
+  return v;
+}
+
+Result<ScenarioArgs> parse_args(const json& a) {
+  if (!a.is_object()) return make_error(ErrorKind::kInvalidArgument, "arguments must be an object {scenario, seconds}");
+  ScenarioArgs out;
+  for (const auto& [k, v] : a.items()) {
+    if (k == "scenario") {
+      if (!v.is_string()) return make_error(ErrorKind::kInvalidArgument, "scenario must be a string");
+      out.scenario = v.get<std::string>();
+    } else if (k == "seconds") {
+      if (!(v.is_number_integer() || v.is_number_unsigned()) || v.get<int64_t>() < 1 || v.get<int64_t>() > 60)
+        return errorf(ErrorKind::kInvalidArgument, "seconds must be a whole number from 1 to 60, not {}",
+                      excerpt(v.dump(-1, ' ', false, json::error_handler_t::replace)));
+      out.seconds = static_cast<int>(v.get<int64_t>());
+    } else {
+      return errorf(ErrorKind::kInvalidArgument, "unknown argument \"{}\" (scenario, seconds)", excerpt(k));
+    }
+  }
+  bool known = false;
+  for (const auto& n : scenario_names()) known = known || n == out.scenario;
+  if (!known)
+    return errorf(ErrorKind::kInvalidArgument, "'{}' is not a scenario (wakeup_latency, hackbench, cpu_throughput)",
+                  excerpt(out.scenario));
+  return out;
+}
+
+std::optional<json> parse_cyclictest(const std::string& out) {
+  static const std::regex re(R"(Min:\s*(\d+)\s+Act:\s*(\d+)\s+Avg:\s*(\d+)\s+Max:\s*(\d+))");
+  std::smatch m, last;
+  bool found = false;
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), re); it != std::sregex_iterator(); ++it) {
+    last = *it;
+    found = true;
+  }
+  if (!found) return std::nullopt;
+  return json{{"min", std::stod(last[1].str())}, {"avg", std::stod(last[3].str())}, {"max", std::stod(last[4].str())}};
+}
+
+std::optional<double> parse_stress_ng_bogo_ops_per_s(const std::string& out) {
+  // "stress-ng: metrc: [123] cpu   12345   5.00   9.90   0.01   2469.00   1245.00"
+  static const std::regex re(R"(\]\s+cpu\s+\d+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+([\d.]+))");
+  return last_number(out, re, 1);
+}
+
+std::optional<double> parse_hackbench_seconds(const std::string& out) {
+  static const std::regex re(R"(Time:\s*([\d.]+))");
+  return last_number(out, re, 1);
+}
+
+std::optional<double> parse_sysbench_events_per_s(const std::string& out) {
+  static const std::regex re(R"(events per second:\s*([\d.]+))");
+  return last_number(out, re, 1);
+}
+
+json flatten_metrics(const json& metrics) {
+  json out = json::object();
+  for (const auto& [k, v] : metrics.items()) {
+    if (v.is_object()) {
+      const json inner = flatten_metrics(v);  // a named value: items() of a temporary would dangle
+      for (const auto& [k2, v2] : inner.items()) out[k + "." + k2] = v2;
+    } else if (v.is_number()) {
+      out[k] = v;
+    }
+  }
+  return out;
+}
+
+Result<json> run(const ScenarioArgs& a, const Hooks& hooks, const std::atomic<bool>& cancelled) {
+  std::vector<Proc> procs;
+  std::string s = std::to_string(a.seconds);
+  std::string cpus = std::to_string(ncpu());
+  if (a.scenario == "wakeup_latency") {
+    procs.push_back({{"cyclictest", "-q", "-t1", "-i", "1000", "-D", s + "s"}, "lc"});
+    procs.push_back({{"stress-ng", "--cpu", cpus, "--timeout", s + "s", "--metrics-brief"}, "be"});
+  } else if (a.scenario == "hackbench") {
+    // About a second of work per 100 loops at 4 groups on two TCG vCPUs; ends on its own.
+    procs.push_back({{"hackbench", "-g", "4", "-l", std::to_string(100 * a.seconds)}, "be"});
+  } else if (a.scenario == "cpu_throughput") {
+    procs.push_back({{"sysbench", "cpu", "--threads=" + cpus, "--time=" + s, "run"}, "be"});
+  } else {
+    return errorf(ErrorKind::kInvalidArgument, "'{}' is not a scenario", excerpt(a.scenario));
+  }
+
+  // One scenario at a time in this process: two at once would share the CPUs and each report half.
+  static std::mutex one_at_a_time;
+  std::unique_lock busy(one_at_a_time, std::try_to_lock);
+  if (!busy.owns_lock())
+    return make_error(ErrorKind::kBusy, "another scenario is running; its figures would be shared: wait for it");
+  CloseOutputs close_outputs{procs};
+  std::optional<std::string> policy = hooks.policy ? hooks.policy() : std::nullopt;
+  for (auto& p : procs) {
+    if (auto st = start(p); !st) {
+      kill_all(procs);
+      return st.error();
+    }
+    if (hooks.classify) {
+      if (auto st = hooks.classify(p.pid, p.cls); !st) {
+        kill_all(procs);
+        return errorf(ErrorKind::kSystem, "cannot classify {} as {}: {}", p.argv[0], p.cls, st.error().message);
+      }
+    }
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  for (auto& p : procs) {
+    if (::write(p.gate_fd, "g", 1) != 1) {
+      kill_all(procs);
+      return sys_error("cannot start " + p.argv[0], errno);
+    }
+    ::close(p.gate_fd);
+    p.gate_fd = -1;
+  }
+  // Each program ends on its own after `seconds`; a margin for start-up, then it is killed.
+  auto deadline = t0 + std::chrono::seconds(a.seconds + 30);
+  for (;;) {
+    bool all = true;
+    for (auto& p : procs) {
+      if (p.done) continue;
+      if (::waitpid(p.pid, &p.status, WNOHANG) == p.pid)
+        p.done = true;
+      else
+        all = false;
+    }
+    if (all) break;
+    if (cancelled.load()) {
+      kill_all(procs);
+      return make_error(ErrorKind::kInvalidArgument, "cancelled: every process of the scenario was stopped");
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill_all(procs);
+      return errorf(ErrorKind::kTimeout, "{} did not end within {} s: stopped", a.scenario, a.seconds + 30);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  json processes = json::array();
+  std::vector<std::string> outs;
+  for (auto& p : procs) {
+    outs.push_back(read_all(p.out_fd));
+    int code = WIFEXITED(p.status) ? WEXITSTATUS(p.status) : 128 + WTERMSIG(p.status);
+    processes.push_back({{"program", p.argv[0]}, {"class", p.cls}, {"exit", code}});
+    if (code != 0)
+      return errorf(ErrorKind::kSystem, "{} exited with {}: {}", p.argv[0], code,
+                    excerpt(valid_utf8(outs.back()), 300));
+  }
+  json metrics;
+  auto missing = [&](const std::string& what, const std::string& out) {
+    return errorf(ErrorKind::kSystem, "cannot read {} from the output: {}", what, excerpt(valid_utf8(out), 300));
+  };
+  if (a.scenario == "wakeup_latency") {
+    auto lat = parse_cyclictest(outs[0]);
+    if (!lat) return missing("cyclictest's latencies", outs[0]);
+    auto ops = parse_stress_ng_bogo_ops_per_s(outs[1]);
+    if (!ops) return missing("stress-ng's bogo ops/s", outs[1]);
+    metrics = {{"lc_wakeup_us", *lat}, {"be_bogo_ops_per_s", *ops}};
+  } else if (a.scenario == "hackbench") {
+    auto t = parse_hackbench_seconds(outs[0]);
+    if (!t) return missing("hackbench's time", outs[0]);
+    metrics = {{"seconds", *t}};
+  } else {
+    auto e = parse_sysbench_events_per_s(outs[0]);
+    if (!e) return missing("sysbench's events per second", outs[0]);
+    metrics = {{"events_per_s", *e}};
+  }
+  std::optional<std::string> policy_end = hooks.policy ? hooks.policy() : std::nullopt;
+  return json{{"scenario", a.scenario},
+              {"seconds", took},
+              {"policy", policy ? json(*policy) : json(nullptr)},
+              {"policy_at_end", policy_end ? json(*policy_end) : json(nullptr)},
+              {"metrics", metrics},
+              {"processes", processes}};
+}
+
+}  // namespace akts::workload

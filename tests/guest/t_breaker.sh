@@ -1,0 +1,103 @@
+# The circuit breaker in the daemon, on a policy of the library: under
+# `throughput` an LC task waits behind ten CPU hogs on one CPU (20 ms slices
+# each), so its oldest wait passes the breaker's threshold before the guard's
+# max_wait. The breaker trips in the kernel, the daemon reports it (status,
+# decision log), an operator's switch cannot undo it, and after the cool-down
+# the selection rules again.
+breaker_field() { # python expression on the status JSON `s`
+	akts status --socket "$BRK_SOCK" --json | python3 -c "
+import json, sys
+s = json.load(sys.stdin)
+print($1)"
+}
+
+t_breaker() {
+	BRK_SOCK=/run/akts/breaker.sock
+	local cfg=$OUT/breaker.json log=$OUT/breaker_daemon.log dec=$OUT/breaker_decisions.jsonl i
+	cat >"$cfg" <<JSON
+{"socket": "$BRK_SOCK", "policies": ["latency", "throughput"], "initial": "throughput", "audit_log": "",
+ "breaker": {"cooldown": "2s", "calm": "500ms"},
+ "decision_log": {"path": "$dec"},
+ "classes": [{"class": "be", "comm": "stress-ng"}]}
+JSON
+	akts daemon -c "$cfg" >"$log" 2>&1 &
+	local dpid=$!
+	for i in $(seq 1 100); do [[ -S $BRK_SOCK ]] && break; sleep 0.1; done
+	if [[ "$(breaker_field 's["breaker"]["params"]["armed"]')" == True ]]; then
+		ok "the breaker is armed by default: $(breaker_field 's["breaker"]["params"]' | cut -c1-160)"
+	else
+		not_ok "the breaker is armed by default"
+	fi
+	taskset -c 0 stress-ng --cpu 10 --timeout 60s >/dev/null 2>&1 &
+	local hogs=$!
+	taskset -c 0 sh -c 'while :; do :; done' &
+	local lc=$!
+	akts classify --socket "$BRK_SOCK" $lc lc >/dev/null
+	local trips=0
+	for i in $(seq 1 100); do
+		trips=$(breaker_field 's["breaker"]["trips"]')
+		((trips > 0)) && break
+		sleep 0.1
+	done
+	if ((trips > 0)); then
+		ok "the breaker tripped under throughput: $(breaker_field 's["breaker"]["last_trip"]')"
+	else
+		not_ok "the breaker tripped under throughput within 10 s"
+	fi
+	local eff
+	eff=$(breaker_field 's["effective"]["slot"], s["override"]["active"], s["breaker"]["holding_slot"]')
+	if [[ $eff == "2147483647 True default" ]]; then
+		ok "the built-in default runs while tripped (effective, override, holding: $eff)"
+	else
+		not_ok "the built-in default runs while tripped (got $eff)"
+	fi
+	# An operator's (or a controller's) store of another slot cannot undo it; the daemon says so.
+	local out
+	out=$(akts switch --socket "$BRK_SOCK" latency 2>&1)
+	eff=$(breaker_field 's["effective"]["slot"]')
+	if [[ $eff == 2147483647 ]] && grep -q override <<<"$out"; then
+		ok "a switch during the cool-down does not undo the trip: ${out//$'\n'/ }"
+	else
+		not_ok "a switch during the cool-down does not undo the trip (effective $eff; ${out//$'\n'/ })"
+	fi
+	if grep -q '"source":"breaker".*"action":"trip"\|"action":"trip".*"source":"breaker"' "$dec" ||
+		akts log --socket "$BRK_SOCK" --json 2>/dev/null | grep -q '"breaker"'; then
+		ok "the trip is in the decision log"
+	else
+		not_ok "the trip is in the decision log"
+	fi
+	grep -q "circuit breaker tripped" "$log" && ok "the daemon logged the trip: $(grep -m1 'circuit breaker tripped' "$log" | cut -c1-160)" ||
+		not_ok "the daemon logged the trip"
+	# latency protects the LC task: after the cool-down the breaker lets go, and does not trip again.
+	akts switch --socket "$BRK_SOCK" latency >/dev/null
+	local tripped=True
+	for i in $(seq 1 80); do
+		tripped=$(breaker_field 's["breaker"]["tripped"]')
+		[[ $tripped == False ]] && break
+		sleep 0.1
+	done
+	eff=$(breaker_field 's["effective"]["slot"], s["breaker"]["trips"]')
+	if [[ $tripped == False && ${eff%% *} == 0 ]]; then
+		ok "after the cool-down latency runs again (effective, trips: $eff)"
+	else
+		not_ok "after the cool-down latency runs again (tripped $tripped; effective, trips: $eff)"
+	fi
+	sleep 1
+	local trips2
+	trips2=$(breaker_field 's["breaker"]["trips"]')
+	if [[ $trips2 == "$trips" || $trips2 == "$((trips))" ]]; then
+		ok "no trip under latency ($trips2 in all)"
+	else
+		not_ok "no trip under latency (trips $trips -> $trips2)"
+	fi
+	kill $lc $hogs 2>/dev/null
+	wait $lc $hogs 2>/dev/null
+	kill -TERM $dpid
+	wait $dpid
+	local rc=$?
+	if ((rc == 0)) && [[ "$(cat /sys/kernel/sched_ext/state)" == disabled ]]; then
+		ok "the daemon stopped cleanly after the trips (no ejection)"
+	else
+		not_ok "the daemon stopped cleanly after the trips (exit $rc; $(tail -n 2 "$log" | tr '\n' ' '))"
+	fi
+}

@@ -1,0 +1,98 @@
+# Live parameters (bpf/akts.h, Parameters; v1.params, v1.set, akts params/set): the values in force are listed
+# with their ranges; bad values are refused and change nothing; a new slice takes effect while the policy runs
+# (two CPU hogs sharing one CPU switch about once a slice), and the change is in the decision log.
+PRM_SOCK=/run/akts/params.sock
+
+prm_value() { # POLICY PARAM -> the value in force (ns for a duration)
+	akts params "$1" --socket $PRM_SOCK --json | python3 -c '
+import json, sys
+p = json.load(sys.stdin)["policies"][0]
+print(next(q["value"] for q in p["params"] if q["name"] == sys.argv[1]))' "$2"
+}
+
+prm_switches() { # pids... -> the sum of their threads' involuntary context switches
+	local p sum=0 n
+	for p in "$@"; do
+		n=$(awk '/^nonvoluntary_ctxt_switches/ {print $2}' /proc/"$p"/status 2>/dev/null || echo 0)
+		sum=$((sum + ${n:-0}))
+	done
+	echo $sum
+}
+
+t_params() {
+	local cfg=$OUT/params.json out rc
+	cat >"$cfg" <<JSON
+{"socket": "$PRM_SOCK", "policies": ["latency", "throughput"], "initial": "throughput", "state_file": "",
+ "audit_log": "$OUT/params_audit.jsonl", "repository": ""}
+JSON
+	akts daemon -c "$cfg" >"$OUT/params_daemon.log" 2>&1 &
+	local d=$!
+	for i in $(seq 1 200); do
+		[[ -S $PRM_SOCK ]] && akts status --socket $PRM_SOCK >/dev/null 2>&1 && break
+		sleep 0.05
+	done
+	out=$(akts params --socket $PRM_SOCK 2>&1)
+	if [[ $out == *"slot 1 throughput"* && $out == *slice*20ms*"duration 100000 .. 100000000 (default 20000000)"* &&
+		$(prm_value latency slice) == 1000000 ]]; then
+		ok "akts params lists each policy's live parameters with type, range, default and the value in force"
+	else
+		not_ok "akts params: $out"
+	fi
+
+	# Refused, exit 2, the value unchanged, for every malformed or out-of-range value.
+	local bad=0 v
+	for v in 50us 1s fast "" -1 0.3 "5 ms" 5ms\;reboot; do
+		akts set throughput.slice "$v" --socket $PRM_SOCK >/dev/null 2>&1
+		rc=$?
+		((rc == 2)) || { bad=1; diag "akts set throughput.slice '$v' exited $rc"; }
+	done
+	local tg
+	for tg in throughput.nosuch nosuch.slice throughput latency.slice.x; do
+		akts set "$tg" 5ms --socket $PRM_SOCK >/dev/null 2>&1
+		rc=$?
+		((rc == 2)) || { bad=1; diag "akts set '$tg' 5ms exited $rc"; }
+	done
+	out=$(akts set throughput.slice 50us --socket $PRM_SOCK 2>&1)
+	if ((bad == 0)) && [[ $(prm_value throughput slice) == 20000000 && $out == *"100us to 100ms"* ]]; then
+		ok "bad values and targets are refused (exit 2) and change nothing: $out"
+	else
+		not_ok "bad parameter changes refused (value now $(prm_value throughput slice)): $out"
+	fi
+
+	# The effect while throughput runs: two hogs on CPU 1 switch about once per slice.
+	local h1 h2
+	taskset -c 1 bash -c 'while :; do :; done' &
+	h1=$!
+	taskset -c 1 bash -c 'while :; do :; done' &
+	h2=$!
+	akts classify --socket $PRM_SOCK $h1 be >/dev/null && akts classify --socket $PRM_SOCK $h2 be >/dev/null ||
+		not_ok "the hogs are classified (SCHED_EXT)"
+	sleep 1
+	local rate=() s0 s1 slice
+	for slice in 50ms 5ms 50ms; do
+		akts set throughput.slice $slice --socket $PRM_SOCK >/dev/null || not_ok "akts set throughput.slice $slice"
+		sleep 0.5
+		s0=$(prm_switches $h1 $h2)
+		sleep 3
+		s1=$(prm_switches $h1 $h2)
+		rate+=($(((s1 - s0) / 3)))
+	done
+	kill $h1 $h2 2>/dev/null
+	wait $h1 $h2 2>/dev/null
+	diag "t_param_switches_per_s 50ms=${rate[0]} 5ms=${rate[1]} 50ms=${rate[2]}"
+	if ((rate[1] > 2 * rate[0] && rate[1] > 2 * rate[2])); then
+		ok "a live slice change takes effect while the policy runs: the hogs switched ${rate[0]}/s at 50ms, ${rate[1]}/s at 5ms, ${rate[2]}/s at 50ms again (TCG)"
+	else
+		not_ok "the slice took effect (switches/s at 50ms, 5ms, 50ms: ${rate[*]})"
+	fi
+	if akts log --socket $PRM_SOCK --json -n 50 | grep -q '"throughput.slice: 5ms -> 50ms"' &&
+		grep -q '"v1.set"' "$OUT/params_audit.jsonl"; then
+		ok "each change is in the decision log and the audit log"
+	else
+		not_ok "the change is logged: $(akts log --socket $PRM_SOCK -n 5 2>&1 | tail -n 3)"
+	fi
+	kill -INT $d
+	wait $d
+	rc=$?
+	((rc == 0)) && ok "the daemon stopped cleanly" || not_ok "the daemon stopped cleanly (exit $rc)"
+}

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Admission's gate 3, inside a throwaway sched_ext guest (run by `./akts admit-test`):
+#   admit_dynamic.sh SECONDS OUT_DIR OBJECT...
+# For each candidate object: a daemon with the latency policy, CPU hogs (BE,
+# one per CPU) and a latency-critical loop (LC) running; the candidate is
+# admitted (gates 2 and 4; gate 3 is this run, so forced) and selected for
+# SECONDS. It passes when it served every task itself: the kernel never ended
+# the scheduler, the circuit breaker never tripped, the bounded-wait guard
+# never had to rescue a task of either class, and both classes made progress.
+# The record `akts admit` reads, {sha256 of the object, passed, evidence}, goes
+# to OUT_DIR/<object's file name>.dynamic.json (./akts admit-test puts it
+# beside the original object).
+set -uo pipefail
+secs=$1 out=$2
+shift 2
+SOCK=/run/akts/dynamic.sock
+
+ticks() { # pids... -> user+system ticks of all their threads
+	local p t sum=0
+	for p in "$@"; do
+		for t in /proc/"$p"/task/*/stat; do
+			[[ -r $t ]] && sum=$((sum + $(awk '{print $14 + $15}' "$t" 2>/dev/null || echo 0)))
+		done
+	done
+	echo $sum
+}
+
+for obj in "$@"; do
+	name=$(basename "$obj")
+	log=$out/$name.daemon.log
+	cat >/tmp/dynamic.json <<JSON
+{"socket": "$SOCK", "policies": ["latency"], "initial": "latency", "state_file": "", "audit_log": "",
+ "repository": "", "classes": [{"class": "be", "comm": "stress-ng"}]}
+JSON
+	akts daemon -c /tmp/dynamic.json >"$log" 2>&1 &
+	d=$!
+	for i in $(seq 1 200); do
+		[[ -S $SOCK ]] && akts status --socket $SOCK >/dev/null 2>&1 && break
+		sleep 0.05
+	done
+	stress-ng --cpu "$(nproc)" --timeout $((secs + 30))s -q &
+	hogs=$!
+	python3 -c '
+import time
+while True:
+    t = time.time()
+    while time.time() - t < 0.002: pass
+    time.sleep(0.003)' &
+	lc=$!
+	sleep 0.5
+	akts classify --socket $SOCK $lc lc >/dev/null
+	admit=$(akts admit "$obj" --force-untested --socket $SOCK --json 2>&1)
+	admitted=$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(r.get("name") if r.get("admitted") else "")' "$admit" 2>/dev/null)
+	before=$(akts stats --socket $SOCK --json 2>/dev/null)
+	lc0=$(ticks $lc)
+	be0=$(ticks $hogs $(pgrep -P $hogs))
+	switched="not admitted" swrc=1
+	if [[ -n $admitted ]]; then
+		switched=$(akts switch --socket $SOCK "$admitted" 2>&1)
+		swrc=$?
+		((swrc == 0)) && sleep "$secs"
+	fi
+	after=$(akts stats --socket $SOCK --json 2>/dev/null)
+	at_end=$(akts policies --socket $SOCK --json 2>/dev/null)
+	lc1=$(ticks $lc)
+	be1=$(ticks $hogs $(pgrep -P $hogs))
+	state=$(cat /sys/kernel/sched_ext/state)
+	alive=0
+	kill -0 $d 2>/dev/null && alive=1
+	kill $lc $hogs 2>/dev/null
+	wait $lc $hogs 2>/dev/null
+	kill -INT $d 2>/dev/null
+	wait $d 2>/dev/null
+	for i in $(seq 1 200); do
+		[[ "$(cat /sys/kernel/sched_ext/state)" == disabled ]] && break
+		sleep 0.05
+	done
+	python3 - "$out/$name.dynamic.json" "$name" "$secs" "$admit" "$before" "$after" "$lc0" "$lc1" "$be0" "$be1" \
+		"$state" "$alive" "$(sha256sum "$obj" | cut -d' ' -f1)" "$swrc" "$switched" "$at_end" <<'PY'
+import json, sys
+path, name, secs, admit, before, after = sys.argv[1:7]
+lc0, lc1, be0, be1 = (int(x) for x in sys.argv[7:11])
+state, alive, sha = sys.argv[11], sys.argv[12] == "1", sys.argv[13]
+swrc, switched, at_end = int(sys.argv[14]), sys.argv[15], sys.argv[16]
+def load(t):
+    try:
+        return json.loads(t)
+    except ValueError:
+        return None
+a, s0, s1, end = load(admit), load(before), load(after), load(at_end)
+ev = {"seconds": float(secs), "scheduler_state": state, "daemon_alive": alive,
+      "lc_ticks": lc1 - lc0, "be_ticks": be1 - be0}
+why = []
+if not a or not a.get("admitted"):
+    why.append("not admitted: " + (json.dumps(a.get("gates"))[:400] if a else admit[:400]))
+elif swrc != 0:
+    # A candidate that never ran proves nothing: no pass without the run.
+    why.append(f"the candidate was never selected (akts switch exit {swrc}: {switched.strip()[:200]})")
+elif not end or end.get("selected") != a.get("slot"):
+    why.append("the selection left the candidate during the run (selected at the end: "
+               f"{end.get('selected') if end else 'unknown'}, candidate slot {a.get('slot')})")
+if end:
+    ev["selected_at_end"], ev["effective_at_end"] = end.get("selected"), end.get("effective")
+if s0 and s1:
+    g0, g1 = s0["guard"]["classes"], s1["guard"]["classes"]
+    ev["rescues"] = {c: g1[c]["rescues"] - g0[c]["rescues"] for c in g1}
+    ev["longest_wait_ms"] = {c: g1[c]["longest_wait_ms"] for c in g1}
+    ev["breaker_trips"] = s1["breaker"].get("trips", 0) - s0["breaker"].get("trips", 0)
+    if any(v > 0 for v in ev["rescues"].values()):
+        why.append(f"the guard had to rescue tasks: {ev['rescues']}")
+    if ev["breaker_trips"]:
+        why.append(f"the circuit breaker tripped {ev['breaker_trips']} time(s)")
+else:
+    why.append("the daemon's counters could not be read")
+if state != "enabled" or not alive:
+    why.append(f"the scheduler ended (state {state}, daemon alive {alive})")
+if lc1 <= lc0 or be1 <= be0:
+    why.append(f"a class made no progress (LC +{lc1 - lc0}, BE +{be1 - be0} ticks)")
+ev["why"] = why
+json.dump({"sha256": sha, "passed": not why, "evidence": ev}, open(path, "w"), indent=2)
+print(("PASSED " if not why else "FAILED ") + name + ": " + ("; ".join(why) if why else json.dumps(ev)))
+PY
+done
