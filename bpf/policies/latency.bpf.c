@@ -68,10 +68,12 @@ AKTS_COUNT_ONLY(latency, runnable)
 
 void BPF_STRUCT_OPS(latency_running, struct task_struct *p)
 {
+	u64 slice = slice_ns; /* one read: a change between two would cap to a value never compared */
+
 	akts_count_call(AKTS_CB_RUNNING);
 	/* A leftover of another policy keeps the slice it was queued with: cap it. */
-	if (p->scx.slice > slice_ns)
-		p->scx.slice = slice_ns;
+	if (p->scx.slice > slice)
+		p->scx.slice = slice;
 	akts_advance_vtime(p);
 }
 

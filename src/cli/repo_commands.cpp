@@ -63,7 +63,9 @@ int cmd_repo_show(const RepoFlags& f) {
 }
 
 int cmd_repo_seed(const RepoFlags& f) {
-  if (auto st = PolicyRepository(f.dir).seed(builtin_records()); !st) return fail(st.error());
+  auto records = builtin_records();
+  if (!records) return fail(records.error());
+  if (auto st = PolicyRepository(f.dir).seed(*records); !st) return fail(st.error());
   if (!f.json) std::cout << fmt::format("built-in policy records written in {}\n", f.dir);
   return kExitOk;
 }

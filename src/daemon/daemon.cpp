@@ -809,7 +809,10 @@ int run_daemon(const DaemonConfig& cfg) {
   (void)remove_stale_pins();  // a crashed selftest's, named in the log
   if (!cfg.repository.empty()) {
     // The built-in policies' records (their results kept). A broken record is named and left for a person.
-    if (auto st = PolicyRepository(cfg.repository).seed(builtin_records()); !st)
+    auto records = builtin_records();
+    if (!records)
+      spdlog::warn("policy repository {}: not seeded: {}", cfg.repository, records.error().message);
+    else if (auto st = PolicyRepository(cfg.repository).seed(*records); !st)
       spdlog::warn("policy repository {}: {}", cfg.repository, st.error().message);
   }
   auto t0 = std::chrono::steady_clock::now();

@@ -28,7 +28,7 @@ Result<std::vector<ParamDesc>> read_param_descs(bpf_object* obj) {
   return parse_param_descs((*descs)->data(), (*descs)->size());
 }
 
-std::vector<PolicyRecord> builtin_records() {
+Result<std::vector<PolicyRecord>> builtin_records() {
   std::vector<PolicyRecord> out;
   for (const auto& spec : builtin_policies()) {
     PolicyRecord r;
@@ -36,23 +36,24 @@ std::vector<PolicyRecord> builtin_records() {
     r.description = std::string(spec.summary);
     r.pick_when = std::string(spec.pick_when);
     r.origin = "builtin";
-    // The parameters as the object declares them: one source, the policy's own.
+    // The parameters as the object declares them: one source, the policy's own. A record without them would
+    // tell an agent the policy has none, so an object that cannot be read fails the whole seeding.
     auto opened = spec.open();
-    auto descs = opened ? read_param_descs((*opened)->obj()) : Result<std::vector<ParamDesc>>(opened.error());
-    if (descs) {
-      for (const auto& d : *descs) {
-        ParamRecord p;
-        p.name = d.name;
-        p.type = d.type_name();
-        nlohmann::json j = d.to_json();
-        p.default_value = j["default"];
-        p.min = j["min"];
-        p.max = j["max"];
-        p.unit = d.unit;
-        p.description = d.description;
-        p.applies = "live";
-        r.parameters.push_back(std::move(p));
-      }
+    if (!opened) return errorf(ErrorKind::kLoad, "built-in policy {}: {}", spec.name, opened.error().message);
+    auto descs = read_param_descs((*opened)->obj());
+    if (!descs) return errorf(ErrorKind::kLoad, "built-in policy {}: {}", spec.name, descs.error().message);
+    for (const auto& d : *descs) {
+      ParamRecord p;
+      p.name = d.name;
+      p.type = d.type_name();
+      nlohmann::json j = d.to_json();
+      p.default_value = j["default"];
+      p.min = j["min"];
+      p.max = j["max"];
+      p.unit = d.unit;
+      p.description = d.description;
+      p.applies = "live";
+      r.parameters.push_back(std::move(p));
     }
     out.push_back(std::move(r));
   }

@@ -64,8 +64,9 @@ std::string_view policy_doc(std::string_view name);
 Result<std::vector<ParamDesc>> read_param_descs(bpf_object* obj);
 
 // The policy repository's records of the built-in policies (no results):
-// name, description (the summary), when to pick it, parameters.
-std::vector<PolicyRecord> builtin_records();
+// name, description (the summary), when to pick it, parameters. An error
+// when a built-in object cannot be opened or its parameters read.
+Result<std::vector<PolicyRecord>> builtin_records();
 
 // Every policy compiled into this binary, in a stable order.
 const std::vector<PolicySpec>& builtin_policies();

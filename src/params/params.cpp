@@ -27,6 +27,10 @@ Result<std::string> field(const char* f, size_t len, const char* what, uint32_t 
   if (n == len) return errorf(ErrorKind::kInvalidArgument, "parameter {}: its {} has no terminating NUL", idx, what);
   std::string s(f, n);
   if (valid_utf8(s) != s) return errorf(ErrorKind::kInvalidArgument, "parameter {}: its {} is not UTF-8 text", idx, what);
+  // Shown to people and agents (akts params, the repository, MCP): no terminal escapes or line breaks.
+  for (unsigned char c : s)
+    if (c < 0x20 || c == 0x7f)
+      return errorf(ErrorKind::kInvalidArgument, "parameter {}: its {} holds a control character (0x{:02x})", idx, what, c);
   return s;
 }
 

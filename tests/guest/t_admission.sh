@@ -55,7 +55,8 @@ t_admission() {
 	fi
 	cat >"$cfg" <<JSON
 {"socket": "$ADM_SOCK", "policies": ["latency"], "initial": "latency", "state_file": "", "audit_log": "$OUT/admission_audit.jsonl",
- "repository": "$OUT/admission_repository", "classes": [{"class": "be", "comm": "stress-ng"}]}
+ "repository": "$OUT/admission_repository", "classes": [{"class": "be", "comm": "stress-ng"}],
+ "objective": {"signal": "lc_wait_p99", "max": "100ms"}}
 JSON
 	akts daemon -c "$cfg" >"$OUT/admission_daemon.log" 2>&1 &
 	local d=$!

@@ -35,10 +35,10 @@ JSON
 	akts classify --socket "$BRK_SOCK" $lc lc >/dev/null
 	local trips=0
 	for i in $(seq 1 100); do
-		trips=$(breaker_field 's["breaker"]["trips"]')
-		((trips > 0)) && break
+		akts status --socket "$BRK_SOCK" | grep -q '^breaker .*TRIPPED' && break
 		sleep 0.1
 	done
+	trips=$(breaker_field 's["breaker"]["trips"]')
 	if ((trips > 0)); then
 		ok "the breaker tripped under throughput: $(breaker_field 's["breaker"]["last_trip"]')"
 	else
@@ -71,9 +71,8 @@ JSON
 	# latency protects the LC task: after the cool-down the breaker lets go, and does not trip again.
 	akts switch --socket "$BRK_SOCK" latency >/dev/null
 	local tripped=True
-	for i in $(seq 1 80); do
-		tripped=$(breaker_field 's["breaker"]["tripped"]')
-		[[ $tripped == False ]] && break
+	for i in $(seq 1 80); do # the text status, not python3 each 0.1 s: fair-class work delays the LC task too
+		akts status --socket "$BRK_SOCK" | grep -q '^breaker .*TRIPPED' || { tripped=False; break; }
 		sleep 0.1
 	done
 	eff=$(breaker_field 's["effective"]["slot"], s["breaker"]["trips"]')
@@ -82,10 +81,12 @@ JSON
 	else
 		not_ok "after the cool-down latency runs again (tripped $tripped; effective, trips: $eff)"
 	fi
+	# Counted from here: trips under throughput may repeat until the switch above lands.
+	trips=${eff##* }
 	sleep 1
 	local trips2
 	trips2=$(breaker_field 's["breaker"]["trips"]')
-	if [[ $trips2 == "$trips" || $trips2 == "$((trips))" ]]; then
+	if [[ $trips2 == "$trips" ]]; then
 		ok "no trip under latency ($trips2 in all)"
 	else
 		not_ok "no trip under latency (trips $trips -> $trips2)"

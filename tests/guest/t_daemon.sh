@@ -138,10 +138,13 @@ time.sleep(300)' &
 
 	# akts run: explicit beats every matcher (its comm would say be).
 	cp /bin/sleep /tmp/stress-ng
-	akts run --class lc -- /tmp/stress-ng 2 &
+	akts run --class lc -- /tmp/stress-ng 10 &
 	local run_proc=$!
 	wait_managed $run_proc
-	check "akts run --class lc is explicit: $(managed_reason $run_proc)" test "$(managed_reason $run_proc)" = "lc explicit"
+	local run_reason
+	run_reason=$(managed_reason $run_proc) # read once: the message and the check see the same answer
+	check "akts run --class lc is explicit: $run_reason" test "$run_reason" = "lc explicit"
+	kill $run_proc 2>/dev/null
 	wait $run_proc
 
 	# Switching through the CLI and the raw socket; counters follow the slot.

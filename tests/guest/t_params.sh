@@ -1,6 +1,7 @@
 # Live parameters (bpf/akts.h, Parameters; v1.params, v1.set, akts params/set): the values in force are listed
 # with their ranges; bad values are refused and change nothing; a new slice takes effect while the policy runs
-# (two CPU hogs sharing one CPU switch about once a slice), and the change is in the decision log.
+# (two CPU hogs sharing one CPU switch about once a slice), and the change is in the decision log; BPF clamps
+# a word written around the daemon; a replacement that fails halfway puts the slot's values back.
 PRM_SOCK=/run/akts/params.sock
 
 prm_value() { # POLICY PARAM -> the value in force (ns for a duration)
@@ -8,6 +9,10 @@ prm_value() { # POLICY PARAM -> the value in force (ns for a duration)
 import json, sys
 p = json.load(sys.stdin)["policies"][0]
 print(next(q["value"] for q in p["params"] if q["name"] == sys.argv[1]))' "$2"
+}
+
+prm_rescues() { # -> the guard's BE rescues so far
+	akts stats --socket $PRM_SOCK --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["guard"]["classes"]["be"]["rescues"])'
 }
 
 prm_switches() { # pids... -> the sum of their threads' involuntary context switches
@@ -77,6 +82,37 @@ JSON
 		s1=$(prm_switches $h1 $h2)
 		rate+=($(((s1 - s0) / 3)))
 	done
+
+	# BPF clamps again: a word written around the daemon (bpf_raw.py, the bpf syscall) past the range acts
+	# as the range's end. Raw 10 s is 100 ms in force: each hog waits about one slice, below the guard's
+	# 200 ms bound, so the guard rescues none; unclamped, the waiting hog would be rescued every 200 ms.
+	local old r0 r1 shown
+	old=$(python3 "$HERE/bpf_raw.py" akts_params 1 0 10000000000)
+	sleep 0.5
+	r0=$(prm_rescues)
+	sleep 3
+	r1=$(prm_rescues)
+	shown=$(akts params throughput --socket $PRM_SOCK --json | python3 -c '
+import json, sys
+q = json.load(sys.stdin)["policies"][0]["params"][0]
+print(q["value"], q.get("raw"))')
+	if [[ $old == 50000000 && $shown == "100000000 10000000000" ]] && ((r1 - r0 <= 2)); then
+		ok "BPF clamps a raw out-of-range word: 10 s written around the daemon acts as 100 ms ($((r1 - r0)) BE rescues in 3 s; akts params shows the value in force and the raw word)"
+	else
+		not_ok "BPF clamps a raw word (old $old; value and raw shown: $shown; BE rescues in 3 s: $((r1 - r0)))"
+	fi
+
+	# A replacement that fails halfway puts back the slot's parameter values with its programs.
+	akts set throughput.slice 7ms --socket $PRM_SOCK >/dev/null
+	akts switch latency --socket $PRM_SOCK >/dev/null
+	out=$(akts admit /akts/bpf/akts_misfit.bpf.o --slot 1 --replace --force-untested --socket $PRM_SOCK 2>&1)
+	rc=$?
+	if ((rc == 1)) && [[ $(prm_value throughput slice) == 7000000 ]] && akts switch throughput --socket $PRM_SOCK >/dev/null; then
+		ok "a failed replacement of throughput keeps its slice (7ms) and its programs: $(grep -m1 REFUSED <<<"$out" | cut -c1-120)"
+	else
+		not_ok "a failed replacement keeps the slot's values (exit $rc, slice $(prm_value throughput slice)): ${out:0:300}"
+	fi
+
 	kill $h1 $h2 2>/dev/null
 	wait $h1 $h2 2>/dev/null
 	diag "t_param_switches_per_s 50ms=${rate[0]} 5ms=${rate[1]} 50ms=${rate[2]}"

@@ -116,7 +116,12 @@ for _ in range(3):
 threading.Thread(target=spawner, daemon=True).start()
 spin()' &
 	local lc=$!
-	sleep 0.5
+	# Classified once its five threads exist: a thread born in SCHED_EXT has no policy of its own on record and
+	# comes back SCHED_OTHER (the tracker's rule), and a slow guest may still be starting python here.
+	for i in $(seq 1 100); do
+		(($(ls /proc/$lc/task 2>/dev/null | wc -l) >= 5)) && break
+		sleep 0.1
+	done
 	akts classify --socket "$RST_SOCK" $lc lc >/dev/null
 	for i in $(seq 1 60); do
 		[[ "$(rst_status 'sum(1 for m in s["managed_processes"] if m["comm"].startswith("stress-ng"))')" -ge 3 ]] && break

@@ -70,6 +70,18 @@ TEST(ParamDescs, MalformedDescriptorsAreRefusedWithTheReason) {
   g.add(0, AKTS_PARAM_U64, "x", 1, 0, 9);
   std::memset(g.d[0].unit, 'u', sizeof(g.d[0].unit));  // no NUL
   refused(g, "terminating NUL");
+  Descs esc;  // shown on terminals and to agents: no escapes, no line breaks, no invalid UTF-8
+  std::strcpy(esc.add(0, AKTS_PARAM_U64, "x", 1, 0, 9).desc, "fine\x1b[2J");
+  refused(esc, "control character (0x1b)");
+  Descs nl;
+  std::strcpy(nl.add(0, AKTS_PARAM_U64, "x", 1, 0, 9).unit, "m\ns");
+  refused(nl, "its unit holds a control character (0x0a)");
+  Descs bad8;
+  std::strcpy(bad8.add(0, AKTS_PARAM_U64, "x", 1, 0, 9).desc, "caf\xc3");
+  refused(bad8, "not UTF-8");
+  Descs fine;
+  std::strcpy(fine.add(0, AKTS_PARAM_U64, "x", 1, 0, 9).desc, "multi-byte is fine: caf\xc3\xa9, \xe2\x89\xa4 5 \xc2\xb5s");
+  EXPECT_TRUE(fine.parse());
   Descs h;
   EXPECT_FALSE(parse_param_descs(h.d, sizeof(h.d) - 1));
 }

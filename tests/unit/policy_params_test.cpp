@@ -23,7 +23,10 @@ TEST(PolicyParams, EachLibraryPolicyDeclaresItsSliceLive) {
     EXPECT_EQ((*d)[0].max, 100000000u);
   }
   // The repository's records say the same, as live parameters.
-  for (const auto& r : builtin_records()) {
+  auto records = builtin_records();
+  ASSERT_TRUE(records) << records.error().to_string();
+  ASSERT_EQ(records->size(), builtin_policies().size());
+  for (const auto& r : *records) {
     ASSERT_EQ(r.parameters.size(), 1u) << r.name;
     EXPECT_EQ(r.parameters[0].name, "slice");
     EXPECT_EQ(r.parameters[0].type, "duration");
