@@ -27,10 +27,18 @@ Result<std::string> field(const char* f, size_t len, const char* what, uint32_t 
   if (n == len) return errorf(ErrorKind::kInvalidArgument, "parameter {}: its {} has no terminating NUL", idx, what);
   std::string s(f, n);
   if (valid_utf8(s) != s) return errorf(ErrorKind::kInvalidArgument, "parameter {}: its {} is not UTF-8 text", idx, what);
-  // Shown to people and agents (akts params, the repository, MCP): no terminal escapes or line breaks.
-  for (unsigned char c : s)
+  // Shown to people and agents (akts params, the repository, MCP): no terminal escapes or line breaks, neither
+  // C0/DEL nor, in UTF-8, C1 (U+0080-U+009F, e.g. CSI U+009B, NEL U+0085) or U+2028/U+2029.
+  for (size_t i = 0; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    auto at = [&](size_t k) { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0; };
     if (c < 0x20 || c == 0x7f)
       return errorf(ErrorKind::kInvalidArgument, "parameter {}: its {} holds a control character (0x{:02x})", idx, what, c);
+    if ((c == 0xc2 && at(i + 1) >= 0x80 && at(i + 1) <= 0x9f) ||
+        (c == 0xe2 && at(i + 1) == 0x80 && (at(i + 2) == 0xa8 || at(i + 2) == 0xa9)))
+      return errorf(ErrorKind::kInvalidArgument, "parameter {}: its {} holds a control character or line separator",
+                    idx, what);
+  }
   return s;
 }
 

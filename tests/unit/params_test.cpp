@@ -76,6 +76,12 @@ TEST(ParamDescs, MalformedDescriptorsAreRefusedWithTheReason) {
   Descs nl;
   std::strcpy(nl.add(0, AKTS_PARAM_U64, "x", 1, 0, 9).unit, "m\ns");
   refused(nl, "its unit holds a control character (0x0a)");
+  Descs c1;  // CSI as U+009B, valid UTF-8
+  std::strcpy(c1.add(0, AKTS_PARAM_U64, "x", 1, 0, 9).desc, "a\xc2\x9b" "2J");
+  refused(c1, "control character or line separator");
+  Descs ls;  // U+2028
+  std::strcpy(ls.add(0, AKTS_PARAM_U64, "x", 1, 0, 9).desc, "one\xe2\x80\xa8two");
+  refused(ls, "control character or line separator");
   Descs bad8;
   std::strcpy(bad8.add(0, AKTS_PARAM_U64, "x", 1, 0, 9).desc, "caf\xc3");
   refused(bad8, "not UTF-8");
