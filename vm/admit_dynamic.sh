@@ -64,6 +64,15 @@ while True:
 	akts classify --socket $SOCK $lc lc >/dev/null
 	admit=$(akts admit "$obj" --force-untested --socket $SOCK --json 2>&1)
 	admitted=$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(r.get("name") if r.get("admitted") else "")' "$admit" 2>/dev/null)
+	# Admission's verifier runs in the fair class and can hold the LC loop past the breaker's threshold
+	# under latency (akts.h, Circuit breaker, Limits). A trip then holds latency for its cool-down (5 s, longer
+	# than the run): the candidate would be selected but never in effect, and would pass having done nothing.
+	# So the run starts only once the breaker lets go, and the candidate must be in effect at its end.
+	calm_wait=0
+	while akts status --socket $SOCK 2>/dev/null | grep -q '^breaker .*TRIPPED' && ((calm_wait < 300)); do
+		sleep 0.1
+		calm_wait=$((calm_wait + 1))
+	done
 	before=$(akts stats --socket $SOCK --json 2>/dev/null)
 	bounds=$(akts status --socket $SOCK --json 2>/dev/null)
 	lc0=$(ticks $lc)
@@ -90,12 +99,13 @@ while True:
 		sleep 0.05
 	done
 	python3 - "$out/$name.dynamic.json" "$name" "$secs" "$admit" "$before" "$after" "$lc0" "$lc1" "$be0" "$be1" \
-		"$state" "$alive" "$(sha256sum "$obj" | cut -d' ' -f1)" "$swrc" "$switched" "$at_end" "$bounds" <<'PY'
+		"$state" "$alive" "$(sha256sum "$obj" | cut -d' ' -f1)" "$swrc" "$switched" "$at_end" "$bounds" "$calm_wait" <<'PY'
 import json, sys
 path, name, secs, admit, before, after = sys.argv[1:7]
 lc0, lc1, be0, be1 = (int(x) for x in sys.argv[7:11])
 state, alive, sha = sys.argv[11], sys.argv[12] == "1", sys.argv[13]
 swrc, switched, at_end, bounds = int(sys.argv[14]), sys.argv[15], sys.argv[16], sys.argv[17]
+calm_wait_s = int(sys.argv[18]) / 10
 def load(t):
     try:
         return json.loads(t)
@@ -103,8 +113,15 @@ def load(t):
         return None
 a, s0, s1, end, b = load(admit), load(before), load(after), load(at_end), load(bounds)
 ev = {"seconds": float(secs), "scheduler_state": state, "daemon_alive": alive,
-      "lc_ticks": lc1 - lc0, "be_ticks": be1 - be0}
+      "lc_ticks": lc1 - lc0, "be_ticks": be1 - be0, "waited_for_breaker_s": calm_wait_s}
 why = []
+try:
+    pre_trip = b["breaker"]["tripped"]
+except (TypeError, KeyError):
+    pre_trip = None
+if pre_trip:
+    why.append(f"the circuit breaker still held its safe slot {calm_wait_s:g} s after admission (a trip before "
+               "the candidate ran): the run could not start")
 if not a or not a.get("admitted"):
     why.append("not admitted: " + (json.dumps(a.get("gates"))[:400] if a else admit[:400]))
 elif swrc != 0:
@@ -129,6 +146,10 @@ if s0 and s1:
         why.append(f"the guard had to rescue tasks: {ev['rescues']}")
     if ev["breaker_trips"]:
         why.append(f"the circuit breaker tripped {ev['breaker_trips']} time(s)")
+    elif a and a.get("admitted") and swrc == 0 and (not end or end.get("effective") != a.get("slot")):
+        # Selected is not in effect: without a trip of its own the candidate did not run, and proves nothing.
+        why.append(f"the candidate was not in effect at the end (effective: {end.get('effective') if end else 'unknown'}, "
+                   f"candidate slot {a.get('slot')}) and no trip during the run explains it")
 else:
     why.append("the daemon's counters could not be read")
 if state != "enabled" or not alive:
