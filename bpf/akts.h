@@ -31,15 +31,33 @@
  *   effective slot = override active ? override slot : selected.
  *
  * Queues (the registry)
- *   Tasks a policy queues live only in registered queues: the shared DSQs of
- *   enum akts_dsq, which the dispatcher creates at init and lists in
+ *   Tasks a policy queues live only in registered queues, which the frame's
+ *   init (sleepable, before any policy can run) creates and lists in
  *   akts_queues (AKTS_MAX_QUEUES entries of struct akts_queue; an entry with
- *   dsq_id 0 is unused). Per-policy queues will be registered the same way,
- *   created before any policy can reach them and only then marked live. A
- *   DSQ takes FIFO or vtime insertion, never both (mixing ejects the
- *   scheduler). Besides registered queues a policy may insert only into local
- *   DSQs (SCX_DSQ_LOCAL, SCX_DSQ_LOCAL_ON | cpu), at the tail, to hand a task
- *   to a CPU about to take it (see the guard for what a queue kept there costs).
+ *   dsq_id 0 is unused; the id is written last, so an entry is live once it
+ *   shows one):
+ *     shared   the DSQs of enum akts_dsq (owner AKTS_SLOT_NONE), used by the
+ *              built-in default and by policies that need no order of their
+ *              own;
+ *     private  AKTS_PRIVATE_QUEUES per slot (owner: the slot), ids
+ *              AKTS_DSQ_PRIVATE(slot, q): q AKTS_PQ_FIFO0/1 take FIFO
+ *              insertion only, AKTS_PQ_VTIME0/1 vtime insertion only. Only
+ *              the policy in that slot inserts into them (akts_policy.bpf.h:
+ *              akts_insert_own, akts_insert_own_vtime), so its order (an SRPT
+ *              or LJF key, a per-class round) is never mixed with another's.
+ *   Every slot's private queues exist from attach to exit, whether a policy
+ *   fills the slot or not: a policy admitted into a slot at run time finds
+ *   its queues there, and none is ever touched before it exists (a move,
+ *   peek or insert on a missing DSQ ejects the scheduler) or destroyed while
+ *   it may hold a task (destroying a non-empty DSQ ejects too). The cost is
+ *   AKTS_MAX_SLOTS * AKTS_PRIVATE_QUEUES DSQs that are mostly empty, and the
+ *   guard's scan of them. Because a queue's insertion order is fixed by its
+ *   id, a slot's next policy can never meet a leftover of the other order
+ *   (mixing FIFO and vtime insertion in one DSQ ejects the scheduler).
+ *   Per-CPU queues are the CPUs' local DSQs: besides registered queues a
+ *   policy may insert only into those (SCX_DSQ_LOCAL, SCX_DSQ_LOCAL_ON | cpu),
+ *   at the tail, to hand a task to a CPU about to take it (see the guard for
+ *   what a queue kept there costs).
  *
  * What a policy may not do (the guard below relies on it)
  *   - insert at the head of a local DSQ (SCX_ENQ_HEAD or SCX_ENQ_PREEMPT with
@@ -58,13 +76,21 @@
  *   bound.
  *
  * Hand-off
- *   Each policy (and the built-in default) inserts into some of the shared
- *   DSQs, its "own" queues. Its dispatch first drains the others, which only a
- *   previously effective policy could have filled and which nothing refills
- *   while it stays selected, and only then its own queues in its own order;
- *   and it lets prev keep its CPU only when those others are empty. So a
- *   switch leaves no task behind a queue that is never drained; the guard
- *   bounds whatever waits anyway.
+ *   Each policy (and the built-in default) inserts into its "own" queues:
+ *   some of the shared DSQs, and its slot's private queues. Its dispatch
+ *   first drains the others (akts_drain_leftovers), which only a previously
+ *   effective policy could have filled and which nothing refills while it
+ *   stays selected, and only then its own queues in its own order; and it
+ *   lets prev keep its CPU only when those others are empty. So a switch
+ *   leaves no task behind a queue that is never drained; the guard bounds
+ *   whatever waits anyway.
+ *   Other slots' private queues are found through akts_shared.busy_slots, a
+ *   bit per slot whose private queues may hold tasks: set by the owner at
+ *   every insert (when not already set), cleared by a drainer that found all
+ *   four empty, and set again by the guard's timer for any private queue it
+ *   sees non-empty. An insert racing the clear can lose its bit until the
+ *   next firing (period_ns): that task waits at most a period more before a
+ *   dispatch drains it, and the guard's bound covers it regardless.
  *
  * Bounded wait (the guard; akts_frame.bpf.h)
  *   A BPF timer owned by the frame, not by any policy, fires every period_ns.
@@ -197,6 +223,29 @@
  *   are not kept across a reload of the scheduler: each load starts from the
  *   defaults.
  *
+ * Per-policy state
+ *   A policy keeps state of its own in maps of its own (any name that is not
+ *   one of the shared maps of akts_common.bpf.h): they are created with its
+ *   object and go with it when it leaves its slot, so no layout is shared
+ *   across policies or versions. Per-task state goes in a task-storage map
+ *   of its own (a replacement starts empty and must treat a missing entry as
+ *   "not seen yet"). struct akts_task_ctx is the frame's and the shared
+ *   helpers': a policy reads cls and running_at and writes nothing in it
+ *   (vtime only through the shared vtime helpers).
+ *   The fair virtual time lives in akts_task_ctx.vtime, not in
+ *   p->scx.dsq_vtime: the kernel overwrites the latter with the key of every
+ *   vtime insert, so a policy with another key (LJF's, SRPT's) would
+ *   otherwise corrupt the fair order of the policies after it.
+ *
+ * What every policy shares (one registered scheduler)
+ *   ops.flags (SCX_OPS_SWITCH_PARTIAL: only tasks set to SCHED_EXT; no
+ *   ENQ_LAST, no built-in idle tracking off), timeout_ms (the kernel's
+ *   default watchdog, 30 s) and dispatch_max_batch (the default) belong to
+ *   the dispatcher and are the same under every policy. A policy lives with
+ *   them: it may not keep a task off every queue for long (the watchdog),
+ *   gets no ops.enqueue call for the last task of an idle CPU's local queue,
+ *   and moves at most the default batch of tasks per dispatch.
+ *
  * Lifecycle callbacks (init, exit, init_task, exit_task, enable, disable,
  * dump) and tick (the guard's rescue-slice cap) stay in the dispatcher; no
  * others are implemented.
@@ -241,6 +290,18 @@ enum akts_dsq {
 	AKTS_DSQ_FIRST = AKTS_DSQ_LC_FIFO,
 	AKTS_NR_DSQS = 4,
 };
+
+/* Each slot's private queues (see "Queues"): two FIFO, two vtime, fixed by id. */
+enum akts_private_queue {
+	AKTS_PQ_FIFO0 = 0,
+	AKTS_PQ_FIFO1 = 1,
+	AKTS_PQ_VTIME0 = 2,
+	AKTS_PQ_VTIME1 = 3,
+	AKTS_PRIVATE_QUEUES = 4,
+};
+#define AKTS_DSQ_PRIVATE_BASE 0x200u
+#define AKTS_DSQ_PRIVATE(slot, q) \
+	((__u64)AKTS_DSQ_PRIVATE_BASE + ((__u64)(slot) & (AKTS_MAX_SLOTS - 1)) * AKTS_PRIVATE_QUEUES + ((q) & 3))
 
 /* Registered queues (akts_queues): see "Queues" above. */
 #define AKTS_MAX_QUEUES 64u
@@ -401,6 +462,7 @@ struct akts_task_ctx {
 	__u64 rescue_exec0; /* AKTS_TASK_RESCUED: its sum_exec_runtime when the rescued run began; 0 before */
 	__u32 cls;	    /* enum akts_class, refreshed when it becomes runnable */
 	__u32 flags;	    /* AKTS_TASK_*, the frame's own */
+	__u64 vtime;	    /* fair virtual time (the shared vtime helpers; see "Per-policy state") */
 };
 
 /*
@@ -443,7 +505,9 @@ struct akts_param_values {
 
 /* State every policy shares (akts_shared, a one-entry array). */
 struct akts_shared {
-	__u64 vtime_now; /* global virtual clock of the vtime DSQs */
+	__u64 vtime_now;   /* global virtual clock of the fair vtime order */
+	__u32 busy_slots;  /* bit k: slot k's private queues may hold tasks (see "Hand-off") */
+	__u32 reserved;
 };
 
 #ifdef __bpf__
@@ -465,9 +529,11 @@ static __always_inline __u32 akts_slot_from(const struct akts_selector *sel, con
 static_assert(sizeof(struct akts_selector) == 8, "selector layout");
 static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2 + 2 + 2), "stats layout");
 static_assert(sizeof(struct akts_switch_args) == 8, "switch args layout");
-static_assert(sizeof(struct akts_task_ctx) == 32, "task ctx layout");
+static_assert(sizeof(struct akts_task_ctx) == 40, "task ctx layout");
 static_assert(sizeof(struct akts_param_desc) == 32 + 24 + 8 + 96, "param desc layout");
 static_assert(sizeof(struct akts_param_values) == 8 * 8, "param values layout");
+static_assert(AKTS_NR_DSQS + AKTS_MAX_SLOTS * AKTS_PRIVATE_QUEUES <= AKTS_MAX_QUEUES, "registry size");
+static_assert(AKTS_DSQ_PRIVATE_BASE >= AKTS_DSQ_FIRST + AKTS_NR_DSQS, "private ids clear of shared ones");
 static_assert(sizeof(struct akts_guard_state) == 8 * 14, "guard state layout");
 static_assert(sizeof(struct akts_wait_max) == 24, "wait max layout");
 static_assert(sizeof(struct akts_breaker_params) == 16 + 8 * 6, "breaker params layout");
@@ -476,9 +542,11 @@ static_assert(sizeof(struct akts_breaker_state) == 8 * (1 + 4 + 3 + 1 + 1 + 1 + 
 _Static_assert(sizeof(struct akts_selector) == 8, "selector layout");
 _Static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2 + 2 + 2), "stats layout");
 _Static_assert(sizeof(struct akts_switch_args) == 8, "switch args layout");
-_Static_assert(sizeof(struct akts_task_ctx) == 32, "task ctx layout");
+_Static_assert(sizeof(struct akts_task_ctx) == 40, "task ctx layout");
 _Static_assert(sizeof(struct akts_param_desc) == 32 + 24 + 8 + 96, "param desc layout");
 _Static_assert(sizeof(struct akts_param_values) == 8 * 8, "param values layout");
+_Static_assert(AKTS_NR_DSQS + AKTS_MAX_SLOTS * AKTS_PRIVATE_QUEUES <= AKTS_MAX_QUEUES, "registry size");
+_Static_assert(AKTS_DSQ_PRIVATE_BASE >= AKTS_DSQ_FIRST + AKTS_NR_DSQS, "private ids clear of shared ones");
 _Static_assert(sizeof(struct akts_guard_state) == 8 * 14, "guard state layout");
 _Static_assert(sizeof(struct akts_wait_max) == 24, "wait max layout");
 _Static_assert(sizeof(struct akts_breaker_params) == 16 + 8 * 6, "breaker params layout");

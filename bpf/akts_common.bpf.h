@@ -114,22 +114,44 @@ static __always_inline bool akts_any_queued(void)
 }
 
 /*
- * The hand-off (akts.h). A policy names the shared DSQs it inserts into, its
- * own queues, as a mask of AKTS_OWN() bits; every other shared DSQ can only
- * hold what a previously effective policy left there.
+ * The hand-off (akts.h). A policy names the shared DSQs it inserts into as a
+ * mask of AKTS_OWN() bits, and its slot (`me`, whose private queues are its
+ * own too; AKTS_SLOT_NONE for the built-in default). Every other shared DSQ,
+ * and every other slot's private queues, can only hold what a previously
+ * effective policy left there.
  */
 #define AKTS_OWN(dsq) (1u << ((dsq) - AKTS_DSQ_FIRST))
+
+/* Other slots whose private queues may hold tasks (akts.h, Hand-off). */
+static __always_inline u32 akts_busy_others(u32 me)
+{
+	struct akts_shared *sh = akts_shared_state();
+	u32 busy = sh ? READ_ONCE(sh->busy_slots) : 0;
+
+	return me < AKTS_MAX_SLOTS ? busy & ~(1u << me) : busy;
+}
+
+/* Marks `slot`'s private queues as possibly holding tasks (an atomic only when the bit is not set yet). */
+static __always_inline void akts_mark_busy(u32 slot)
+{
+	struct akts_shared *sh = akts_shared_state();
+	u32 bit = 1u << (slot & (AKTS_MAX_SLOTS - 1));
+
+	if (sh && !(READ_ONCE(sh->busy_slots) & bit))
+		__sync_fetch_and_or(&sh->busy_slots, bit);
+}
 
 static __always_inline bool akts_leftover_in(u32 own, u64 dsq)
 {
 	return !(own & AKTS_OWN(dsq)) && scx_bpf_dsq_nr_queued(dsq) > 0;
 }
 
-/* True if a shared DSQ outside `own` holds a task. */
-static __always_inline bool akts_leftovers_queued(u32 own)
+/* True if a shared DSQ outside `own` or another slot's private queue may hold a task. */
+static __always_inline bool akts_leftovers_queued(u32 own, u32 me)
 {
 	return akts_leftover_in(own, AKTS_DSQ_LC_FIFO) || akts_leftover_in(own, AKTS_DSQ_LC_VTIME) ||
-	       akts_leftover_in(own, AKTS_DSQ_BE_FIFO) || akts_leftover_in(own, AKTS_DSQ_BE_VTIME);
+	       akts_leftover_in(own, AKTS_DSQ_BE_FIFO) || akts_leftover_in(own, AKTS_DSQ_BE_VTIME) ||
+	       akts_busy_others(me);
 }
 
 static __always_inline bool akts_move_leftover(u32 own, u64 dsq)
@@ -138,14 +160,55 @@ static __always_inline bool akts_move_leftover(u32 own, u64 dsq)
 }
 
 /*
- * Moves the first leftover (LC queues first) to this CPU; true if one moved.
- * A policy's dispatch calls this before it drains its own queues, so what a
- * switch left behind runs before anything queued since.
+ * Moves the first task of another slot's private queues to this CPU; true if
+ * one moved. A slot found empty has its busy bit cleared (akts.h, Hand-off).
+ * The ids always exist: every slot's private queues live from attach to exit.
  */
-static __always_inline bool akts_drain_leftovers(u32 own)
+static __always_inline bool akts_drain_private_leftovers(u32 me)
+{
+	struct akts_shared *sh;
+	u32 busy = akts_busy_others(me), s;
+
+	if (!busy)
+		return false;
+	bpf_for(s, 0, AKTS_MAX_SLOTS) {
+		if (!(busy & (1u << s)))
+			continue;
+		if (scx_bpf_dsq_move_to_local(AKTS_DSQ_PRIVATE(s, AKTS_PQ_FIFO0), 0) ||
+		    scx_bpf_dsq_move_to_local(AKTS_DSQ_PRIVATE(s, AKTS_PQ_VTIME0), 0) ||
+		    scx_bpf_dsq_move_to_local(AKTS_DSQ_PRIVATE(s, AKTS_PQ_FIFO1), 0) ||
+		    scx_bpf_dsq_move_to_local(AKTS_DSQ_PRIVATE(s, AKTS_PQ_VTIME1), 0))
+			return true;
+		sh = akts_shared_state();
+		if (sh)
+			__sync_fetch_and_and(&sh->busy_slots, ~(1u << s));
+	}
+	return false;
+}
+
+/*
+ * Moves the first leftover (shared LC queues first, then shared BE, then
+ * other slots' private queues) to this CPU; true if one moved. A policy's
+ * dispatch calls this before it drains its own queues, so what a switch left
+ * behind runs before anything queued since.
+ */
+static __always_inline bool akts_drain_leftovers(u32 own, u32 me)
 {
 	return akts_move_leftover(own, AKTS_DSQ_LC_FIFO) || akts_move_leftover(own, AKTS_DSQ_LC_VTIME) ||
-	       akts_move_leftover(own, AKTS_DSQ_BE_FIFO) || akts_move_leftover(own, AKTS_DSQ_BE_VTIME);
+	       akts_move_leftover(own, AKTS_DSQ_BE_FIFO) || akts_move_leftover(own, AKTS_DSQ_BE_VTIME) ||
+	       akts_drain_private_leftovers(me);
+}
+
+/* True if `me`'s own private queues may hold a task (its busy bit; akts.h, Hand-off). */
+static __always_inline bool akts_own_private_queued(u32 me)
+{
+	struct akts_shared *sh = akts_shared_state();
+
+	return me < AKTS_MAX_SLOTS && sh && (READ_ONCE(sh->busy_slots) & (1u << me)) &&
+	       (scx_bpf_dsq_nr_queued(AKTS_DSQ_PRIVATE(me, AKTS_PQ_FIFO0)) > 0 ||
+		scx_bpf_dsq_nr_queued(AKTS_DSQ_PRIVATE(me, AKTS_PQ_FIFO1)) > 0 ||
+		scx_bpf_dsq_nr_queued(AKTS_DSQ_PRIVATE(me, AKTS_PQ_VTIME0)) > 0 ||
+		scx_bpf_dsq_nr_queued(AKTS_DSQ_PRIVATE(me, AKTS_PQ_VTIME1)) > 0);
 }
 
 /*
@@ -155,11 +218,11 @@ static __always_inline bool akts_drain_leftovers(u32 own)
  * priority. A policy calls this to learn whether prev should simply go on:
  * true when it is still runnable, no leftover of another policy waits (see
  * akts_drain_leftovers) and nothing in the policy's own queues is ahead of it:
- * in FIFO order, nothing at all; in virtual-time order (own queues
+ * in FIFO order, nothing at all (shared queues and its slot's private ones); in virtual-time order (own queues
  * AKTS_DSQ_LC_VTIME and AKTS_DSQ_BE_VTIME, LC first), no LC task when prev is
  * BE and no task of prev's class with an earlier virtual time.
  */
-static __always_inline bool akts_prev_goes_on(struct task_struct *prev, u32 own, bool vtime_order)
+static __always_inline bool akts_prev_goes_on(struct task_struct *prev, u32 own, u32 me, bool vtime_order)
 {
 	struct akts_task_ctx *tctx;
 	struct task_struct *head;
@@ -167,10 +230,10 @@ static __always_inline bool akts_prev_goes_on(struct task_struct *prev, u32 own,
 
 	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
 		return false;
-	if (akts_leftovers_queued(own))
+	if (akts_leftovers_queued(own, me))
 		return false;
 	if (!vtime_order)
-		return !akts_any_queued();
+		return !akts_any_queued() && !akts_own_private_queued(me);
 	if (akts_task_class(prev) == AKTS_CLASS_LC) {
 		dsq = AKTS_DSQ_LC_VTIME;
 	} else {
@@ -182,9 +245,11 @@ static __always_inline bool akts_prev_goes_on(struct task_struct *prev, u32 own,
 	if (!head)
 		return true;
 	/* prev's run so far is not charged yet (ops.stopping comes later). */
-	vt = prev->scx.dsq_vtime;
 	tctx = akts_task_ctx(prev);
-	if (tctx && tctx->running_at)
+	if (!tctx)
+		return true;
+	vt = tctx->vtime;
+	if (tctx->running_at)
 		vt += scale_by_task_weight_inverse(prev, bpf_ktime_get_ns() - tctx->running_at);
 	return !time_before(head->scx.dsq_vtime, vt);
 }
@@ -196,30 +261,43 @@ static __always_inline bool akts_drain2(u64 a, u64 b)
 }
 
 /*
- * Inserts into a vtime DSQ, charging a task that slept at most one slice of
- * budget, so idling never buys unbounded priority.
+ * The fair virtual time (akts.h, Per-policy state): kept in the task's
+ * context, so a policy that orders a vtime queue by another key cannot
+ * corrupt it. A task without a context is inserted at the clock.
  */
+static __always_inline u64 akts_fair_vtime(struct task_struct *p, u64 slice)
+{
+	struct akts_task_ctx *tctx = akts_task_ctx(p);
+	struct akts_shared *sh = akts_shared_state();
+	u64 now = sh ? sh->vtime_now : 0;
+	u64 vtime = tctx ? tctx->vtime : now;
+
+	/* A task that slept is charged at most one slice of budget: idling never buys unbounded priority. */
+	if (time_before(vtime, now - slice))
+		vtime = now - slice;
+	if (tctx)
+		tctx->vtime = vtime;
+	return vtime;
+}
+
+/* Inserts into a vtime DSQ in fair order (the task's fair virtual time). */
 static __always_inline void akts_insert_vtime(struct task_struct *p, u64 dsq, u64 slice,
 					      u64 enq_flags)
 {
-	struct akts_shared *sh = akts_shared_state();
-	u64 vtime = p->scx.dsq_vtime;
-
-	if (sh && time_before(vtime, sh->vtime_now - slice))
-		vtime = sh->vtime_now - slice;
-	scx_bpf_dsq_insert_vtime(p, dsq, slice, vtime, enq_flags);
+	scx_bpf_dsq_insert_vtime(p, dsq, slice, akts_fair_vtime(p, slice), enq_flags);
 }
 
 /* Advances the shared virtual clock as tasks start running (racy by design, as in scx_simple). */
 static __always_inline void akts_advance_vtime(struct task_struct *p)
 {
+	struct akts_task_ctx *tctx = akts_task_ctx(p);
 	struct akts_shared *sh = akts_shared_state();
 
-	if (sh && time_before(sh->vtime_now, p->scx.dsq_vtime))
-		sh->vtime_now = p->scx.dsq_vtime;
+	if (sh && tctx && time_before(sh->vtime_now, tctx->vtime))
+		sh->vtime_now = tctx->vtime;
 }
 
-/* Charges the time just run, scaled by the inverse of the task's weight (nice). */
+/* Charges the time just run to the fair virtual time, scaled by the inverse of the task's weight (nice). */
 static __always_inline void akts_charge_vtime(struct task_struct *p)
 {
 	struct akts_task_ctx *tctx = akts_task_ctx(p);
@@ -229,7 +307,7 @@ static __always_inline void akts_charge_vtime(struct task_struct *p)
 		return;
 	now = bpf_ktime_get_ns();
 	ran = now > tctx->running_at ? now - tctx->running_at : 0;
-	scx_bpf_task_set_dsq_vtime(p, p->scx.dsq_vtime + scale_by_task_weight_inverse(p, ran));
+	tctx->vtime += scale_by_task_weight_inverse(p, ran);
 }
 
 #endif /* AKTS_COMMON_BPF_H */

@@ -478,8 +478,12 @@ static int akts_guard_fire(void *map, int *key, struct akts_guard_timer *gt)
 		bpf_for(i, 0, AKTS_MAX_QUEUES) {
 			struct akts_queue *q = bpf_map_lookup_elem(&akts_queues, &i);
 
-			if (q && q->dsq_id)
-				akts_guard_scan_queue(q->dsq_id, &sc, gs);
+			if (!q || !q->dsq_id)
+				continue;
+			akts_guard_scan_queue(q->dsq_id, &sc, gs);
+			/* The hand-off's backstop: a private queue that holds tasks is marked busy again. */
+			if (q->owner < AKTS_MAX_SLOTS && scx_bpf_dsq_nr_queued(q->dsq_id) > 0)
+				akts_mark_busy(q->owner);
 		}
 		akts_guard_local_dsqs(&sc, gs);
 		akts_breaker_fire(&sc, gs);
@@ -506,24 +510,43 @@ static int akts_guard_fire(void *map, int *key, struct akts_guard_timer *gt)
 	return 0;
 }
 
-/* Registers the shared DSQs and starts the guard (from the sleepable init). */
+/* Registry entry i: the shared DSQs first, then each slot's private queues (akts.h, Queues). */
+static __always_inline void akts_queue_entry(u32 i, u64 *dsq, u32 *flags, u32 *owner)
+{
+	u32 q;
+
+	if (i < AKTS_NR_DSQS) {
+		*dsq = AKTS_DSQ_FIRST + i;
+		*flags = (*dsq == AKTS_DSQ_LC_VTIME || *dsq == AKTS_DSQ_BE_VTIME) ? AKTS_QUEUE_VTIME : 0;
+		*owner = AKTS_SLOT_NONE;
+		return;
+	}
+	*owner = (i - AKTS_NR_DSQS) / AKTS_PRIVATE_QUEUES;
+	q = (i - AKTS_NR_DSQS) % AKTS_PRIVATE_QUEUES;
+	*dsq = AKTS_DSQ_PRIVATE(*owner, q);
+	*flags = q >= AKTS_PQ_VTIME0 ? AKTS_QUEUE_VTIME : 0;
+}
+
+#define AKTS_NR_REGISTERED (AKTS_NR_DSQS + AKTS_MAX_SLOTS * AKTS_PRIVATE_QUEUES)
+
+/* Registers the created DSQs and starts the guard (from the sleepable init). */
 static __always_inline s32 akts_guard_start(void)
 {
 	u32 zero = 0, i;
 	struct akts_guard_timer *gt;
 	s32 ret;
 
-	for (i = 0; i < AKTS_NR_DSQS; i++) {
-		u32 key = i;
+	for (i = 0; i < AKTS_NR_REGISTERED; i++) {
+		u32 key = i, flags, owner;
 		struct akts_queue *q = bpf_map_lookup_elem(&akts_queues, &key);
+		u64 dsq;
 
 		if (!q)
 			return -ENOENT;
-		q->flags = (AKTS_DSQ_FIRST + i == AKTS_DSQ_LC_VTIME || AKTS_DSQ_FIRST + i == AKTS_DSQ_BE_VTIME)
-				   ? AKTS_QUEUE_VTIME
-				   : 0;
-		q->owner = AKTS_SLOT_NONE;
-		q->dsq_id = AKTS_DSQ_FIRST + i; /* last: the entry is live once the id is set */
+		akts_queue_entry(i, &dsq, &flags, &owner);
+		q->flags = flags;
+		q->owner = owner;
+		q->dsq_id = dsq; /* last: the entry is live once the id is set */
 	}
 	gt = bpf_map_lookup_elem(&akts_guard_timer, &zero);
 	if (!gt)
@@ -794,9 +817,13 @@ static __always_inline void akts_frame_exit_task(struct task_struct *p, struct s
 
 static __always_inline void akts_frame_enable(struct task_struct *p)
 {
+	struct akts_task_ctx *tctx = akts_task_ctx(p);
 	struct akts_shared *sh = akts_shared_state();
+	u64 now = sh ? sh->vtime_now : 0;
 
-	scx_bpf_task_set_dsq_vtime(p, sh ? sh->vtime_now : 0);
+	scx_bpf_task_set_dsq_vtime(p, now);
+	if (tctx)
+		tctx->vtime = now;
 }
 
 /* A task that leaves SCHED_EXT while queued is not waiting for akts any more. */
@@ -812,18 +839,20 @@ static __always_inline void akts_frame_disable(struct task_struct *p)
 }
 
 /*
- * Every shared DSQ exists, and is registered, before any policy runs; then
- * the guard starts (init is sleepable).
+ * Every shared DSQ and every slot's private queues exist, and are registered,
+ * before any policy runs; then the guard starts (init is sleepable).
  */
 static __always_inline s32 akts_frame_init(void)
 {
+	u32 i, flags, owner;
+	u64 dsq;
 	s32 ret;
-	u32 i;
 
-	for (i = 0; i < AKTS_NR_DSQS; i++) {
-		ret = scx_bpf_create_dsq(AKTS_DSQ_FIRST + i, -1);
+	for (i = 0; i < AKTS_NR_REGISTERED; i++) {
+		akts_queue_entry(i, &dsq, &flags, &owner);
+		ret = scx_bpf_create_dsq(dsq, -1);
 		if (ret) {
-			scx_bpf_error("akts: cannot create DSQ %u (%d)", AKTS_DSQ_FIRST + i, ret);
+			scx_bpf_error("akts: cannot create DSQ 0x%llx (%d)", dsq, ret);
 			return ret;
 		}
 	}

@@ -51,6 +51,28 @@ const volatile u32 akts_slot = 0;
 	}
 
 /*
+ * This slot's private queues (akts.h, Queues): two FIFO (which 0 or 1) and
+ * two vtime (which 0 or 1). They exist whether or not the slot is filled;
+ * inserting marks the slot busy, so the policy after a switch drains them.
+ */
+#define akts_own_fifo(which) AKTS_DSQ_PRIVATE(akts_slot, AKTS_PQ_FIFO0 + ((which) & 1))
+#define akts_own_vtime(which) AKTS_DSQ_PRIVATE(akts_slot, AKTS_PQ_VTIME0 + ((which) & 1))
+
+static __always_inline void akts_insert_own(struct task_struct *p, u32 which, u64 slice, u64 enq_flags)
+{
+	akts_mark_busy(akts_slot);
+	scx_bpf_dsq_insert(p, akts_own_fifo(which), slice, enq_flags);
+}
+
+/* Ordered by `key` (the kernel stores it in p->scx.dsq_vtime; the fair vtime is kept apart). */
+static __always_inline void akts_insert_own_vtime(struct task_struct *p, u32 which, u64 slice, u64 key,
+						  u64 enq_flags)
+{
+	akts_mark_busy(akts_slot);
+	scx_bpf_dsq_insert_vtime(p, akts_own_vtime(which), slice, key, enq_flags);
+}
+
+/*
  * Counted inside the policy, never in the dispatcher: a counter after the tail
  * call only runs when the call failed, so the two outcomes are exclusive and a
  * dispatch that silently fell through cannot be mistaken for one that worked.

@@ -10,8 +10,8 @@
  * call, so whatever must always happen happens before it.
  *
  * Lifecycle callbacks never dispatch: init creates and registers every shared
- * DSQ up front (it is sleepable, and a policy must be able to assume its
- * queues exist) and starts the bounded-wait guard's timer, init_task creates
+ * DSQ and every slot's private queues up front (it is sleepable, and a policy
+ * must be able to assume its queues exist) and starts the bounded-wait guard's timer, init_task creates
  * the per-task state, disable forgets a departing task's wait, exit records
  * why the scheduler ended.
  *
@@ -97,7 +97,7 @@ void BPF_STRUCT_OPS(akts_dispatch, s32 cpu, struct task_struct *prev)
 	akts_count_fallthrough(AKTS_CB_DISPATCH);
 
 	/* What a policy left behind first, then LC before BE. */
-	if (!akts_drain_leftovers(AKTS_DEFAULT_OWN))
+	if (!akts_drain_leftovers(AKTS_DEFAULT_OWN, AKTS_SLOT_NONE))
 		akts_drain2(AKTS_DSQ_LC_FIFO, AKTS_DSQ_BE_FIFO);
 }
 
@@ -189,7 +189,7 @@ void BPF_STRUCT_OPS(akts_exit, struct scx_exit_info *ei)
 }
 
 /*
- * How many tasks wait in akts's shared DSQs and the CPUs' local DSQs, for the
+ * How many tasks wait in akts's registered DSQs and the CPUs' local DSQs, for the
  * user side (run with BPF_PROG_TEST_RUN; the answer lands in queued_total).
  * Not associated with the scheduler's map, so the kernel resolves it to the
  * root scheduler: akts itself while it is attached.
@@ -199,13 +199,14 @@ u64 queued_total;
 SEC("syscall")
 int akts_count_queued(void *ctx)
 {
-	u64 total = 0;
+	u64 total = 0, dsq;
+	u32 i, flags, owner;
 	int *cpu;
 	s32 n;
-	u32 i;
 
-	for (i = 0; i < AKTS_NR_DSQS; i++) {
-		n = scx_bpf_dsq_nr_queued(AKTS_DSQ_FIRST + i);
+	for (i = 0; i < AKTS_NR_REGISTERED; i++) {
+		akts_queue_entry(i, &dsq, &flags, &owner);
+		n = scx_bpf_dsq_nr_queued(dsq);
 		if (n > 0)
 			total += n;
 	}

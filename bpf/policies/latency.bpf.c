@@ -55,12 +55,12 @@ void BPF_STRUCT_OPS(latency_enqueue, struct task_struct *p, u64 enq_flags)
 void BPF_STRUCT_OPS(latency_dispatch, s32 cpu, struct task_struct *prev)
 {
 	akts_count_call(AKTS_CB_DISPATCH);
-	if (akts_prev_goes_on(prev, LATENCY_OWN, true)) {
+	if (akts_prev_goes_on(prev, LATENCY_OWN, akts_slot, true)) {
 		prev->scx.slice = slice_ns;
 		return;
 	}
 	/* What another policy left behind first, then LC before BE. */
-	if (!akts_drain_leftovers(LATENCY_OWN))
+	if (!akts_drain_leftovers(LATENCY_OWN, akts_slot))
 		akts_drain2(AKTS_DSQ_LC_VTIME, AKTS_DSQ_BE_VTIME);
 }
 

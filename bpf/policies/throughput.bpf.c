@@ -51,12 +51,12 @@ void BPF_STRUCT_OPS(throughput_dispatch, s32 cpu, struct task_struct *prev)
 {
 	akts_count_call(AKTS_CB_DISPATCH);
 	/* Nothing waiting: the running task keeps its CPU and its cache. */
-	if (akts_prev_goes_on(prev, THROUGHPUT_OWN, false)) {
+	if (akts_prev_goes_on(prev, THROUGHPUT_OWN, akts_slot, false)) {
 		prev->scx.slice = slice_ns;
 		return;
 	}
 	/* What another policy left behind first, then arrival order. */
-	if (!akts_drain_leftovers(THROUGHPUT_OWN))
+	if (!akts_drain_leftovers(THROUGHPUT_OWN, akts_slot))
 		scx_bpf_dsq_move_to_local(AKTS_DSQ_BE_FIFO, 0);
 }
 

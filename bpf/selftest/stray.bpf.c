@@ -52,7 +52,7 @@ void BPF_STRUCT_OPS(stray_dispatch, s32 cpu, struct task_struct *prev)
 	u32 i;
 
 	bpf_for(i, 0, 32) {
-		if (!akts_drain_leftovers(0))
+		if (!akts_drain_leftovers(0, akts_slot))
 			break;
 		moved = true;
 	}

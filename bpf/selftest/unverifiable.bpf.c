@@ -31,7 +31,7 @@ void BPF_STRUCT_OPS(unverifiable_enqueue, struct task_struct *p, u64 enq_flags)
 
 void BPF_STRUCT_OPS(unverifiable_dispatch, s32 cpu, struct task_struct *prev)
 {
-	if (!akts_drain_leftovers(AKTS_OWN(AKTS_DSQ_BE_FIFO)))
+	if (!akts_drain_leftovers(AKTS_OWN(AKTS_DSQ_BE_FIFO), akts_slot))
 		scx_bpf_dsq_move_to_local(AKTS_DSQ_BE_FIFO, 0);
 }
 

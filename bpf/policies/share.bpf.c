@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * share - a CPU-share target for the LC class (PeeR's fair-share colocation).
+ *
+ * What it does: two queues of its own in arrival order, one per class. It
+ * counts the CPU time each class ran under it, decayed by half every
+ * `window` (100 ms by default), and when both classes wait, a CPU takes the
+ * class that is below its target: LC while LC's part of the counted time is
+ * under `lc_share` (50% by default), else BE. A class alone takes what it
+ * wants (work-conserving): the target binds only under contention. Every run
+ * lasts at most `slice` (2 ms by default), cut when it starts if another
+ * policy queued it with more. The counts are the policy's own and start
+ * from zero whenever it is loaded.
+ *
+ * Limits: the share is of the time both classes ran under this policy, on
+ * all CPUs together, not per CPU; it converges over a few windows and is
+ * only as fine as the slice (a run is counted when it ends; a run that ends
+ * on another CPU during the halving may go uncounted). Time taken by higher
+ * scheduling classes is not counted. No order within a class but
+ * arrival; nice weights are not applied.
+ *
+ * When to pick it: colocation, where batch work must keep a stated part of
+ * the CPUs however busy the LC service is (or the reverse), e.g. a 25% LC
+ * share for an LLM server's tokenizer threads next to batch jobs.
+ */
+#include "../akts_policy.bpf.h"
+
+char _license[] SEC("license") = "GPL";
+
+AKTS_PARAMS(AKTS_PARAM(0, "slice", AKTS_PARAM_DURATION, 2000000, 100000, 100000000, "ns",
+		       "the longest run before the classes are weighed again"),
+	    AKTS_PARAM(1, "lc_share", AKTS_PARAM_PERCENT, 50, 0, 100, "%",
+		       "the LC class's target share of the CPU time when both classes wait"),
+	    AKTS_PARAM(2, "window", AKTS_PARAM_DURATION, 100000000, 10000000, 10000000000ull, "ns",
+		       "the half-life of the counted CPU time"));
+#define slice_ns akts_param(0)
+#define lc_share akts_param(1)
+#define window_ns akts_param(2)
+
+/* CPU time per class under this policy, decayed (the policy's own state). */
+struct share_state {
+	u64 ran[AKTS_NR_CLASSES];
+	u64 decayed_at;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct share_state);
+} share_state SEC(".maps");
+
+static __always_inline struct share_state *share_get(void)
+{
+	u32 zero = 0;
+
+	return bpf_map_lookup_elem(&share_state, &zero);
+}
+
+s32 BPF_STRUCT_OPS(share_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+{
+	bool is_idle = false;
+	s32 cpu;
+
+	akts_count_call(AKTS_CB_SELECT_CPU);
+	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
+	if (is_idle)
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
+	return cpu;
+}
+
+void BPF_STRUCT_OPS(share_enqueue, struct task_struct *p, u64 enq_flags)
+{
+	akts_count_call(AKTS_CB_ENQUEUE);
+	akts_insert_own(p, akts_task_class(p) == AKTS_CLASS_LC ? 0 : 1, slice_ns, enq_flags);
+	akts_kick_idle_cpu(p);
+}
+
+/* True when LC is below its target share of the counted time. */
+static __always_inline bool share_lc_due(void)
+{
+	struct share_state *st = share_get();
+	u64 lc, be;
+
+	if (!st)
+		return true;
+	lc = READ_ONCE(st->ran[AKTS_CLASS_LC]);
+	be = READ_ONCE(st->ran[AKTS_CLASS_BE]);
+	if (lc + be == 0)
+		return lc_share > 0;
+	/* Both factors are below 2^57 (decayed time) and 101: no overflow. */
+	return lc * 100 < lc_share * (lc + be);
+}
+
+void BPF_STRUCT_OPS(share_dispatch, s32 cpu, struct task_struct *prev)
+{
+	bool lc_waits, be_waits, lc_due, prev_lc;
+
+	akts_count_call(AKTS_CB_DISPATCH);
+	lc_waits = scx_bpf_dsq_nr_queued(akts_own_fifo(0)) > 0;
+	be_waits = scx_bpf_dsq_nr_queued(akts_own_fifo(1)) > 0;
+	lc_due = share_lc_due();
+	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) && !akts_leftovers_queued(0, akts_slot)) {
+		/*
+		 * prev goes on when none of its class waits (within a class, turns
+		 * go round) and the other class either does not wait or is not due.
+		 */
+		prev_lc = akts_task_class(prev) == AKTS_CLASS_LC;
+		if (!(prev_lc ? lc_waits : be_waits) && (!(prev_lc ? be_waits : lc_waits) || prev_lc == lc_due)) {
+			prev->scx.slice = slice_ns;
+			return;
+		}
+	}
+	if (akts_drain_leftovers(0, akts_slot))
+		return;
+	/* The due class first; the other if the due one has nobody waiting (work-conserving). */
+	if (lc_due) {
+		if (!scx_bpf_dsq_move_to_local(akts_own_fifo(0), 0))
+			scx_bpf_dsq_move_to_local(akts_own_fifo(1), 0);
+	} else {
+		if (!scx_bpf_dsq_move_to_local(akts_own_fifo(1), 0))
+			scx_bpf_dsq_move_to_local(akts_own_fifo(0), 0);
+	}
+}
+
+AKTS_COUNT_ONLY(share, runnable)
+
+void BPF_STRUCT_OPS(share_running, struct task_struct *p)
+{
+	u64 slice = slice_ns;
+
+	akts_count_call(AKTS_CB_RUNNING);
+	if (p->scx.slice > slice)
+		p->scx.slice = slice;
+}
+
+void BPF_STRUCT_OPS(share_stopping, struct task_struct *p, bool runnable)
+{
+	struct akts_task_ctx *tctx = akts_task_ctx(p);
+	struct share_state *st = share_get();
+	u64 now = bpf_ktime_get_ns(), win = window_ns, at;
+
+	akts_count_call(AKTS_CB_STOPPING);
+	if (!st || !tctx || !tctx->running_at || now <= tctx->running_at)
+		return;
+	__sync_fetch_and_add(&st->ran[akts_task_class(p)], now - tctx->running_at);
+	/* One CPU halves the counts per window (the compare-and-swap picks it). */
+	at = READ_ONCE(st->decayed_at);
+	if (now - at >= win && __sync_val_compare_and_swap(&st->decayed_at, at, now) == at) {
+		WRITE_ONCE(st->ran[AKTS_CLASS_LC], READ_ONCE(st->ran[AKTS_CLASS_LC]) / 2);
+		WRITE_ONCE(st->ran[AKTS_CLASS_BE], READ_ONCE(st->ran[AKTS_CLASS_BE]) / 2);
+	}
+}
+
+AKTS_COUNT_ONLY(share, quiescent)
+
+AKTS_POLICY_HOLDER(share, share);

@@ -1,0 +1,154 @@
+# The policy library beyond latency and throughput (bpf/policies/; akts.h, Queues and Hand-off): each policy's
+# defining behaviour, measured against another in one run: rr's quantum against fifo's long slices (context
+# switches of two hogs sharing CPU 1), ljf's order (the job with the most CPU time keeps the CPU), wfair's
+# nice weights, wrr's weights (an LC and a BE hog sharing CPU 1: LC gets about lc_weight dispatches per BE
+# one, and a live lc_weight change shows), share's LC target at 25% and 75%; then switches through the private-queue policies under load: nothing ejected and
+# nothing left for the guard to rescue (the hand-off drains another slot's private queues).
+POL_SOCK=/run/akts/policies.sock
+
+pol_stats() { akts stats --socket $POL_SOCK --json; }
+
+pol_slot_calls() { # SLOT -> the calls that slot's programs took so far
+	pol_stats | python3 -c 'import json,sys; s=json.load(sys.stdin); print(sum(c["calls_by_slot"][int(sys.argv[1])] for c in s["callbacks"].values()))' "$1"
+}
+
+pol_be_guard() { # -> "RESCUES LONGEST_MS" of the BE class
+	pol_stats | python3 -c 'import json,sys; g=json.load(sys.stdin)["guard"]["classes"]["be"]; print(g["rescues"], g["longest_wait_ms"])'
+}
+
+# One window under POLICY with the two pinned hogs: "SWITCHES_PER_S SHARE_OF_H1 CALLS"
+# (their involuntary context switches; h1's part of their CPU ticks; the slot's calls in the window).
+pol_window() { # POLICY SLOT H1 H2 SECONDS
+	local s0 s1 a0 a1 b0 b1 c0 c1
+	akts switch "$1" --socket $POL_SOCK >/dev/null || { echo "0 0 0"; return; }
+	sleep 0.5
+	c0=$(pol_slot_calls "$2")
+	s0=$(prm_switches "$3" "$4")
+	a0=$(adm_cpu_ticks "$3")
+	b0=$(adm_cpu_ticks "$4")
+	sleep "$5"
+	s1=$(prm_switches "$3" "$4")
+	a1=$(adm_cpu_ticks "$3")
+	b1=$(adm_cpu_ticks "$4")
+	c1=$(pol_slot_calls "$2")
+	python3 -c 'import sys
+s0, s1, a0, a1, b0, b1, c0, c1, secs = map(float, sys.argv[1:])
+t = (a1 - a0) + (b1 - b0)
+print("%.1f %.3f %d" % ((s1 - s0) / secs, (a1 - a0) / t if t > 0 else 0, c1 - c0))' \
+		"$s0" "$s1" "$a0" "$a1" "$b0" "$b1" "$c0" "$c1" "$5"
+}
+
+t_policies() {
+	local cfg=$OUT/policies.json out
+	cat >"$cfg" <<JSON
+{"socket": "$POL_SOCK", "policies": ["latency", "throughput", "fifo", "rr", "wrr", "ljf", "wfair", "share"], "initial": "latency",
+ "state_file": "", "audit_log": "", "repository": "", "classes": [{"class": "be", "comm": "stress-ng"}]}
+JSON
+	akts daemon -c "$cfg" >"$OUT/policies_daemon.log" 2>&1 &
+	local d=$!
+	for i in $(seq 1 600); do
+		[[ -S $POL_SOCK ]] && akts status --socket $POL_SOCK >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	out=$(akts policies --socket $POL_SOCK 2>&1)
+	if [[ $out == *fifo* && $out == *rr* && $out == *wrr* && $out == *ljf* && $out == *wfair* && $out == *share* ]]; then
+		ok "the daemon loads the eight library policies into slots 0-7"
+	else
+		not_ok "akts policies with eight library policies: $(tail -5 "$OUT/policies_daemon.log") $out"
+		kill -INT $d 2>/dev/null
+		wait $d 2>/dev/null
+		return
+	fi
+
+	# Two BE hogs sharing CPU 1.
+	local h1 h2
+	taskset -c 1 bash -c 'while :; do :; done' &
+	h1=$!
+	taskset -c 1 bash -c 'while :; do :; done' &
+	h2=$!
+	akts classify --socket $POL_SOCK $h1 be >/dev/null && akts classify --socket $POL_SOCK $h2 be >/dev/null ||
+		not_ok "the hogs are classified (SCHED_EXT)"
+	local fifo rr ljf
+	fifo=($(pol_window fifo 2 $h1 $h2 2))
+	rr=($(pol_window rr 3 $h1 $h2 2))
+	ljf=($(pol_window ljf 5 $h1 $h2 2))
+	diag "fifo: ${fifo[0]} switches/s, h1 share ${fifo[1]}; rr: ${rr[0]}/s, ${rr[1]}; ljf: ${ljf[0]}/s, ${ljf[1]}"
+	if ((fifo[2] > 0 && rr[2] > 0)) && python3 -c 'import sys; f, r = map(float, sys.argv[1:]); sys.exit(0 if r > 3 * f and r > 0 else 1)' "${fifo[0]}" "${rr[0]}"; then
+		ok "rr's 2 ms quantum switches two hogs on one CPU more than 3x as often as fifo's 50 ms slices (${rr[0]}/s vs ${fifo[0]}/s)"
+	else
+		not_ok "rr's quantum against fifo: rr ${rr[*]}, fifo ${fifo[*]} (switches/s, h1 share, slot calls)"
+	fi
+	# ljf: whichever hog has more CPU time keeps the CPU; the other runs only when the guard rescues it.
+	if ((ljf[2] > 0)) && python3 -c 'import sys; l, r = map(float, sys.argv[1:]); sys.exit(0 if max(l, 1 - l) >= 0.8 and 0.3 <= r <= 0.7 else 1)' "${ljf[1]}" "${rr[1]}"; then
+		ok "ljf keeps the CPU for the longest job (h1 share ${ljf[1]}; under rr ${rr[1]})"
+	else
+		not_ok "ljf's order: h1 share ${ljf[1]} (under rr ${rr[1]}), slot calls ${ljf[2]}"
+	fi
+
+	# wfair: h2 at nice 5 (weight 335 against 1024): h1 should get about 0.75 of the CPU; rr ignores nice.
+	local wf rrn
+	renice -n 5 -p $h2 >/dev/null
+	wf=($(pol_window wfair 6 $h1 $h2 3))
+	rrn=($(pol_window rr 3 $h1 $h2 2))
+	renice -n 0 -p $h2 >/dev/null
+	if ((wf[2] > 0)) && python3 -c 'import sys; w, r = map(float, sys.argv[1:]); sys.exit(0 if 0.65 <= w <= 0.85 and 0.35 <= r <= 0.65 else 1)' "${wf[1]}" "${rrn[1]}"; then
+		ok "wfair shares by nice weight: the nice-0 hog got ${wf[1]} against a nice-5 one (weights give 0.75; rr, which ignores nice: ${rrn[1]})"
+	else
+		not_ok "wfair's weights: nice-0 share ${wf[1]} (expected 0.65-0.85), under rr ${rrn[1]}, slot calls ${wf[2]}"
+	fi
+
+	# wrr: h1 latency-critical, h2 best-effort, both CPU-bound on CPU 1.
+	akts classify --socket $POL_SOCK $h1 lc >/dev/null || not_ok "h1 classified lc"
+	local w4 w1 rrlc
+	rrlc=($(pol_window rr 3 $h1 $h2 2))
+	w4=($(pol_window wrr 4 $h1 $h2 2))
+	akts set wrr.lc_weight 1 --socket $POL_SOCK >/dev/null || not_ok "akts set wrr.lc_weight 1"
+	w1=($(pol_window wrr 4 $h1 $h2 2))
+	akts set wrr.lc_weight 4 --socket $POL_SOCK >/dev/null
+	diag "LC share: rr ${rrlc[1]}, wrr lc_weight 4 ${w4[1]}, wrr lc_weight 1 ${w1[1]}"
+	if ((w4[2] > 0)) && python3 -c 'import sys; r, w4, w1 = map(float, sys.argv[1:]); sys.exit(0 if 0.6 <= w4 <= 0.95 and w4 > w1 + 0.1 and w4 > r + 0.1 else 1)' "${rrlc[1]}" "${w4[1]}" "${w1[1]}"; then
+		ok "wrr gives LC about lc_weight dispatches per BE one and BE keeps a share (LC ${w4[1]} at 4, ${w1[1]} at 1, ${rrlc[1]} under rr)"
+	else
+		not_ok "wrr's weights: LC share ${w4[1]} at lc_weight 4, ${w1[1]} at 1, ${rrlc[1]} under rr"
+	fi
+	# share: the LC hog held to its target share, 25% then 75% (PeeR tracks 0-75% within 6%).
+	local s25 s75
+	akts set share.lc_share 25 --socket $POL_SOCK >/dev/null || not_ok "akts set share.lc_share 25"
+	s25=($(pol_window share 7 $h1 $h2 3))
+	akts set share.lc_share 75 --socket $POL_SOCK >/dev/null
+	s75=($(pol_window share 7 $h1 $h2 3))
+	akts set share.lc_share 50 --socket $POL_SOCK >/dev/null
+	if ((s25[2] > 0)) && python3 -c 'import sys; a, b = map(float, sys.argv[1:]); sys.exit(0 if abs(a - 0.25) <= 0.1 and abs(b - 0.75) <= 0.1 else 1)' "${s25[1]}" "${s75[1]}"; then
+		ok "share holds the LC class to its target: ${s25[1]} at 25%, ${s75[1]} at 75%"
+	else
+		not_ok "share's target: LC got ${s25[1]} at 25%, ${s75[1]} at 75% (within 0.10 expected)"
+	fi
+	kill $h1 $h2 2>/dev/null
+	wait $h1 $h2 2>/dev/null
+
+	# Switches through the policies while BE hogs (two per CPU) queue in each one's private queues. Not ljf:
+	# it starves the hogs with less CPU time until the guard rescues them, by design.
+	akts switch latency --socket $POL_SOCK >/dev/null
+	stress-ng --cpu $((2 * $(nproc))) --timeout 60s -q &
+	local hogs=$! g0 g1 pol i
+	sleep 1
+	g0=($(pol_be_guard))
+	for i in 1 2 3; do
+		for pol in fifo wrr rr wfair share throughput latency; do
+			akts switch $pol --socket $POL_SOCK >/dev/null || not_ok "akts switch $pol"
+			sleep 0.3
+		done
+	done
+	sleep 1
+	g1=($(pol_be_guard))
+	kill $hogs 2>/dev/null
+	wait $hogs 2>/dev/null
+	if [[ $(cat /sys/kernel/sched_ext/state) == enabled ]] && kill -0 $d 2>/dev/null &&
+		[[ -n ${g1[0]:-} ]] && ((g1[0] - g0[0] == 0)); then
+		ok "21 switches through fifo, wrr, rr, wfair, share, throughput and latency under BE hogs: no ejection, no BE task rescued (longest BE wait ${g1[1]} ms)"
+	else
+		not_ok "switches through the private-queue policies: state $(cat /sys/kernel/sched_ext/state), BE rescues $((${g1[0]:-0} - ${g0[0]:-0})), longest ${g1[1]:-?} ms"
+	fi
+	kill -INT $d 2>/dev/null
+	wait $d 2>/dev/null
+}
