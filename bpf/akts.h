@@ -460,7 +460,7 @@ struct akts_task_ctx {
 	__u64 ready_at;	    /* when the task became runnable; 0 once it ran */
 	__u64 running_at;   /* when it last started running */
 	__u64 rescue_exec0; /* AKTS_TASK_RESCUED: its sum_exec_runtime when the rescued run began; 0 before */
-	__u32 cls;	    /* enum akts_class, refreshed when it becomes runnable */
+	__u32 cls;	    /* enum akts_class, refreshed when it becomes runnable and at every enqueue */
 	__u32 flags;	    /* AKTS_TASK_*, the frame's own */
 	__u64 vtime;	    /* fair virtual time (the shared vtime helpers; see "Per-policy state") */
 };

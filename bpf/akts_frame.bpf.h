@@ -604,14 +604,14 @@ static __always_inline void akts_count_fallthrough(enum akts_callback cb) {}
 #endif
 
 /* Stamps the moment a task became ready to run (kept if already stamped). */
-static __always_inline void akts_mark_ready(struct task_struct *p, bool refresh_class)
+static __always_inline void akts_mark_ready(struct task_struct *p)
 {
 	struct akts_task_ctx *tctx = akts_task_ctx(p);
 
 	if (!tctx)
 		return;
-	if (refresh_class)
-		tctx->cls = akts_lookup_class(p);
+	/* At every enqueue too: a CPU-bound task that never sleeps takes a new class at its next slice's end. */
+	tctx->cls = akts_lookup_class(p);
 	if (!tctx->ready_at)
 		tctx->ready_at = bpf_ktime_get_ns();
 }

@@ -77,7 +77,7 @@ void BPF_STRUCT_OPS(akts_enqueue, struct task_struct *p, u64 enq_flags)
 	u32 k = akts_effective_slot();
 
 	akts_count_entry(AKTS_CB_ENQUEUE, k);
-	akts_mark_ready(p, false);
+	akts_mark_ready(p);
 	bpf_tail_call(ctx, &akts_enqueue_progs, k);
 	akts_count_fallthrough(AKTS_CB_ENQUEUE);
 
@@ -106,7 +106,7 @@ void BPF_STRUCT_OPS(akts_runnable, struct task_struct *p, u64 enq_flags)
 	u32 k = akts_effective_slot();
 
 	akts_count_entry(AKTS_CB_RUNNABLE, k);
-	akts_mark_ready(p, true);
+	akts_mark_ready(p);
 	bpf_tail_call(ctx, &akts_runnable_progs, k);
 	akts_count_fallthrough(AKTS_CB_RUNNABLE);
 }

@@ -22,7 +22,7 @@ UEI_DEFINE(uei);
 	void BPF_STRUCT_OPS(sa_enqueue, struct task_struct *p, u64 enq_flags)                  \
 	{                                                                                       \
 		akts_count_entry(AKTS_CB_ENQUEUE, akts_slot);                                   \
-		akts_mark_ready(p, false);                                                      \
+		akts_mark_ready(p);                                                             \
 		____##pol##_enqueue(ctx, p, enq_flags);                                        \
 	}                                                                                       \
 	void BPF_STRUCT_OPS(sa_dispatch, s32 cpu, struct task_struct *prev)                    \
@@ -33,7 +33,7 @@ UEI_DEFINE(uei);
 	void BPF_STRUCT_OPS(sa_runnable, struct task_struct *p, u64 enq_flags)                 \
 	{                                                                                       \
 		akts_count_entry(AKTS_CB_RUNNABLE, akts_slot);                                  \
-		akts_mark_ready(p, true);                                                       \
+		akts_mark_ready(p);                                                             \
 		____##pol##_runnable(ctx, p, enq_flags);                                       \
 	}                                                                                       \
 	void BPF_STRUCT_OPS(sa_running, struct task_struct *p)                                 \

@@ -14,8 +14,11 @@
  *
  * Limits: the share is of the time both classes ran under this policy, on
  * all CPUs together, not per CPU; it converges over a few windows and is
- * only as fine as the slice (a run is counted when it ends; a run that ends
- * on another CPU during the halving may go uncounted). Time taken by higher
+ * only as fine as the slice (a run is counted when it ends and at every
+ * dispatch it goes on through; time that ends on another CPU during the
+ * halving may go uncounted, and a run that began under another policy is
+ * counted from its first dispatch here). A target of 0% starves LC whenever
+ * BE waits (and the circuit breaker, which protects LC, trips). Time taken by higher
  * scheduling classes is not counted. No order within a class but
  * arrival; nice weights are not applied.
  *
@@ -50,11 +53,48 @@ struct {
 	__type(value, struct share_state);
 } share_state SEC(".maps");
 
+/* Per CPU: up to when the current run was counted (a run that goes on is counted at each dispatch). */
+struct share_cpu {
+	u64 counted_to;
+	u32 pid;
+	u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct share_cpu);
+} share_cpu SEC(".maps");
+
 static __always_inline struct share_state *share_get(void)
 {
 	u32 zero = 0;
 
 	return bpf_map_lookup_elem(&share_state, &zero);
+}
+
+/*
+ * Adds the time p ran on this CPU since it was last counted to its class,
+ * and halves the counts once per window (one CPU does, the compare-and-swap
+ * picks it).
+ */
+static __always_inline void share_count(struct task_struct *p)
+{
+	struct share_state *st = share_get();
+	u32 zero = 0;
+	struct share_cpu *sc = bpf_map_lookup_elem(&share_cpu, &zero);
+	u64 now = bpf_ktime_get_ns(), win = window_ns, at;
+
+	if (!st || !sc || sc->pid != p->pid || !sc->counted_to || now <= sc->counted_to)
+		return;
+	__sync_fetch_and_add(&st->ran[akts_task_class(p)], now - sc->counted_to);
+	sc->counted_to = now;
+	at = READ_ONCE(st->decayed_at);
+	if (now - at >= win && __sync_val_compare_and_swap(&st->decayed_at, at, now) == at) {
+		WRITE_ONCE(st->ran[AKTS_CLASS_LC], READ_ONCE(st->ran[AKTS_CLASS_LC]) / 2);
+		WRITE_ONCE(st->ran[AKTS_CLASS_BE], READ_ONCE(st->ran[AKTS_CLASS_BE]) / 2);
+	}
 }
 
 s32 BPF_STRUCT_OPS(share_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
@@ -105,6 +145,8 @@ void BPF_STRUCT_OPS(share_dispatch, s32 cpu, struct task_struct *prev)
 		 * prev goes on when none of its class waits (within a class, turns
 		 * go round) and the other class either does not wait or is not due.
 		 */
+		share_count(prev); /* its run so far, before the classes are weighed */
+		lc_due = share_lc_due();
 		prev_lc = akts_task_class(prev) == AKTS_CLASS_LC;
 		if (!(prev_lc ? lc_waits : be_waits) && (!(prev_lc ? be_waits : lc_waits) || prev_lc == lc_due)) {
 			prev->scx.slice = slice_ns;
@@ -128,28 +170,22 @@ AKTS_COUNT_ONLY(share, runnable)
 void BPF_STRUCT_OPS(share_running, struct task_struct *p)
 {
 	u64 slice = slice_ns;
+	u32 zero = 0;
+	struct share_cpu *sc = bpf_map_lookup_elem(&share_cpu, &zero);
 
 	akts_count_call(AKTS_CB_RUNNING);
 	if (p->scx.slice > slice)
 		p->scx.slice = slice;
+	if (sc) {
+		sc->pid = p->pid;
+		sc->counted_to = bpf_ktime_get_ns();
+	}
 }
 
 void BPF_STRUCT_OPS(share_stopping, struct task_struct *p, bool runnable)
 {
-	struct akts_task_ctx *tctx = akts_task_ctx(p);
-	struct share_state *st = share_get();
-	u64 now = bpf_ktime_get_ns(), win = window_ns, at;
-
 	akts_count_call(AKTS_CB_STOPPING);
-	if (!st || !tctx || !tctx->running_at || now <= tctx->running_at)
-		return;
-	__sync_fetch_and_add(&st->ran[akts_task_class(p)], now - tctx->running_at);
-	/* One CPU halves the counts per window (the compare-and-swap picks it). */
-	at = READ_ONCE(st->decayed_at);
-	if (now - at >= win && __sync_val_compare_and_swap(&st->decayed_at, at, now) == at) {
-		WRITE_ONCE(st->ran[AKTS_CLASS_LC], READ_ONCE(st->ran[AKTS_CLASS_LC]) / 2);
-		WRITE_ONCE(st->ran[AKTS_CLASS_BE], READ_ONCE(st->ran[AKTS_CLASS_BE]) / 2);
-	}
+	share_count(p);
 }
 
 AKTS_COUNT_ONLY(share, quiescent)
