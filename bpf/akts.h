@@ -47,7 +47,9 @@
  *              or LJF key, a per-class round) is never mixed with another's.
  *   Every slot's private queues exist from attach to exit, whether a policy
  *   fills the slot or not: a policy admitted into a slot at run time finds
- *   its queues there, and none is ever touched before it exists (a move,
+ *   its queues there (and empty: the loader fills a slot of a running
+ *   scheduler only once akts_slot_queued counts none left from the policy
+ *   that was there, which the effective policy drains as another slot's), and none is ever touched before it exists (a move,
  *   peek or insert on a missing DSQ ejects the scheduler) or destroyed while
  *   it may hold a task (destroying a non-empty DSQ ejects too). The cost is
  *   AKTS_MAX_SLOTS * AKTS_PRIVATE_QUEUES DSQs that are mostly empty, and the
@@ -67,10 +69,13 @@
  *     too often without running it);
  *   - leave an enqueued task in no queue at all (the kernel's watchdog is the
  *     only backstop for that);
- *   - create or destroy DSQs outside the registry;
- *   - write the frame's fields of struct akts_task_ctx (ready_at, rescue_exec0, flags):
- *     task storage is shared, so this one cannot be enforced by the loader
- *     (it refuses a policy that declares any of the frame's own maps).
+ *   - create or destroy DSQs, or insert into another slot's private queues,
+ *     or FIFO-insert into a vtime queue (and the reverse: that ejects);
+ *   - write struct akts_task_ctx: it is the frame's and the shared vtime
+ *     helpers' (see "Per-policy state"); task storage is shared, so this
+ *     one cannot be enforced by the loader (it refuses a policy that
+ *     declares any of the frame's own maps), nor can the queue ids a
+ *     policy names (admission's static gate does not check them).
  *   Anything else (infinite slices, refilling prev's slice in dispatch,
  *   strict priorities, never calling dispatch for a queue) cannot break the
  *   bound.
@@ -89,8 +94,8 @@
  *   every insert (when not already set), cleared by a drainer that found all
  *   four empty, and set again by the guard's timer for any private queue it
  *   sees non-empty. An insert racing the clear can lose its bit until the
- *   next firing (period_ns): that task waits at most a period more before a
- *   dispatch drains it, and the guard's bound covers it regardless.
+ *   next firing (period_ns); a task only some CPUs may run waits until one
+ *   of those dispatches. The guard's bound covers both regardless.
  *
  * Bounded wait (the guard; akts_frame.bpf.h)
  *   A BPF timer owned by the frame, not by any policy, fires every period_ns.
@@ -198,6 +203,18 @@
  *   akts_classes maps a process (tgid) to enum akts_class; threads share their
  *   process's entry. An unlisted task is best-effort.
  *
+ * Hints (size estimates)
+ *   akts_hints maps a thread (its kernel pid, a tid) to struct akts_hint: the
+ *   CPU time the application expects the thread's current work (a request)
+ *   still needs, and the thread's sum_exec_runtime when it said so. The daemon
+ *   writes it (v1.hint, akts hint TID DURATION; the start time from
+ *   /proc/TID/schedstat) and clears it on request; the frame deletes a
+ *   thread's entry when the thread leaves sched_ext. Policies read it
+ *   (akts_hint_remaining): remaining = estimate - CPU used since, or none
+ *   once that reaches 0 (the estimate was wrong) or there is no entry. Only
+ *   srpt uses it; a hint changes an order, never a bound (the guard and the
+ *   breaker hold whatever the hints say).
+ *
  * Parameters (live, typed; akts_policy.bpf.h)
  *   A policy declares up to AKTS_MAX_PARAMS parameters in one .rodata array,
  *   akts_param_descs (AKTS_PARAMS(...) of AKTS_PARAM(...) entries): name,
@@ -238,13 +255,15 @@
  *   otherwise corrupt the fair order of the policies after it.
  *
  * What every policy shares (one registered scheduler)
- *   ops.flags (SCX_OPS_SWITCH_PARTIAL: only tasks set to SCHED_EXT; no
- *   ENQ_LAST, no built-in idle tracking off), timeout_ms (the kernel's
- *   default watchdog, 30 s) and dispatch_max_batch (the default) belong to
- *   the dispatcher and are the same under every policy. A policy lives with
- *   them: it may not keep a task off every queue for long (the watchdog),
- *   gets no ops.enqueue call for the last task of an idle CPU's local queue,
- *   and moves at most the default batch of tasks per dispatch.
+ *   ops.flags, timeout_ms and dispatch_max_batch belong to the dispatcher and
+ *   are the same under every policy: SCX_OPS_SWITCH_PARTIAL (only tasks set
+ *   to SCHED_EXT; cleared by --switch-all, then every task), no ENQ_LAST, the
+ *   kernel's built-in idle tracking on; timeout_ms from the plane's
+ *   watchdog_timeout_ms (the kernel's 30 s when 0); the default
+ *   dispatch_max_batch. A policy lives with them: it may not keep a task off
+ *   every queue for long (the watchdog), gets no ops.enqueue call for the
+ *   last task of an idle CPU's local queue, and inserts at most that batch
+ *   of tasks into local DSQs per dispatch.
  *
  * Lifecycle callbacks (init, exit, init_task, exit_task, enable, disable,
  * dump) and tick (the guard's rescue-slice cap) stay in the dispatcher; no
@@ -449,6 +468,12 @@ struct akts_override_args {
 	__u32 kick; /* non-zero: preempt every CPU so it applies at once */
 };
 
+/* Argument of the akts_slot_queued syscall program (BPF_PROG_TEST_RUN ctx_in). */
+struct akts_slot_args {
+	__u32 slot;
+	__u32 reserved; /* 0 */
+};
+
 /* Argument of the akts_switch syscall program (BPF_PROG_TEST_RUN ctx_in). */
 struct akts_switch_args {
 	__u32 slot;
@@ -460,9 +485,10 @@ struct akts_task_ctx {
 	__u64 ready_at;	    /* when the task became runnable; 0 once it ran */
 	__u64 running_at;   /* when it last started running */
 	__u64 rescue_exec0; /* AKTS_TASK_RESCUED: its sum_exec_runtime when the rescued run began; 0 before */
-	__u32 cls;	    /* enum akts_class, refreshed when it becomes runnable and at every enqueue */
+	__u32 cls;	    /* enum akts_class, refreshed when runnable, at every enqueue and before prev's dispatch */
 	__u32 flags;	    /* AKTS_TASK_*, the frame's own */
 	__u64 vtime;	    /* fair virtual time (the shared vtime helpers; see "Per-policy state") */
+	__u64 vtime_charged_at; /* when vtime was last charged for the current run (the vtime helpers) */
 };
 
 /*
@@ -474,6 +500,16 @@ struct akts_task_ctx {
  * its slice, does not, so the cap still holds when it resumes.
  */
 #define AKTS_TASK_RESCUED 1u
+
+/* Entry of akts_hints (see Hints). */
+struct akts_hint {
+	__u64 remaining_ns; /* the estimate when given: 1 us .. 1 h */
+	__u64 exec_at_ns;   /* the thread's sum_exec_runtime then */
+};
+
+#define AKTS_MAX_HINTS 65536u
+#define AKTS_HINT_MIN_NS 1000ull
+#define AKTS_HINT_MAX_NS 3600000000000ull
 
 /* Live parameters (see Parameters). */
 #define AKTS_MAX_PARAMS 8u
@@ -527,9 +563,10 @@ static __always_inline __u32 akts_slot_from(const struct akts_selector *sel, con
 
 #ifdef __cplusplus
 static_assert(sizeof(struct akts_selector) == 8, "selector layout");
+static_assert(sizeof(struct akts_hint) == 16, "hint layout");
 static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2 + 2 + 2), "stats layout");
 static_assert(sizeof(struct akts_switch_args) == 8, "switch args layout");
-static_assert(sizeof(struct akts_task_ctx) == 40, "task ctx layout");
+static_assert(sizeof(struct akts_task_ctx) == 48, "task ctx layout");
 static_assert(sizeof(struct akts_param_desc) == 32 + 24 + 8 + 96, "param desc layout");
 static_assert(sizeof(struct akts_param_values) == 8 * 8, "param values layout");
 static_assert(AKTS_NR_DSQS + AKTS_MAX_SLOTS * AKTS_PRIVATE_QUEUES <= AKTS_MAX_QUEUES, "registry size");
@@ -540,9 +577,10 @@ static_assert(sizeof(struct akts_breaker_params) == 16 + 8 * 6, "breaker params 
 static_assert(sizeof(struct akts_breaker_state) == 8 * (1 + 4 + 3 + 1 + 1 + 1 + 2 + 5 + 32), "breaker state layout");
 #else
 _Static_assert(sizeof(struct akts_selector) == 8, "selector layout");
+_Static_assert(sizeof(struct akts_hint) == 16, "hint layout");
 _Static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2 + 2 + 2), "stats layout");
 _Static_assert(sizeof(struct akts_switch_args) == 8, "switch args layout");
-_Static_assert(sizeof(struct akts_task_ctx) == 40, "task ctx layout");
+_Static_assert(sizeof(struct akts_task_ctx) == 48, "task ctx layout");
 _Static_assert(sizeof(struct akts_param_desc) == 32 + 24 + 8 + 96, "param desc layout");
 _Static_assert(sizeof(struct akts_param_values) == 8 * 8, "param values layout");
 _Static_assert(AKTS_NR_DSQS + AKTS_MAX_SLOTS * AKTS_PRIVATE_QUEUES <= AKTS_MAX_QUEUES, "registry size");

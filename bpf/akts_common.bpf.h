@@ -51,6 +51,14 @@ struct {
 	__type(value, struct akts_shared);
 } akts_shared SEC(".maps");
 
+/* Size estimates by thread (akts.h, Hints): written by the daemon, read by policies. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, AKTS_MAX_HINTS);
+	__type(key, u32);	/* tid (the kernel's pid) */
+	__type(value, struct akts_hint);
+} akts_hints SEC(".maps");
+
 /* Live parameters by slot (akts.h, Parameters): written by user space through its mapping. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -85,6 +93,20 @@ static __always_inline u32 akts_lookup_class(struct task_struct *p)
 	u32 *cls = bpf_map_lookup_elem(&akts_classes, &tgid);
 
 	return cls && *cls == AKTS_CLASS_LC ? AKTS_CLASS_LC : AKTS_CLASS_BE;
+}
+
+/* The CPU time p's hinted work still needs; 0: no hint, or the estimate ran out (it was wrong). */
+static __always_inline u64 akts_hint_remaining(struct task_struct *p)
+{
+	u32 tid = p->pid;
+	struct akts_hint *h = bpf_map_lookup_elem(&akts_hints, &tid);
+	u64 used, est;
+
+	if (!h)
+		return 0;
+	est = READ_ONCE(h->remaining_ns);
+	used = p->se.sum_exec_runtime > h->exec_at_ns ? p->se.sum_exec_runtime - h->exec_at_ns : 0;
+	return used < est ? est - used : 0;
 }
 
 static __always_inline struct akts_shared *akts_shared_state(void)
@@ -161,7 +183,8 @@ static __always_inline bool akts_move_leftover(u32 own, u64 dsq)
 
 /*
  * Moves the first task of another slot's private queues to this CPU; true if
- * one moved. A slot found empty has its busy bit cleared (akts.h, Hand-off).
+ * one moved. A slot whose four queues are found empty has its busy bit
+ * cleared (akts.h, Hand-off).
  * The ids always exist: every slot's private queues live from attach to exit.
  */
 static __always_inline bool akts_drain_private_leftovers(u32 me)
@@ -179,6 +202,12 @@ static __always_inline bool akts_drain_private_leftovers(u32 me)
 		    scx_bpf_dsq_move_to_local(AKTS_DSQ_PRIVATE(s, AKTS_PQ_FIFO1), 0) ||
 		    scx_bpf_dsq_move_to_local(AKTS_DSQ_PRIVATE(s, AKTS_PQ_VTIME1), 0))
 			return true;
+		/* Nothing this CPU may run; the bit goes only if the queues are empty (not just pinned elsewhere). */
+		if (scx_bpf_dsq_nr_queued(AKTS_DSQ_PRIVATE(s, AKTS_PQ_FIFO0)) > 0 ||
+		    scx_bpf_dsq_nr_queued(AKTS_DSQ_PRIVATE(s, AKTS_PQ_VTIME0)) > 0 ||
+		    scx_bpf_dsq_nr_queued(AKTS_DSQ_PRIVATE(s, AKTS_PQ_FIFO1)) > 0 ||
+		    scx_bpf_dsq_nr_queued(AKTS_DSQ_PRIVATE(s, AKTS_PQ_VTIME1)) > 0)
+			continue;
 		sh = akts_shared_state();
 		if (sh)
 			__sync_fetch_and_and(&sh->busy_slots, ~(1u << s));
@@ -197,6 +226,17 @@ static __always_inline bool akts_drain_leftovers(u32 own, u32 me)
 	return akts_move_leftover(own, AKTS_DSQ_LC_FIFO) || akts_move_leftover(own, AKTS_DSQ_LC_VTIME) ||
 	       akts_move_leftover(own, AKTS_DSQ_BE_FIFO) || akts_move_leftover(own, AKTS_DSQ_BE_VTIME) ||
 	       akts_drain_private_leftovers(me);
+}
+
+/* Time p has run since it was last charged (prev's run so far, for a comparison before it is charged). */
+static __always_inline u64 akts_uncharged_ns(struct task_struct *p, struct akts_task_ctx *tctx)
+{
+	u64 now = bpf_ktime_get_ns(), from;
+
+	if (!tctx->running_at)
+		return 0;
+	from = tctx->vtime_charged_at > tctx->running_at ? tctx->vtime_charged_at : tctx->running_at;
+	return now > from ? now - from : 0;
 }
 
 /* True if `me`'s own private queues may hold a task (its busy bit; akts.h, Hand-off). */
@@ -248,9 +288,7 @@ static __always_inline bool akts_prev_goes_on(struct task_struct *prev, u32 own,
 	tctx = akts_task_ctx(prev);
 	if (!tctx)
 		return true;
-	vt = tctx->vtime;
-	if (tctx->running_at)
-		vt += scale_by_task_weight_inverse(prev, bpf_ktime_get_ns() - tctx->running_at);
+	vt = tctx->vtime + scale_by_task_weight_inverse(prev, akts_uncharged_ns(prev, tctx));
 	return !time_before(head->scx.dsq_vtime, vt);
 }
 
@@ -297,17 +335,25 @@ static __always_inline void akts_advance_vtime(struct task_struct *p)
 		sh->vtime_now = tctx->vtime;
 }
 
-/* Charges the time just run to the fair virtual time, scaled by the inverse of the task's weight (nice). */
+/*
+ * Charges the time run since the run began or was last charged to the fair
+ * virtual time, scaled by the inverse of the task's weight (nice). Called
+ * when a run stops, and by a policy that lets prev go on (a refilled run gets
+ * no ops.stopping), with akts_advance_vtime after it, so neither the task's
+ * virtual time nor the clock stands still while one task runs on.
+ */
 static __always_inline void akts_charge_vtime(struct task_struct *p)
 {
 	struct akts_task_ctx *tctx = akts_task_ctx(p);
-	u64 now, ran;
+	u64 now, from;
 
 	if (!tctx || !tctx->running_at)
 		return;
 	now = bpf_ktime_get_ns();
-	ran = now > tctx->running_at ? now - tctx->running_at : 0;
-	tctx->vtime += scale_by_task_weight_inverse(p, ran);
+	from = tctx->vtime_charged_at > tctx->running_at ? tctx->vtime_charged_at : tctx->running_at;
+	if (now > from)
+		tctx->vtime += scale_by_task_weight_inverse(p, now - from);
+	tctx->vtime_charged_at = now;
 }
 
 #endif /* AKTS_COMMON_BPF_H */

@@ -616,6 +616,22 @@ static __always_inline void akts_mark_ready(struct task_struct *p)
 		tctx->ready_at = bpf_ktime_get_ns();
 }
 
+/*
+ * Before dispatch: a task that a policy lets go on is never enqueued again,
+ * so its class is refreshed here (a CPU-bound task takes a new class at its
+ * next slice's end whatever the policy does).
+ */
+static __always_inline void akts_refresh_prev_class(struct task_struct *prev)
+{
+	struct akts_task_ctx *tctx;
+
+	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
+		return;
+	tctx = akts_task_ctx(prev);
+	if (tctx)
+		tctx->cls = akts_lookup_class(prev);
+}
+
 /* Records how long the task waited, per class, and when it started running. */
 static __always_inline void akts_mark_running(struct task_struct *p)
 {
@@ -826,11 +842,13 @@ static __always_inline void akts_frame_enable(struct task_struct *p)
 		tctx->vtime = now;
 }
 
-/* A task that leaves SCHED_EXT while queued is not waiting for akts any more. */
+/* A task that leaves SCHED_EXT while queued is not waiting for akts any more; its hint goes (akts.h, Hints). */
 static __always_inline void akts_frame_disable(struct task_struct *p)
 {
 	struct akts_task_ctx *tctx = akts_task_ctx(p);
+	u32 tid = p->pid;
 
+	bpf_map_delete_elem(&akts_hints, &tid);
 	if (tctx) {
 		tctx->ready_at = 0;
 		tctx->flags &= ~AKTS_TASK_RESCUED;

@@ -93,6 +93,7 @@ void BPF_STRUCT_OPS(akts_dispatch, s32 cpu, struct task_struct *prev)
 	u32 k = akts_effective_slot();
 
 	akts_count_entry(AKTS_CB_DISPATCH, k);
+	akts_refresh_prev_class(prev);
 	bpf_tail_call(ctx, &akts_dispatch_progs, k);
 	akts_count_fallthrough(AKTS_CB_DISPATCH);
 
@@ -216,6 +217,35 @@ int akts_count_queued(void *ctx)
 			total += n;
 	}
 	queued_total = total;
+	return 0;
+}
+
+/*
+ * How many tasks wait in one slot's private queues (the answer lands in
+ * slot_queued_total; -1 for a slot out of range). The loader fills a slot at
+ * run time only once they are empty, so a policy never meets the keys of the
+ * one that was there before (akts.h, Queues). Run with BPF_PROG_TEST_RUN,
+ * ctx_in = struct akts_slot_args.
+ */
+s64 slot_queued_total;
+
+SEC("syscall")
+int akts_slot_queued(struct akts_slot_args *args)
+{
+	s64 total = 0;
+	s32 n;
+	u32 q;
+
+	if (args->slot >= AKTS_MAX_SLOTS) {
+		slot_queued_total = -1;
+		return -EINVAL;
+	}
+	for (q = 0; q < AKTS_PRIVATE_QUEUES; q++) {
+		n = scx_bpf_dsq_nr_queued(AKTS_DSQ_PRIVATE(args->slot, q));
+		if (n > 0)
+			total += n;
+	}
+	slot_queued_total = total;
 	return 0;
 }
 

@@ -4,9 +4,12 @@
 # For each candidate object: a daemon with the latency policy, CPU hogs (BE,
 # one per CPU) and a latency-critical loop (LC) running; the candidate is
 # admitted (gates 2 and 4; gate 3 is this run, so forced) and selected for
-# SECONDS. It passes when it served every task itself: the kernel never ended
-# the scheduler, the circuit breaker never tripped, the bounded-wait guard
-# never had to rescue a task of either class, and both classes made progress.
+# SECONDS, once the breaker holds no trip from before (admission's verifier can
+# cause one). It passes when it served every task itself: the kernel never
+# ended the scheduler, the circuit breaker never tripped, the bounded-wait
+# guard never had to rescue a task of either class, both classes made
+# progress, the candidate was still in effect at the end and its own enqueue
+# and dispatch programs ran.
 # The guard's bound here is 500 ms (GATE3_MAX_WAIT when this script is run by
 # hand; ./akts admit-test always uses the default), 2.5x the daemon's default:
 # in the partial-mode guest every wait also holds the time the CPU gave to
@@ -142,14 +145,27 @@ if s0 and s1:
     ev["rescues"] = {c: g1[c]["rescues"] - g0[c]["rescues"] for c in g1}
     ev["longest_wait_ms"] = {c: g1[c]["longest_wait_ms"] for c in g1}
     ev["breaker_trips"] = s1["breaker"].get("trips", 0) - s0["breaker"].get("trips", 0)
+    # Selected and in effect is not enough: the candidate's own programs must have scheduled (a candidate
+    # whose enqueue or dispatch falls through would pass on the built-in default's work).
+    slot = a.get("slot") if a else None
+    if isinstance(slot, int):
+        def calls(s, cb):
+            try:
+                return s["callbacks"][cb]["calls_by_slot"][slot]
+            except (KeyError, IndexError, TypeError):
+                return None
+        own = {cb: (calls(s1, cb) or 0) - (calls(s0, cb) or 0) for cb in ("enqueue", "dispatch")}
+        ev["candidate_calls"] = own
+        if any(v <= 0 for v in own.values()):
+            why.append(f"the candidate's own programs did not schedule during the run (calls {own})")
     if any(v > 0 for v in ev["rescues"].values()):
         why.append(f"the guard had to rescue tasks: {ev['rescues']}")
     if ev["breaker_trips"]:
         why.append(f"the circuit breaker tripped {ev['breaker_trips']} time(s)")
     elif a and a.get("admitted") and swrc == 0 and (not end or end.get("effective") != a.get("slot")):
-        # Selected is not in effect: without a trip of its own the candidate did not run, and proves nothing.
+        # Selected is not in effect: the candidate did not run to the end, and proves nothing.
         why.append(f"the candidate was not in effect at the end (effective: {end.get('effective') if end else 'unknown'}, "
-                   f"candidate slot {a.get('slot')}) and no trip during the run explains it")
+                   f"candidate slot {a.get('slot')}), and the breaker counted no trip between the two readings")
 else:
     why.append("the daemon's counters could not be read")
 if state != "enabled" or not alive:

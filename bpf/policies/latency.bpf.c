@@ -56,6 +56,9 @@ void BPF_STRUCT_OPS(latency_dispatch, s32 cpu, struct task_struct *prev)
 {
 	akts_count_call(AKTS_CB_DISPATCH);
 	if (akts_prev_goes_on(prev, LATENCY_OWN, akts_slot, true)) {
+		/* The run goes on with no ops.stopping: charge it now, so the clock moves. */
+		akts_charge_vtime(prev);
+		akts_advance_vtime(prev);
 		prev->scx.slice = slice_ns;
 		return;
 	}

@@ -86,12 +86,20 @@ static __always_inline void share_count(struct task_struct *p)
 	struct share_cpu *sc = bpf_map_lookup_elem(&share_cpu, &zero);
 	u64 now = bpf_ktime_get_ns(), win = window_ns, at;
 
-	if (!st || !sc || sc->pid != p->pid || !sc->counted_to || now <= sc->counted_to)
+	if (!st || !sc)
+		return;
+	if (sc->pid != p->pid || !sc->counted_to) {
+		/* A run that began under another policy (no share_running saw it): counted from here. */
+		sc->pid = p->pid;
+		sc->counted_to = now;
+		return;
+	}
+	if (now <= sc->counted_to)
 		return;
 	__sync_fetch_and_add(&st->ran[akts_task_class(p)], now - sc->counted_to);
 	sc->counted_to = now;
 	at = READ_ONCE(st->decayed_at);
-	if (now - at >= win && __sync_val_compare_and_swap(&st->decayed_at, at, now) == at) {
+	if (now > at && now - at >= win && __sync_val_compare_and_swap(&st->decayed_at, at, now) == at) {
 		WRITE_ONCE(st->ran[AKTS_CLASS_LC], READ_ONCE(st->ran[AKTS_CLASS_LC]) / 2);
 		WRITE_ONCE(st->ran[AKTS_CLASS_BE], READ_ONCE(st->ran[AKTS_CLASS_BE]) / 2);
 	}
@@ -184,8 +192,17 @@ void BPF_STRUCT_OPS(share_running, struct task_struct *p)
 
 void BPF_STRUCT_OPS(share_stopping, struct task_struct *p, bool runnable)
 {
+	u32 zero = 0;
+	struct share_cpu *sc;
+
 	akts_count_call(AKTS_CB_STOPPING);
 	share_count(p);
+	/* The run is over: a later run of this task under another policy must not be counted from here. */
+	sc = bpf_map_lookup_elem(&share_cpu, &zero);
+	if (sc) {
+		sc->pid = 0;
+		sc->counted_to = 0;
+	}
 }
 
 AKTS_COUNT_ONLY(share, quiescent)

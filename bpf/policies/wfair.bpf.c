@@ -64,10 +64,11 @@ void BPF_STRUCT_OPS(wfair_dispatch, s32 cpu, struct task_struct *prev)
 		tctx = akts_task_ctx(prev);
 		head = __COMPAT_scx_bpf_dsq_peek(akts_own_vtime(0));
 		if (tctx) {
-			vt = tctx->vtime + scale_by_task_weight_inverse(prev, slice);
-			if (tctx->running_at)
-				vt += scale_by_task_weight_inverse(prev, bpf_ktime_get_ns() - tctx->running_at);
+			vt = tctx->vtime + scale_by_task_weight_inverse(prev, slice + akts_uncharged_ns(prev, tctx));
 			if (!head || !time_before(head->scx.dsq_vtime, vt)) {
+				/* The run goes on with no ops.stopping: charge it now, so the clock moves. */
+				akts_charge_vtime(prev);
+				akts_advance_vtime(prev);
 				prev->scx.slice = slice;
 				return;
 			}

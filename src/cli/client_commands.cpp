@@ -447,6 +447,31 @@ int cmd_classify(const ClientOptions& o, const std::string& pid_text, const std:
   return kExitOk;
 }
 
+int cmd_hint(const ClientOptions& o, const std::string& tid_text, const std::string& remaining, bool clear) {
+  auto tid = parse_u32(tid_text, "tid");
+  if (!tid) return report(tid.error(), o.json);
+  if (clear == !remaining.empty())
+    return report(make_error(ErrorKind::kInvalidArgument,
+                             clear ? "hint: give a remaining time or --clear, not both"
+                                   : "hint: give the remaining CPU time (e.g. 30ms) or --clear"),
+                  o.json);
+  json params = {{"pid", *tid}};
+  if (clear)
+    params["clear"] = true;
+  else
+    params["remaining"] = remaining;  // the daemon parses and range-checks it
+  auto r = call(o, "v1.hint", params);
+  if (!r) return report(r.error(), o.json);
+  if (o.json)
+    std::cout << r->dump(2) << "\n";
+  else if (clear)
+    std::cout << fmt::format("thread {}: {}\n", *tid, (*r)["cleared"].get<bool>() ? "hint cleared" : "had no hint");
+  else
+    std::cout << fmt::format("thread {}: about {} of CPU time left (counted from {:.3f} s of CPU it has had)\n", *tid,
+                             remaining, (*r)["exec_at_ns"].get<uint64_t>() / 1e9);
+  return kExitOk;
+}
+
 int cmd_run(const ClientOptions& o, const std::string& cls, const std::vector<std::string>& argv) {
   if (argv.empty()) return report(make_error(ErrorKind::kInvalidArgument, "run: no command given (akts run -- CMD)"), false);
   auto r = call(o, "v1.classify", {{"pid", static_cast<uint32_t>(getpid())}, {"class", cls}});

@@ -32,6 +32,7 @@ int cmd_log(const ClientOptions& o, uint32_t limit, bool follow);
 int cmd_telemetry(const ClientOptions& o, uint32_t last);
 int cmd_push(const ClientOptions& o, const std::vector<double>& latency_ms);
 int cmd_classify(const ClientOptions& o, const std::string& pid, const std::string& cls);
+int cmd_hint(const ClientOptions& o, const std::string& tid, const std::string& remaining, bool clear);
 // Classifies this process, then execs `argv` (which keeps the pid, and so the class).
 int cmd_run(const ClientOptions& o, const std::string& cls, const std::vector<std::string>& argv);
 

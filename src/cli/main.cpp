@@ -265,6 +265,20 @@ int main(int argc, char** argv) {
   classify->add_option("class", cl_class, "lc or be")->check(CLI::IsMember({"lc", "be"}));
   add_client_flags(classify, co);
 
+  std::string hint_tid, hint_left;
+  bool hint_clear = false;
+  auto* hintc = app.add_subcommand(
+      "hint",
+      "Tell the scheduler how much CPU time a thread's current work still needs (the srpt policy runs the\n"
+      "least remaining first; a thread with no hint, or one that outruns it, falls back to round-robin).\n"
+      "The thread must be in SCHED_EXT (akts classify its process first). Examples:\n"
+      "  akts hint 4242 30ms        (thread 4242's request needs about 30 ms more)\n"
+      "  akts hint 4242 --clear");
+  hintc->add_option("tid", hint_tid, "thread id (a process id names its main thread)")->required();
+  hintc->add_option("remaining", hint_left, "CPU time still needed: 1us to 1h, e.g. 250us, 30ms, 2s");
+  hintc->add_flag("--clear", hint_clear, "remove the thread's hint");
+  add_client_flags(hintc, co);
+
   std::string hold_target, hold_for;
   auto* holdc = app.add_subcommand(
       "hold",
@@ -636,6 +650,7 @@ int main(int argc, char** argv) {
     return akts::cli::cmd_push(co, push_ms);
   }
   if (*classify) return akts::cli::cmd_classify(co, cl_pid, cl_class);
+  if (*hintc) return akts::cli::cmd_hint(co, hint_tid, hint_left, hint_clear);
   } catch (const nlohmann::json::exception& e) {
     std::cerr << "akts: an answer from the daemon is not what this akts understands (" << e.what()
               << "): are the daemon and this client the same version?\n";

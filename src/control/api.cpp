@@ -150,6 +150,38 @@ void register_v1(Dispatcher& d, ControlBackend& b) {
     return b.class_of(*pid);
   });
 
+  d.add("v1.hint", [&b](const json& params) -> Result<json> {
+    if (auto st = check_param_names(params, {"pid", "remaining", "clear"}); !st) return st.error();
+    auto pid = param_u32(params, "pid");
+    if (!pid) return pid.error();
+    if (*pid == 0 || *pid > 4194304)
+      return errorf(ErrorKind::kInvalidArgument, "pid {} is not a valid thread id", *pid);
+    auto clear = param_bool(params, "clear", false);
+    if (!clear) return clear.error();
+    if (*clear) {
+      if (params.contains("remaining"))
+        return make_error(ErrorKind::kInvalidArgument, "give \"remaining\" or \"clear\": true, not both");
+      return b.hint(*pid, std::nullopt);
+    }
+    if (!params.contains("remaining"))
+      return make_error(ErrorKind::kInvalidArgument, "missing parameter \"remaining\" (e.g. \"30ms\"), or \"clear\": true");
+    const json& r = params["remaining"];
+    std::chrono::nanoseconds ns{0};
+    if (r.is_number_unsigned()) {
+      ns = std::chrono::nanoseconds(r.get<uint64_t>());
+    } else if (r.is_string()) {
+      auto d = parse_duration(r.get<std::string>(), "remaining");
+      if (!d) return d.error();
+      ns = *d;
+    } else {
+      return make_error(ErrorKind::kInvalidArgument,
+                        "\"remaining\" must be a duration (\"30ms\", \"250us\") or whole nanoseconds");
+    }
+    if (ns.count() < static_cast<int64_t>(AKTS_HINT_MIN_NS) || ns.count() > static_cast<int64_t>(AKTS_HINT_MAX_NS))
+      return errorf(ErrorKind::kInvalidArgument, "\"remaining\" must be from 1us to 1h, not {} ns", ns.count());
+    return b.hint(*pid, ns);
+  });
+
   d.add("v1.hold", [&b](const json& params) -> Result<json> {
     if (auto st = check_param_names(params, {"target", "duration"}); !st) return st.error();
     if (!params.contains("target")) return make_error(ErrorKind::kInvalidArgument, "missing parameter \"target\"");

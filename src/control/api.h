@@ -20,6 +20,10 @@
 //        (exact), rescues. reset_longest: true starts the longest waits afresh
 //        after this reading.
 //   v1.classify {pid, class}       -> class is "lc" or "be"; the process and its threads and children
+//   v1.hint {pid, remaining?, clear?} -> {pid, remaining_ns, exec_at_ns} or {pid, cleared}: a thread's
+//        (pid: its tid) estimate of the CPU time its current work still needs, "30ms" or whole ns,
+//        1us..1h (bpf/akts.h, Hints; the srpt policy orders by it); clear: true removes it. The thread must
+//        be in SCHED_EXT. Not audited: an application may give one per request.
 //   v1.unclassify {pid}
 //   v1.class {pid}                 -> {pid, kernel_class, kernel_entry, managed}: the class the
 //        kernel applies right now (its map, which a fork fills at once; "be"
@@ -111,6 +115,8 @@ class ControlBackend {
   virtual Status classify(uint32_t pid, uint32_t cls) = 0;
   virtual Status unclassify(uint32_t pid) = 0;
   virtual Result<json> class_of(uint32_t pid) = 0;
+  // A thread's size estimate (v1.hint); nullopt clears it.
+  virtual Result<json> hint(uint32_t tid, std::optional<std::chrono::nanoseconds> remaining) = 0;
   // The reasoning plane.
   virtual Status hold(uint32_t slot, std::chrono::milliseconds duration) = 0;
   virtual bool release() = 0;

@@ -2,6 +2,7 @@
 
 #include <grp.h>
 #include <signal.h>
+#include <sched.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <charconv>
 #include <deque>
 #include <chrono>
+#include <fstream>
 #include <functional>
 
 #include <fmt/format.h>
@@ -33,6 +35,8 @@
 
 namespace akts {
 namespace {
+
+constexpr int kSchedExtPolicy = 7;  // SCHED_EXT
 
 using control::json;
 
@@ -427,6 +431,32 @@ class DaemonBackend : public control::ControlBackend {
                 {"kernel_class", std::string(class_name(k->value_or(AKTS_CLASS_BE)))},
                 {"kernel_entry", k->has_value()},
                 {"managed", managed}};
+  }
+  Result<json> hint(uint32_t tid, std::optional<std::chrono::nanoseconds> remaining) override {
+    if (!remaining) {
+      auto had = plane_.clear_hint(tid);
+      if (!had) return had.error();
+      return json{{"pid", tid}, {"cleared", *had}};
+    }
+    // Only a thread akts schedules: the frame drops its entry when it leaves SCHED_EXT (and none can linger
+    // for a thread that never entered, to be inherited by a later thread with the same id).
+    errno = 0;
+    int pol = sched_getscheduler(static_cast<pid_t>(tid));
+    if (pol < 0)
+      return errno == ESRCH ? errorf(ErrorKind::kInvalidArgument, "no thread {}", tid)
+                            : sys_error(fmt::format("cannot read the policy of thread {}", tid), errno);
+    if (pol != kSchedExtPolicy)
+      return errorf(ErrorKind::kInvalidArgument,
+                    "thread {} is not in SCHED_EXT (policy {}): classify its process first (akts classify)", tid, pol);
+    // The estimate counts from the CPU time the thread has had so far (schedstat's first field, ns).
+    uint64_t exec_at = 0;
+    {
+      std::ifstream f(fmt::format("/proc/{}/schedstat", tid));
+      if (!(f >> exec_at)) return errorf(ErrorKind::kInvalidArgument, "no thread {} (its schedstat cannot be read)", tid);
+    }
+    auto ns = static_cast<uint64_t>(remaining->count());
+    if (auto st = plane_.set_hint(tid, ns, exec_at); !st) return st.error();
+    return json{{"pid", tid}, {"remaining_ns", ns}, {"exec_at_ns", exec_at}};
   }
   Status unclassify(uint32_t pid) override {
     auto st = tracker_.with_tracker([&](ProcessTracker& t) { return t.unclassify(pid); });

@@ -10,9 +10,11 @@
 #include <signal.h>
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdarg>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 #include "common/log.h"
 #include "exec/btf_rodata.h"
@@ -340,6 +342,21 @@ Status ExecutionPlane::load_policy(const std::string& name, std::unique_ptr<Poli
                                   bool replacing) {
   bpf_object* obj = pol->obj();
 
+  // A running scheduler's slot is filled only once its private queues are empty: what the policy that was
+  // there left is drained by the effective one (as another slot's), or by the guard within its bound.
+  if (attached()) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    for (;;) {
+      auto n = slot_queued(slot);
+      if (!n) return n.error();
+      if (*n == 0) break;
+      if (std::chrono::steady_clock::now() >= until)
+        return errorf(ErrorKind::kBusy, "policy {}: slot {}'s private queues still hold {} task(s) of the policy "
+                      "that was there after 2 s; try again", name, slot, *n);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
   if (auto st = set_rodata_value<uint32_t>(obj, "akts_slot", slot); !st) return st;
   if (auto st = init_scx_enums(obj); !st) return st;
 
@@ -348,7 +365,7 @@ Status ExecutionPlane::load_policy(const std::string& name, std::unique_ptr<Poli
   // maps (the guard's, the override, the prog arrays) is refused, so no
   // policy, admitted at run time or not, can reach them.
   static constexpr std::string_view kShared[] = {"akts_selector", "akts_stats", "akts_tasks", "akts_classes",
-                                                 "akts_shared", "akts_params"};
+                                                 "akts_shared", "akts_params", "akts_hints"};
   bpf_map* map;
   bpf_object__for_each_map(map, obj) {
     if (bpf_map__type(map) == BPF_MAP_TYPE_STRUCT_OPS) {
@@ -585,6 +602,28 @@ Status ExecutionPlane::clear_class(uint32_t tgid) {
   return {};
 }
 
+Status ExecutionPlane::set_hint(uint32_t tid, uint64_t remaining_ns, uint64_t exec_at_ns) {
+  if (tid == 0) return make_error(ErrorKind::kInvalidArgument, "thread 0 cannot be hinted");
+  if (remaining_ns < AKTS_HINT_MIN_NS || remaining_ns > AKTS_HINT_MAX_NS)
+    return errorf(ErrorKind::kInvalidArgument, "an estimate must be from 1us to 1h, not {} ns", remaining_ns);
+  if (!skel_) return make_error(ErrorKind::kKernel, "the scheduler is not loaded");
+  akts_hint h{remaining_ns, exec_at_ns};
+  if (bpf_map_update_elem(bpf_map__fd(skel_->maps.akts_hints), &tid, &h, BPF_ANY) != 0) {
+    if (errno == E2BIG)
+      return errorf(ErrorKind::kBusy, "cannot hint thread {}: {} threads hold hints already (the most there can be)",
+                    tid, AKTS_MAX_HINTS);
+    return sys_error(fmt::format("cannot hint thread {}", tid), errno);
+  }
+  return {};
+}
+
+Result<bool> ExecutionPlane::clear_hint(uint32_t tid) {
+  if (!skel_) return make_error(ErrorKind::kKernel, "the scheduler is not loaded");
+  if (bpf_map_delete_elem(bpf_map__fd(skel_->maps.akts_hints), &tid) == 0) return true;
+  if (errno == ENOENT) return false;
+  return sys_error(fmt::format("cannot clear the hint of thread {}", tid), errno);
+}
+
 Result<std::optional<uint32_t>> ExecutionPlane::get_class(uint32_t tgid) const {
   uint32_t cls = 0;
   if (bpf_map_lookup_elem(classes_map_fd(), &tgid, &cls) == 0) return std::optional<uint32_t>(cls);
@@ -755,6 +794,15 @@ Result<uint64_t> ExecutionPlane::count_queued() const {
   if (int err = bpf_prog_test_run_opts(bpf_program__fd(skel_->progs.akts_count_queued), &opts); err)
     return sys_error("cannot run akts_count_queued", errno);
   return static_cast<uint64_t>(std::atomic_ref<u64>(skel_->bss->queued_total).load(std::memory_order_acquire));
+}
+
+Result<uint64_t> ExecutionPlane::slot_queued(uint32_t slot) const {
+  akts_slot_args args{slot, 0};
+  LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof(args));
+  if (int err = bpf_prog_test_run_opts(bpf_program__fd(skel_->progs.akts_slot_queued), &opts); err)
+    return sys_error("cannot run akts_slot_queued", errno);
+  if (static_cast<int>(opts.retval) != 0) return sys_error("akts_slot_queued failed", -static_cast<int>(opts.retval));
+  return static_cast<uint64_t>(std::atomic_ref<s64>(skel_->bss->slot_queued_total).load(std::memory_order_acquire));
 }
 
 ExitInfo ExecutionPlane::exit_info() const {

@@ -126,6 +126,12 @@ class ExecutionPlane {
   // The kernel's entry for a process; nullopt when it has none (it runs as BE).
   Result<std::optional<uint32_t>> get_class(uint32_t tgid) const;
 
+  // A thread's size estimate (akts.h, Hints): `remaining` CPU time from the moment its sum_exec_runtime was
+  // `exec_at` ns. Refused outside [AKTS_HINT_MIN_NS, AKTS_HINT_MAX_NS]; the map full is an error.
+  Status set_hint(uint32_t tid, uint64_t remaining_ns, uint64_t exec_at_ns);
+  // Returns whether there was one.
+  Result<bool> clear_hint(uint32_t tid);
+
   // Pins the selector, counters, classes, shared state and the prog arrays
   // under `dir` in bpffs (for tools and the selftest; the daemon pins nothing:
   // a killed daemon's scheduler goes with it, docs/guarantees.md); unpin() removes them.
@@ -153,6 +159,8 @@ class ExecutionPlane {
   Result<BreakerReport> read_breaker() const;
   // Tasks waiting right now in akts's shared DSQs and every CPU's local DSQ.
   Result<uint64_t> count_queued() const;
+  // Tasks waiting in one slot's private queues (akts.h, Queues).
+  Result<uint64_t> slot_queued(uint32_t slot) const;
   ExitInfo exit_info() const;
 
   // A copy: admission and eviction change the list while other threads read it.

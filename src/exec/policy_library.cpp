@@ -41,6 +41,10 @@ const std::vector<PolicySpec>& builtin_policies() {
        "per-class private FIFOs, the LC class held to a CPU-share target (lc_share) under contention",
        "colocation: batch work keeps a stated part of the CPUs however busy the LC service is",
        AKTS_OPEN_SKELETON(akts_share_bpf)},
+      {"srpt",
+       "shortest remaining time first from the application's hints (akts hint), weighted round-robin without one",
+       "request serving where the application knows request sizes and the mix is heavy-tailed",
+       AKTS_OPEN_SKELETON(akts_srpt_bpf)},
   };
   return kPolicies;
 }

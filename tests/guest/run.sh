@@ -59,7 +59,7 @@ TESTS=(
 	mcp                 # the official MCP SDK drives akts mcp (stdio, HTTP) through every tool; conformance runner
 	admission           # a candidate refused at each gate; a hot-add under load; eviction
 	params              # live parameters: listed, bad values refused, a slice change takes effect
-	policies            # fifo, rr, wrr, ljf: each one's behaviour measured; switches through private queues
+	policies            # fifo, rr, ljf, wfair, wrr, share, srpt: each one's behaviour measured; switches through private queues
 	reasoning           # the detector switches into latency during a real burst and back after it
 	llm                 # the llm controller against llama-server with a random model: inert on noise
 	serving             # a smoke run of the serving experiment: every arm's plumbing, not its figures

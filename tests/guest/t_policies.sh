@@ -50,9 +50,11 @@ JSON
 		[[ -S $POL_SOCK ]] && akts status --socket $POL_SOCK >/dev/null 2>&1 && break
 		sleep 0.1
 	done
-	out=$(akts policies --socket $POL_SOCK 2>&1)
-	if [[ $out == *fifo* && $out == *rr* && $out == *wrr* && $out == *ljf* && $out == *wfair* && $out == *share* ]]; then
-		ok "the daemon loads the eight library policies into slots 0-7"
+	out=$(akts policies --socket $POL_SOCK --json 2>&1 | python3 -c '
+import json, sys
+print(" ".join("%d:%s" % (p["slot"], p["name"]) for p in json.load(sys.stdin)["policies"]))' 2>&1)
+	if [[ $out == "0:latency 1:throughput 2:fifo 3:rr 4:wrr 5:ljf 6:wfair 7:share" ]]; then
+		ok "the daemon loads eight library policies into slots 0-7 ($out)"
 	else
 		not_ok "akts policies with eight library policies: $(tail -5 "$OUT/policies_daemon.log") $out"
 		kill -INT $d 2>/dev/null
@@ -123,15 +125,18 @@ JSON
 	else
 		not_ok "share's target: LC got ${s25[1]} at 25%, ${s75[1]} at 75% (within 0.10 expected)"
 	fi
-	kill $h1 $h2 2>/dev/null
-	wait $h1 $h2 2>/dev/null
+	akts classify --socket $POL_SOCK $h1 be >/dev/null
 
-	# Switches through the policies while BE hogs (two per CPU) queue in each one's private queues. Not ljf:
-	# it starves the hogs with less CPU time until the guard rescues them, by design.
+	# Switches through the policies while BE hogs (one per CPU, and the two pinned to CPU 1, which only CPU 1
+	# may take from a queue) wait in each one's private queues. fifo's slice is cut to 10 ms here, so that a
+	# wait past the guard's bound can only be a task the hand-off left behind, not four 50 ms slices in a row.
+	# Not ljf: it starves the hogs with less CPU time until the guard rescues them, by design.
 	akts switch latency --socket $POL_SOCK >/dev/null
-	stress-ng --cpu $((2 * $(nproc))) --timeout 60s -q &
+	akts set fifo.slice 10ms --socket $POL_SOCK >/dev/null || not_ok "akts set fifo.slice 10ms"
+	stress-ng --cpu "$(nproc)" --timeout 60s -q &
 	local hogs=$! g0 g1 pol i
 	sleep 1
+	akts stats --reset-longest --socket $POL_SOCK >/dev/null
 	g0=($(pol_be_guard))
 	for i in 1 2 3; do
 		for pol in fifo wrr rr wfair share throughput latency; do
@@ -141,14 +146,75 @@ JSON
 	done
 	sleep 1
 	g1=($(pol_be_guard))
-	kill $hogs 2>/dev/null
-	wait $hogs 2>/dev/null
+	kill $hogs $h1 $h2 2>/dev/null
+	wait $hogs $h1 $h2 2>/dev/null
 	if [[ $(cat /sys/kernel/sched_ext/state) == enabled ]] && kill -0 $d 2>/dev/null &&
 		[[ -n ${g1[0]:-} ]] && ((g1[0] - g0[0] == 0)); then
-		ok "21 switches through fifo, wrr, rr, wfair, share, throughput and latency under BE hogs: no ejection, no BE task rescued (longest BE wait ${g1[1]} ms)"
+		ok "21 switches through fifo, wrr, rr, wfair, share, throughput and latency under BE hogs, two pinned: no ejection, no BE task rescued (longest BE wait ${g1[1]} ms)"
 	else
 		not_ok "switches through the private-queue policies: state $(cat /sys/kernel/sched_ext/state), BE rescues $((${g1[0]:-0} - ${g0[0]:-0})), longest ${g1[1]:-?} ms"
 	fi
+	kill -INT $d 2>/dev/null
+	wait $d 2>/dev/null
+	pol_srpt
+}
+
+# srpt (a daemon of its own: the library has more policies than slots): the thread with the least remaining
+# estimate runs; a missing estimate falls back to round-robin, and a wrong one (used up) costs its priority.
+pol_srpt() {
+	local POL_SOCK=/run/akts/srpt.sock cfg=$OUT/srpt.json out rc
+	cat >"$cfg" <<JSON
+{"socket": "$POL_SOCK", "policies": ["latency", "srpt"], "initial": "latency", "state_file": "", "audit_log": "",
+ "repository": ""}
+JSON
+	akts daemon -c "$cfg" >"$OUT/srpt_daemon.log" 2>&1 &
+	local d=$!
+	for i in $(seq 1 600); do
+		[[ -S $POL_SOCK ]] && akts status --socket $POL_SOCK >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	local h1 h2
+	taskset -c 1 bash -c 'while :; do :; done' &
+	h1=$!
+	taskset -c 1 bash -c 'while :; do :; done' &
+	h2=$!
+	akts classify --socket $POL_SOCK $h1 be >/dev/null && akts classify --socket $POL_SOCK $h2 be >/dev/null ||
+		not_ok "the srpt hogs are classified"
+
+	# Bad hints: refused with exit 2, nothing set.
+	local bad=0 a
+	for a in "$h1 0.3" "$h1 -1" "$h1 fast" "$h1 500ns" "$h1 2h" "0 5ms" "$$ 5ms" "4000000 5ms"; do
+		akts hint $a --socket $POL_SOCK >/dev/null 2>&1
+		rc=$?
+		((rc == 2)) || { bad=1; diag "akts hint $a exited $rc"; }
+	done
+	out=$(akts hint $$ 5ms --socket $POL_SOCK 2>&1)
+	if ((bad == 0)) && [[ $out == *"not in SCHED_EXT"* ]]; then
+		ok "bad hints are refused (exit 2): $out"
+	else
+		not_ok "bad hints refused: $out"
+	fi
+
+	local short missing wrong
+	akts hint $h1 30s --socket $POL_SOCK >/dev/null && akts hint $h2 10s --socket $POL_SOCK >/dev/null ||
+		not_ok "akts hint"
+	short=($(pol_window srpt 1 $h1 $h2 2))
+	akts hint $h1 --clear --socket $POL_SOCK >/dev/null
+	akts hint $h2 --clear --socket $POL_SOCK >/dev/null
+	missing=($(pol_window srpt 1 $h1 $h2 2))
+	akts switch latency --socket $POL_SOCK >/dev/null
+	akts hint $h1 30s --socket $POL_SOCK >/dev/null
+	akts hint $h2 300ms --socket $POL_SOCK >/dev/null
+	wrong=($(pol_window srpt 1 $h1 $h2 2))
+	diag "h1 share under srpt: h1 30 s left, h2 10 s: ${short[1]}; no hints: ${missing[1]}; h2's 300 ms used up: ${wrong[1]}"
+	if ((short[2] > 0)) && python3 -c 'import sys; s, m, w = map(float, sys.argv[1:]); sys.exit(0 if s <= 0.15 and 0.35 <= m <= 0.65 and w >= 0.65 else 1)' \
+		"${short[1]}" "${missing[1]}" "${wrong[1]}"; then
+		ok "srpt runs the least remaining first (the long job got ${short[1]}), round-robin without hints (${missing[1]}), and a used-up estimate loses its priority (the hinted job got ${wrong[1]})"
+	else
+		not_ok "srpt: long job's share ${short[1]} with hints (<= 0.15 expected), ${missing[1]} without (0.35-0.65), ${wrong[1]} after the other's estimate ran out (>= 0.65)"
+	fi
+	kill $h1 $h2 2>/dev/null
+	wait $h1 $h2 2>/dev/null
 	kill -INT $d 2>/dev/null
 	wait $d 2>/dev/null
 }

@@ -127,6 +127,27 @@ TEST_F(ApiTest, Classify) {
   EXPECT_EQ(b_.classified.size(), 1u);
 }
 
+TEST_F(ApiTest, HintTakesADurationOrNanosecondsAndRefusesTheRest) {
+  EXPECT_EQ(rpc("v1.hint", {{"pid", 42}, {"remaining", "30ms"}})["result"]["pid"], 42);
+  EXPECT_TRUE(rpc("v1.hint", {{"pid", 43}, {"remaining", 5000000}}).contains("result"));
+  EXPECT_TRUE(rpc("v1.hint", {{"pid", 44}, {"clear", true}}).contains("result"));
+  ASSERT_EQ(b_.hints.size(), 3u);
+  EXPECT_EQ(b_.hints[0].second, std::chrono::nanoseconds(30000000));
+  EXPECT_EQ(b_.hints[1].second, std::chrono::nanoseconds(5000000));
+  EXPECT_FALSE(b_.hints[2].second.has_value());
+  // Every malformed request is an invalid-params error and reaches no backend.
+  for (const json& p :
+       {json{{"pid", 42}}, json{{"remaining", "30ms"}}, json{{"pid", 0}, {"remaining", "30ms"}},
+        json{{"pid", -1}, {"remaining", "30ms"}}, json{{"pid", 42}, {"remaining", "0.3"}},
+        json{{"pid", 42}, {"remaining", 0.3}}, json{{"pid", 42}, {"remaining", -1}},
+        json{{"pid", 42}, {"remaining", ""}}, json{{"pid", 42}, {"remaining", "about a second"}},
+        json{{"pid", 42}, {"remaining", "500ns"}}, json{{"pid", 42}, {"remaining", "2h"}},
+        json{{"pid", 42}, {"remaining", "30ms"}, {"clear", true}}, json{{"pid", 42}, {"clear", "yes"}},
+        json{{"pid", 42}, {"remaining", "\u00e9ms"}}, json{{"pid", 42}, {"remaining", "30ms"}, {"tid", 1}}})
+    EXPECT_EQ(rpc("v1.hint", p)["error"]["code"], kInvalidParams) << p.dump();
+  EXPECT_EQ(b_.hints.size(), 3u);
+}
+
 TEST_F(ApiTest, ListsPoliciesAndVersion) {
   auto r = rpc("v1.policies", json::object());
   EXPECT_EQ(r["result"]["slots"], AKTS_MAX_SLOTS);

@@ -59,6 +59,11 @@ class FakeBackend : public ControlBackend {
   }
   Status unclassify(uint32_t) override { return {}; }
   Result<json> class_of(uint32_t pid) override { return json{{"pid", pid}}; }
+  Result<json> hint(uint32_t tid, std::optional<std::chrono::nanoseconds> remaining) override {
+    hints.emplace_back(tid, remaining);
+    return json{{"pid", tid}};
+  }
+  std::vector<std::pair<uint32_t, std::optional<std::chrono::nanoseconds>>> hints;
   Status hold(uint32_t slot, std::chrono::milliseconds d) override {
     held = {slot, d};
     return {};

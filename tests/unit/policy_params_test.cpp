@@ -35,7 +35,7 @@ TEST(PolicyParams, EachLibraryPolicyDeclaresItsSliceLive) {
 }
 
 TEST(PolicyParams, TheLibraryHoldsThePeeRAndSkyloftPolicies) {
-  for (const char* name : {"latency", "throughput", "fifo", "rr", "wrr", "ljf", "wfair", "share"}) {
+  for (const char* name : {"latency", "throughput", "fifo", "rr", "wrr", "ljf", "wfair", "share", "srpt"}) {
     const PolicySpec* spec = find_policy(name);
     ASSERT_NE(spec, nullptr) << name;
     EXPECT_FALSE(policy_doc(name).empty()) << name << " has no opening essay";
