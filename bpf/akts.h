@@ -95,7 +95,8 @@
  *   four empty, and set again by the guard's timer for any private queue it
  *   sees non-empty. An insert racing the clear can lose its bit until the
  *   next firing (period_ns); a task only some CPUs may run waits until one
- *   of those dispatches. The guard's bound covers both regardless.
+ *   of those dispatches (meanwhile the other CPUs' policies see leftovers
+ *   and let no prev go on). The guard's bound covers both regardless.
  *
  * Bounded wait (the guard; akts_frame.bpf.h)
  *   A BPF timer owned by the frame, not by any policy, fires every period_ns.
@@ -206,14 +207,18 @@
  * Hints (size estimates)
  *   akts_hints maps a thread (its kernel pid, a tid) to struct akts_hint: the
  *   CPU time the application expects the thread's current work (a request)
- *   still needs, and the thread's sum_exec_runtime when it said so. The daemon
- *   writes it (v1.hint, akts hint TID DURATION; the start time from
- *   /proc/TID/schedstat) and clears it on request; the frame deletes a
- *   thread's entry when the thread leaves sched_ext. Policies read it
- *   (akts_hint_remaining): remaining = estimate - CPU used since, or none
+ *   still needs, and the thread's CPU time when it said so (as the daemon
+ *   read it from /proc/TID/schedstat, which lags a running thread by up to a
+ *   tick). The daemon writes it (v1.hint, akts hint TID DURATION) only for a
+ *   thread akts schedules, looks again after the write and takes the entry
+ *   back if the thread left meanwhile, and clears it on request; the frame
+ *   deletes a thread's entry when the thread leaves sched_ext. Policies read
+ *   it (akts_hint_remaining): remaining = estimate - CPU used since, or none
  *   once that reaches 0 (the estimate was wrong) or there is no entry. Only
  *   srpt uses it; a hint changes an order, never a bound (the guard and the
- *   breaker hold whatever the hints say).
+ *   breaker hold whatever the hints say). Hints live with the loaded
+ *   scheduler: a re-attach (a kernel restart request, on_eject) starts with
+ *   none.
  *
  * Parameters (live, typed; akts_policy.bpf.h)
  *   A policy declares up to AKTS_MAX_PARAMS parameters in one .rodata array,

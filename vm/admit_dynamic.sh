@@ -145,19 +145,18 @@ if s0 and s1:
     ev["rescues"] = {c: g1[c]["rescues"] - g0[c]["rescues"] for c in g1}
     ev["longest_wait_ms"] = {c: g1[c]["longest_wait_ms"] for c in g1}
     ev["breaker_trips"] = s1["breaker"].get("trips", 0) - s0["breaker"].get("trips", 0)
-    # Selected and in effect is not enough: the candidate's own programs must have scheduled (a candidate
-    # whose enqueue or dispatch falls through would pass on the built-in default's work).
-    slot = a.get("slot") if a else None
-    if isinstance(slot, int):
-        def calls(s, cb):
-            try:
-                return s["callbacks"][cb]["calls_by_slot"][slot]
-            except (KeyError, IndexError, TypeError):
-                return None
-        own = {cb: (calls(s1, cb) or 0) - (calls(s0, cb) or 0) for cb in ("enqueue", "dispatch")}
-        ev["candidate_calls"] = own
-        if any(v <= 0 for v in own.values()):
-            why.append(f"the candidate's own programs did not schedule during the run (calls {own})")
+    # Selected and in effect is not enough: the candidate's own programs must have taken every enqueue and
+    # dispatch (a candidate whose program for one is missing falls through to the built-in default, which
+    # the frame counts whatever the candidate does).
+    own = {}
+    for cb in ("enqueue", "dispatch"):
+        try:
+            own[cb] = {k: s1["callbacks"][cb][k] - s0["callbacks"][cb][k] for k in ("entries", "fallthrough")}
+        except (KeyError, TypeError):
+            own[cb] = None
+    ev["events"] = own
+    if any(v is None or v["entries"] <= 0 or v["fallthrough"] > 0 for v in own.values()):
+        why.append(f"the candidate did not take the run's enqueue and dispatch events itself ({own})")
     if any(v > 0 for v in ev["rescues"].values()):
         why.append(f"the guard had to rescue tasks: {ev['rescues']}")
     if ev["breaker_trips"]:

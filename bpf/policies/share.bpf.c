@@ -86,9 +86,12 @@ static __always_inline void share_count(struct task_struct *p)
 	struct share_cpu *sc = bpf_map_lookup_elem(&share_cpu, &zero);
 	u64 now = bpf_ktime_get_ns(), win = window_ns, at;
 
+	struct akts_task_ctx *tctx = akts_task_ctx(p);
+
 	if (!st || !sc)
 		return;
-	if (sc->pid != p->pid || !sc->counted_to) {
+	/* A record older than p's current run is another run's (one under another policy, never stopped here). */
+	if (sc->pid != p->pid || !sc->counted_to || (tctx && sc->counted_to < tctx->running_at)) {
 		/* A run that began under another policy (no share_running saw it): counted from here. */
 		sc->pid = p->pid;
 		sc->counted_to = now;

@@ -5,21 +5,27 @@
  * What it does: a thread whose application said how much CPU time its
  * current request still needs (a hint: `akts hint TID 30ms`, v1.hint; akts.h,
  * Hints) goes to a queue of its own ordered by what remains of that
- * estimate, least first: short requests overtake long ones. The running
- * task keeps its CPU at the end of a slice (`slice`, 2 ms by default) unless
- * a hinted task with less remaining waits. Threads with no hint, or whose
+ * estimate, least first: short requests overtake long ones. At the end of
+ * a slice (`slice`, 2 ms by default) a hinted task goes on unless a hinted
+ * task with less remaining waits or the fallback's turn has come; a task
+ * without a hint gives way to anyone waiting. Threads with no hint, or whose
  * estimate has run out (it was wrong: they used more CPU than they said),
  * fall back to weighted round-robin (PeeR): a FIFO of their own, taken once
  * for every `hinted_weight` (4 by default) hinted runs while both wait, so
- * a wrong or missing estimate costs a thread its priority, never its
- * progress.
+ * among themselves and beside hinted work they keep making progress.
  *
- * Limits: only as good as the estimates; an application that under-states
- * every request gets plain round-robin after each estimate runs out, and one
- * that over-states gets priority it should not have, until the estimate is
- * used up. Not preemptive between slices: a short request that arrives waits
- * for the end of the running slice (at the tick, 4 ms here) unless a CPU is
- * idle. Classes and nice weights are not used; hints are per thread.
+ * Limits: SRPT starves long work: a thread with a correct but long estimate
+ * runs only when everything shorter blocks, or when the frame's guard
+ * rescues it (200 ms waits), and an LC thread starved so trips the circuit
+ * breaker first. Only as good as the estimates; an application that
+ * under-states every request gets plain round-robin after each estimate
+ * runs out, and one that over-states gets priority it should not have,
+ * until the estimate is used up. Not preemptive between slices: a short
+ * request that arrives waits for the end of the running slice (at the tick,
+ * 4 ms here) unless a CPU is idle. The comparison with the waiting head
+ * ignores affinity (a shorter head pinned elsewhere still makes prev give
+ * way). Classes and nice weights are not used; hints are per thread, and
+ * each is a control request (v1.hint).
  *
  * When to pick it: request serving where the application knows request
  * sizes (prompt length, a GET against a SCAN) and the mix is heavy-tailed:

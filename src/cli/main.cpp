@@ -275,7 +275,7 @@ int main(int argc, char** argv) {
       "  akts hint 4242 30ms        (thread 4242's request needs about 30 ms more)\n"
       "  akts hint 4242 --clear");
   hintc->add_option("tid", hint_tid, "thread id (a process id names its main thread)")->required();
-  hintc->add_option("remaining", hint_left, "CPU time still needed: 1us to 1h, e.g. 250us, 30ms, 2s");
+  hintc->add_option("remaining", hint_left, "CPU time still needed: 1us to 3600s, e.g. 250us, 30ms, 2s");
   hintc->add_flag("--clear", hint_clear, "remove the thread's hint");
   add_client_flags(hintc, co);
 

@@ -168,7 +168,10 @@ void register_v1(Dispatcher& d, ControlBackend& b) {
     const json& r = params["remaining"];
     std::chrono::nanoseconds ns{0};
     if (r.is_number_unsigned()) {
-      ns = std::chrono::nanoseconds(r.get<uint64_t>());
+      uint64_t v = r.get<uint64_t>();
+      if (v > AKTS_HINT_MAX_NS)
+        return errorf(ErrorKind::kInvalidArgument, "\"remaining\" must be from 1us to 3600s, not {} ns", v);
+      ns = std::chrono::nanoseconds(v);
     } else if (r.is_string()) {
       auto d = parse_duration(r.get<std::string>(), "remaining");
       if (!d) return d.error();
@@ -178,7 +181,7 @@ void register_v1(Dispatcher& d, ControlBackend& b) {
                         "\"remaining\" must be a duration (\"30ms\", \"250us\") or whole nanoseconds");
     }
     if (ns.count() < static_cast<int64_t>(AKTS_HINT_MIN_NS) || ns.count() > static_cast<int64_t>(AKTS_HINT_MAX_NS))
-      return errorf(ErrorKind::kInvalidArgument, "\"remaining\" must be from 1us to 1h, not {} ns", ns.count());
+      return errorf(ErrorKind::kInvalidArgument, "\"remaining\" must be from 1us to 3600s, not {} ns", ns.count());
     return b.hint(*pid, ns);
   });
 

@@ -22,8 +22,8 @@
 //   v1.classify {pid, class}       -> class is "lc" or "be"; the process and its threads and children
 //   v1.hint {pid, remaining?, clear?} -> {pid, remaining_ns, exec_at_ns} or {pid, cleared}: a thread's
 //        (pid: its tid) estimate of the CPU time its current work still needs, "30ms" or whole ns,
-//        1us..1h (bpf/akts.h, Hints; the srpt policy orders by it); clear: true removes it. The thread must
-//        be in SCHED_EXT. Not audited: an application may give one per request.
+//        1us..3600s (bpf/akts.h, Hints; the srpt policy orders by it); clear: true removes it. The thread
+//        must be scheduled by akts (SCHED_EXT, or any thread in --switch-all mode). Audited like any change.
 //   v1.unclassify {pid}
 //   v1.class {pid}                 -> {pid, kernel_class, kernel_entry, managed}: the class the
 //        kernel applies right now (its map, which a fork fills at once; "be"

@@ -142,7 +142,8 @@ const std::set<std::string, std::less<>>& audited_methods() {
   static const std::set<std::string, std::less<>> m = {"v1.switch",     "v1.classify", "v1.unclassify",
                                                        "v1.hold",       "v1.release",  "v1.controller",
                                                        "v1.objective", "v1.result",   "v1.admit",
-                                                       "v1.evict",     "v1.stats",    "v1.set"};
+                                                       "v1.evict",     "v1.stats",    "v1.set",
+                                                       "v1.hint"};
   return m;
 }
 

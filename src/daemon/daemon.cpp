@@ -438,16 +438,24 @@ class DaemonBackend : public control::ControlBackend {
       if (!had) return had.error();
       return json{{"pid", tid}, {"cleared", *had}};
     }
-    // Only a thread akts schedules: the frame drops its entry when it leaves SCHED_EXT (and none can linger
-    // for a thread that never entered, to be inherited by a later thread with the same id).
-    errno = 0;
-    int pol = sched_getscheduler(static_cast<pid_t>(tid));
-    if (pol < 0)
-      return errno == ESRCH ? errorf(ErrorKind::kInvalidArgument, "no thread {}", tid)
-                            : sys_error(fmt::format("cannot read the policy of thread {}", tid), errno);
-    if (pol != kSchedExtPolicy)
+    // Only a thread akts schedules: the frame drops its entry when it leaves sched_ext, so none lingers to be
+    // inherited by a later thread with the same id. In --switch-all mode every thread is akts's.
+    auto scheduled = [&]() -> Result<bool> {
+      errno = 0;
+      int pol = sched_getscheduler(static_cast<pid_t>(tid));
+      if (pol < 0)
+        return errno == ESRCH ? errorf(ErrorKind::kInvalidArgument, "no thread {}", tid)
+                              : sys_error(fmt::format("cannot read the policy of thread {}", tid), errno);
+      pol &= ~SCHED_RESET_ON_FORK;
+      if (pol == kSchedExtPolicy) return true;
+      return cfg_.switch_all && (pol == SCHED_OTHER || pol == SCHED_BATCH || pol == SCHED_IDLE);
+    };
+    auto in_ext = scheduled();
+    if (!in_ext) return in_ext.error();
+    if (!*in_ext)
       return errorf(ErrorKind::kInvalidArgument,
-                    "thread {} is not in SCHED_EXT (policy {}): classify its process first (akts classify)", tid, pol);
+                    "thread {} is not scheduled by akts (not in SCHED_EXT): classify its process first (akts classify)",
+                    tid);
     // The estimate counts from the CPU time the thread has had so far (schedstat's first field, ns).
     uint64_t exec_at = 0;
     {
@@ -456,6 +464,13 @@ class DaemonBackend : public control::ControlBackend {
     }
     auto ns = static_cast<uint64_t>(remaining->count());
     if (auto st = plane_.set_hint(tid, ns, exec_at); !st) return st.error();
+    // The thread may have left (or exited) between the check and the write, after the frame dropped its entry:
+    // look again, and take the entry back if so (a departure after this look finds the entry and drops it).
+    auto still = scheduled();
+    if (!still || !*still) {
+      (void)plane_.clear_hint(tid);
+      return errorf(ErrorKind::kInvalidArgument, "thread {} left akts while it was being hinted: nothing kept", tid);
+    }
     return json{{"pid", tid}, {"remaining_ns", ns}, {"exec_at_ns", exec_at}};
   }
   Status unclassify(uint32_t pid) override {

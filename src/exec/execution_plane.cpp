@@ -605,7 +605,7 @@ Status ExecutionPlane::clear_class(uint32_t tgid) {
 Status ExecutionPlane::set_hint(uint32_t tid, uint64_t remaining_ns, uint64_t exec_at_ns) {
   if (tid == 0) return make_error(ErrorKind::kInvalidArgument, "thread 0 cannot be hinted");
   if (remaining_ns < AKTS_HINT_MIN_NS || remaining_ns > AKTS_HINT_MAX_NS)
-    return errorf(ErrorKind::kInvalidArgument, "an estimate must be from 1us to 1h, not {} ns", remaining_ns);
+    return errorf(ErrorKind::kInvalidArgument, "an estimate must be from 1us to 3600s, not {} ns", remaining_ns);
   if (!skel_) return make_error(ErrorKind::kKernel, "the scheduler is not loaded");
   akts_hint h{remaining_ns, exec_at_ns};
   if (bpf_map_update_elem(bpf_map__fd(skel_->maps.akts_hints), &tid, &h, BPF_ANY) != 0) {

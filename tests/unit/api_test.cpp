@@ -141,7 +141,8 @@ TEST_F(ApiTest, HintTakesADurationOrNanosecondsAndRefusesTheRest) {
         json{{"pid", -1}, {"remaining", "30ms"}}, json{{"pid", 42}, {"remaining", "0.3"}},
         json{{"pid", 42}, {"remaining", 0.3}}, json{{"pid", 42}, {"remaining", -1}},
         json{{"pid", 42}, {"remaining", ""}}, json{{"pid", 42}, {"remaining", "about a second"}},
-        json{{"pid", 42}, {"remaining", "500ns"}}, json{{"pid", 42}, {"remaining", "2h"}},
+        json{{"pid", 42}, {"remaining", "500ns"}}, json{{"pid", 42}, {"remaining", "3601s"}},
+        json{{"pid", 42}, {"remaining", 3600000000001ull}}, json{{"pid", 42}, {"remaining", 18446744073709551615ull}},
         json{{"pid", 42}, {"remaining", "30ms"}, {"clear", true}}, json{{"pid", 42}, {"clear", "yes"}},
         json{{"pid", 42}, {"remaining", "\u00e9ms"}}, json{{"pid", 42}, {"remaining", "30ms"}, {"tid", 1}}})
     EXPECT_EQ(rpc("v1.hint", p)["error"]["code"], kInvalidParams) << p.dump();
