@@ -73,6 +73,52 @@ static __always_inline void akts_insert_own_vtime(struct task_struct *p, u32 whi
 }
 
 /*
+ * The common select_cpu: the kernel's idle-CPU pick; a task that finds an
+ * idle CPU goes straight to its local DSQ with `slice`, the rest to
+ * ops.enqueue.
+ */
+static __always_inline s32 akts_select_idle_cpu(struct task_struct *p, s32 prev_cpu, u64 wake_flags, u64 slice)
+{
+	bool is_idle = false;
+	s32 cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
+
+	if (is_idle)
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice, 0);
+	return cpu;
+}
+
+/* In ops.running: a run another policy queued with a longer slice is cut to this policy's `slice`. */
+static __always_inline void akts_cap_slice(struct task_struct *p, u64 slice)
+{
+	if (p->scx.slice > slice)
+		p->scx.slice = slice;
+}
+
+/*
+ * Weighted round-robin between two queues of this CPU's choosing: `a` gets up
+ * to `weight` runs in a row while `b` waits, then `b` one; `run` (per CPU) is
+ * a's runs since b's last. a_waits and b_waits count prev too when it will be
+ * queued again. True if a task moved.
+ */
+static __always_inline bool akts_wrr_move(u64 a, u64 b, bool a_waits, bool b_waits, u64 weight, u64 *run)
+{
+	if (a_waits && (!b_waits || *run < weight) && scx_bpf_dsq_move_to_local(a, 0)) {
+		*run = b_waits ? *run + 1 : 0;
+		return true;
+	}
+	if (scx_bpf_dsq_move_to_local(b, 0)) {
+		*run = 0;
+		return true;
+	}
+	/* b emptied meanwhile (another CPU took it): a, if any. */
+	if (scx_bpf_dsq_move_to_local(a, 0)) {
+		*run = 0;
+		return true;
+	}
+	return false;
+}
+
+/*
  * Counted inside the policy, never in the dispatcher: a counter after the tail
  * call only runs when the call failed, so the two outcomes are exclusive and a
  * dispatch that silently fell through cannot be mistaken for one that worked.

@@ -32,14 +32,8 @@ AKTS_PARAMS(AKTS_PARAM(0, "slice", AKTS_PARAM_DURATION, 1000000, 100000, 1000000
 
 s32 BPF_STRUCT_OPS(latency_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
-	bool is_idle = false;
-	s32 cpu;
-
 	akts_count_call(AKTS_CB_SELECT_CPU);
-	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
-	if (is_idle)
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
-	return cpu;
+	return akts_select_idle_cpu(p, prev_cpu, wake_flags, slice_ns);
 }
 
 void BPF_STRUCT_OPS(latency_enqueue, struct task_struct *p, u64 enq_flags)
@@ -71,12 +65,8 @@ AKTS_COUNT_ONLY(latency, runnable)
 
 void BPF_STRUCT_OPS(latency_running, struct task_struct *p)
 {
-	u64 slice = slice_ns; /* one read: a change between two would cap to a value never compared */
-
 	akts_count_call(AKTS_CB_RUNNING);
-	/* A leftover of another policy keeps the slice it was queued with: cap it. */
-	if (p->scx.slice > slice)
-		p->scx.slice = slice;
+	akts_cap_slice(p, slice_ns);
 	akts_advance_vtime(p);
 }
 

@@ -40,14 +40,8 @@ static __always_inline u64 ljf_key(struct task_struct *p)
 
 s32 BPF_STRUCT_OPS(ljf_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
-	bool is_idle = false;
-	s32 cpu;
-
 	akts_count_call(AKTS_CB_SELECT_CPU);
-	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
-	if (is_idle)
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
-	return cpu;
+	return akts_select_idle_cpu(p, prev_cpu, wake_flags, slice_ns);
 }
 
 void BPF_STRUCT_OPS(ljf_enqueue, struct task_struct *p, u64 enq_flags)

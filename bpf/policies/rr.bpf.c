@@ -33,14 +33,8 @@ AKTS_PARAMS(AKTS_PARAM(0, "slice", AKTS_PARAM_DURATION, 2000000, 100000, 1000000
 
 s32 BPF_STRUCT_OPS(rr_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
-	bool is_idle = false;
-	s32 cpu;
-
 	akts_count_call(AKTS_CB_SELECT_CPU);
-	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
-	if (is_idle)
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
-	return cpu;
+	return akts_select_idle_cpu(p, prev_cpu, wake_flags, slice_ns);
 }
 
 void BPF_STRUCT_OPS(rr_enqueue, struct task_struct *p, u64 enq_flags)
@@ -66,12 +60,8 @@ AKTS_COUNT_ONLY(rr, runnable)
 
 void BPF_STRUCT_OPS(rr_running, struct task_struct *p)
 {
-	u64 quantum = slice_ns; /* one read */
-
 	akts_count_call(AKTS_CB_RUNNING);
-	/* A leftover of another policy keeps the slice it was queued with: cut it to the quantum. */
-	if (p->scx.slice > quantum)
-		p->scx.slice = quantum;
+	akts_cap_slice(p, slice_ns);
 }
 
 AKTS_COUNT_ONLY(rr, stopping)

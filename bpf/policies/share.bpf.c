@@ -110,14 +110,8 @@ static __always_inline void share_count(struct task_struct *p)
 
 s32 BPF_STRUCT_OPS(share_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
-	bool is_idle = false;
-	s32 cpu;
-
 	akts_count_call(AKTS_CB_SELECT_CPU);
-	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
-	if (is_idle)
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
-	return cpu;
+	return akts_select_idle_cpu(p, prev_cpu, wake_flags, slice_ns);
 }
 
 void BPF_STRUCT_OPS(share_enqueue, struct task_struct *p, u64 enq_flags)
@@ -180,13 +174,11 @@ AKTS_COUNT_ONLY(share, runnable)
 
 void BPF_STRUCT_OPS(share_running, struct task_struct *p)
 {
-	u64 slice = slice_ns;
 	u32 zero = 0;
 	struct share_cpu *sc = bpf_map_lookup_elem(&share_cpu, &zero);
 
 	akts_count_call(AKTS_CB_RUNNING);
-	if (p->scx.slice > slice)
-		p->scx.slice = slice;
+	akts_cap_slice(p, slice_ns);
 	if (sc) {
 		sc->pid = p->pid;
 		sc->counted_to = bpf_ktime_get_ns();

@@ -52,14 +52,8 @@ struct {
 
 s32 BPF_STRUCT_OPS(srpt_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
-	bool is_idle = false;
-	s32 cpu;
-
 	akts_count_call(AKTS_CB_SELECT_CPU);
-	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
-	if (is_idle)
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
-	return cpu;
+	return akts_select_idle_cpu(p, prev_cpu, wake_flags, slice_ns);
 }
 
 void BPF_STRUCT_OPS(srpt_enqueue, struct task_struct *p, u64 enq_flags)
@@ -113,28 +107,16 @@ void BPF_STRUCT_OPS(srpt_dispatch, s32 cpu, struct task_struct *prev)
 		else
 			fb_waits = true;
 	}
-	if (hinted_waits && (!fb_waits || *run < hinted_weight) &&
-	    scx_bpf_dsq_move_to_local(akts_own_vtime(0), 0)) {
-		*run = fb_waits ? *run + 1 : 0;
-		return;
-	}
-	if (scx_bpf_dsq_move_to_local(akts_own_fifo(0), 0)) {
-		*run = 0;
-		return;
-	}
-	if (scx_bpf_dsq_move_to_local(akts_own_vtime(0), 0))
-		*run = 0;
+	/* The fallback's turn once hinted work has had hinted_weight runs in a row while it waited. */
+	akts_wrr_move(akts_own_vtime(0), akts_own_fifo(0), hinted_waits, fb_waits, hinted_weight, run);
 }
 
 AKTS_COUNT_ONLY(srpt, runnable)
 
 void BPF_STRUCT_OPS(srpt_running, struct task_struct *p)
 {
-	u64 slice = slice_ns;
-
 	akts_count_call(AKTS_CB_RUNNING);
-	if (p->scx.slice > slice)
-		p->scx.slice = slice;
+	akts_cap_slice(p, slice_ns);
 }
 
 AKTS_COUNT_ONLY(srpt, stopping)

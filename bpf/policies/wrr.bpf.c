@@ -41,14 +41,8 @@ struct {
 
 s32 BPF_STRUCT_OPS(wrr_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
-	bool is_idle = false;
-	s32 cpu;
-
 	akts_count_call(AKTS_CB_SELECT_CPU);
-	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
-	if (is_idle)
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
-	return cpu;
+	return akts_select_idle_cpu(p, prev_cpu, wake_flags, slice_ns);
 }
 
 void BPF_STRUCT_OPS(wrr_enqueue, struct task_struct *p, u64 enq_flags)
@@ -98,28 +92,15 @@ void BPF_STRUCT_OPS(wrr_dispatch, s32 cpu, struct task_struct *prev)
 			be_waits = true;
 	}
 	/* BE's turn once LC has had lc_weight runs in a row while BE waited. */
-	if (lc_waits && (!be_waits || *lc_run < lc_weight) && scx_bpf_dsq_move_to_local(akts_own_fifo(0), 0)) {
-		*lc_run = be_waits ? *lc_run + 1 : 0;
-		return;
-	}
-	if (scx_bpf_dsq_move_to_local(akts_own_fifo(1), 0)) {
-		*lc_run = 0;
-		return;
-	}
-	/* BE emptied meanwhile (another CPU took it): LC, if any. */
-	if (scx_bpf_dsq_move_to_local(akts_own_fifo(0), 0))
-		*lc_run = 0;
+	akts_wrr_move(akts_own_fifo(0), akts_own_fifo(1), lc_waits, be_waits, lc_weight, lc_run);
 }
 
 AKTS_COUNT_ONLY(wrr, runnable)
 
 void BPF_STRUCT_OPS(wrr_running, struct task_struct *p)
 {
-	u64 quantum = slice_ns;
-
 	akts_count_call(AKTS_CB_RUNNING);
-	if (p->scx.slice > quantum)
-		p->scx.slice = quantum;
+	akts_cap_slice(p, slice_ns);
 }
 
 AKTS_COUNT_ONLY(wrr, stopping)

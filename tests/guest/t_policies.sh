@@ -43,7 +43,8 @@ t_policies() {
 	local cfg=$OUT/policies.json out
 	cat >"$cfg" <<JSON
 {"socket": "$POL_SOCK", "policies": ["latency", "throughput", "fifo", "rr", "wrr", "ljf", "wfair", "share"], "initial": "latency",
- "state_file": "", "audit_log": "", "repository": "", "classes": [{"class": "be", "comm": "stress-ng"}]}
+ "state_file": "", "audit_log": "", "repository": "", "classes": [{"class": "be", "comm": "stress-ng"}],
+ "guard": {"max_wait": "1s"}}
 JSON
 	akts daemon -c "$cfg" >"$OUT/policies_daemon.log" 2>&1 &
 	local d=$!
@@ -129,9 +130,11 @@ print(" ".join("%d:%s" % (p["slot"], p["name"]) for p in json.load(sys.stdin)["p
 	akts classify --socket $POL_SOCK $h1 be >/dev/null
 
 	# Switches through the policies while BE hogs (one per CPU, and the two pinned to CPU 1, which only CPU 1
-	# may take from a queue) wait in each one's private queues. fifo's slice is cut to 10 ms here, so that a
-	# wait past the guard's bound can only be a task the hand-off left behind, not four 50 ms slices in a row.
-	# Not ljf: it starves the hogs with less CPU time until the guard rescues them, by design.
+	# may take from a queue) wait in each one's private queues. A task the hand-off left behind waits until
+	# the guard rescues it; this daemon's guard waits 1 s (not 200 ms), so that a rescue here means a task
+	# stranded, not slow service on a loaded emulated guest (a full run once saw a 314 ms wait under the
+	# default, with two rescues; a run of this test alone, 48 ms). fifo's slice is cut to 10 ms for the same
+	# reason. Not ljf: it starves the hogs with less CPU time until the guard rescues them, by design.
 	akts switch latency --socket $POL_SOCK >/dev/null
 	akts set fifo.slice 10ms --socket $POL_SOCK >/dev/null || not_ok "akts set fifo.slice 10ms"
 	stress-ng --cpu "$(nproc)" --timeout 60s -q &
