@@ -271,7 +271,8 @@ int main(int argc, char** argv) {
       "hint",
       "Tell the scheduler how much CPU time a thread's current work still needs (the srpt policy runs the\n"
       "least remaining first; a thread with no hint, or one that outruns it, falls back to round-robin).\n"
-      "The thread must be in SCHED_EXT (akts classify its process first). Examples:\n"
+      "The thread must be scheduled by akts: in SCHED_EXT (akts classify its process first), or any thread\n"
+      "when the daemon runs with --switch-all. Examples:\n"
       "  akts hint 4242 30ms        (thread 4242's request needs about 30 ms more)\n"
       "  akts hint 4242 --clear");
   hintc->add_option("tid", hint_tid, "thread id (a process id names its main thread)")->required();
