@@ -20,8 +20,6 @@
 namespace akts {
 namespace {
 
-constexpr int kSchedExt = 7;
-
 bool parse_pid(const char* name, uint32_t* out) {
   std::string_view s(name);
   if (s.empty()) return false;

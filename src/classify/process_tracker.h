@@ -29,6 +29,9 @@
 
 namespace akts {
 
+// The scheduling policy number of SCHED_EXT (sched.h has no name for it before glibc knows sched_ext).
+inline constexpr int kSchedExt = 7;
+
 // The scheduling-policy calls, behind an interface so that tests can run the
 // tracker on a fake /proc without root.
 class SchedPolicyOps {

@@ -36,8 +36,6 @@
 namespace akts {
 namespace {
 
-constexpr int kSchedExtPolicy = 7;  // SCHED_EXT
-
 using control::json;
 
 // The control API's view of the running daemon.
@@ -447,7 +445,7 @@ class DaemonBackend : public control::ControlBackend {
         return errno == ESRCH ? errorf(ErrorKind::kInvalidArgument, "no thread {}", tid)
                               : sys_error(fmt::format("cannot read the policy of thread {}", tid), errno);
       pol &= ~SCHED_RESET_ON_FORK;
-      if (pol == kSchedExtPolicy) return true;
+      if (pol == kSchedExt) return true;
       return cfg_.switch_all && (pol == SCHED_OTHER || pol == SCHED_BATCH || pol == SCHED_IDLE);
     };
     auto in_ext = scheduled();

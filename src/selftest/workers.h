@@ -10,11 +10,10 @@
 #include <utility>
 #include <vector>
 
+#include "classify/process_tracker.h"  // kSchedExt
 #include "common/result.h"
 
 namespace akts {
-
-inline constexpr int kSchedExt = 7;  // SCHED_EXT
 
 struct WorkerSpec {
   int count = 8;

@@ -39,6 +39,26 @@ print("%.1f %.3f %d" % ((s1 - s0) / secs, (a1 - a0) / t if t > 0 else 0, c1 - c0
 		"$s0" "$s1" "$a0" "$a1" "$b0" "$b1" "$c0" "$c1" "$5"
 }
 
+# Starts a daemon on $POL_SOCK with CONFIG, its log in LOG, and waits for its socket; its pid in POL_DAEMON.
+pol_daemon() { # CONFIG LOG
+	akts daemon -c "$1" >"$2" 2>&1 &
+	POL_DAEMON=$!
+	for i in $(seq 1 600); do
+		[[ -S $POL_SOCK ]] && akts status --socket $POL_SOCK >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+}
+
+# Two busy loops pinned to CPU 1, classified BE: their pids in POL_H1 and POL_H2.
+pol_hogs() {
+	taskset -c 1 bash -c 'while :; do :; done' &
+	POL_H1=$!
+	taskset -c 1 bash -c 'while :; do :; done' &
+	POL_H2=$!
+	akts classify --socket $POL_SOCK $POL_H1 be >/dev/null && akts classify --socket $POL_SOCK $POL_H2 be >/dev/null ||
+		not_ok "the hogs are classified (SCHED_EXT)"
+}
+
 t_policies() {
 	local cfg=$OUT/policies.json out
 	cat >"$cfg" <<JSON
@@ -46,12 +66,8 @@ t_policies() {
  "state_file": "", "audit_log": "", "repository": "", "classes": [{"class": "be", "comm": "stress-ng"}],
  "guard": {"max_wait": "1s"}}
 JSON
-	akts daemon -c "$cfg" >"$OUT/policies_daemon.log" 2>&1 &
-	local d=$!
-	for i in $(seq 1 600); do
-		[[ -S $POL_SOCK ]] && akts status --socket $POL_SOCK >/dev/null 2>&1 && break
-		sleep 0.1
-	done
+	pol_daemon "$cfg" "$OUT/policies_daemon.log"
+	local d=$POL_DAEMON
 	out=$(akts policies --socket $POL_SOCK --json 2>&1 | python3 -c '
 import json, sys
 print(" ".join("%d:%s" % (p["slot"], p["name"]) for p in json.load(sys.stdin)["policies"]))' 2>&1)
@@ -65,13 +81,8 @@ print(" ".join("%d:%s" % (p["slot"], p["name"]) for p in json.load(sys.stdin)["p
 	fi
 
 	# Two BE hogs sharing CPU 1.
-	local h1 h2
-	taskset -c 1 bash -c 'while :; do :; done' &
-	h1=$!
-	taskset -c 1 bash -c 'while :; do :; done' &
-	h2=$!
-	akts classify --socket $POL_SOCK $h1 be >/dev/null && akts classify --socket $POL_SOCK $h2 be >/dev/null ||
-		not_ok "the hogs are classified (SCHED_EXT)"
+	pol_hogs
+	local h1=$POL_H1 h2=$POL_H2
 	local fifo rr ljf
 	fifo=($(pol_window fifo 2 $h1 $h2 2))
 	rr=($(pol_window rr 3 $h1 $h2 2))
@@ -171,19 +182,10 @@ pol_srpt() {
 {"socket": "$POL_SOCK", "policies": ["latency", "srpt"], "initial": "latency", "state_file": "", "audit_log": "",
  "repository": ""}
 JSON
-	akts daemon -c "$cfg" >"$OUT/srpt_daemon.log" 2>&1 &
-	local d=$!
-	for i in $(seq 1 600); do
-		[[ -S $POL_SOCK ]] && akts status --socket $POL_SOCK >/dev/null 2>&1 && break
-		sleep 0.1
-	done
-	local h1 h2
-	taskset -c 1 bash -c 'while :; do :; done' &
-	h1=$!
-	taskset -c 1 bash -c 'while :; do :; done' &
-	h2=$!
-	akts classify --socket $POL_SOCK $h1 be >/dev/null && akts classify --socket $POL_SOCK $h2 be >/dev/null ||
-		not_ok "the srpt hogs are classified"
+	pol_daemon "$cfg" "$OUT/srpt_daemon.log"
+	local d=$POL_DAEMON
+	pol_hogs
+	local h1=$POL_H1 h2=$POL_H2
 
 	# Bad hints: refused with exit 2, nothing set.
 	local bad=0 a
