@@ -32,6 +32,9 @@ class FuzzBackend : public akts::control::ControlBackend {
   akts::Status classify(uint32_t, uint32_t) override { return {}; }
   akts::Status unclassify(uint32_t) override { return {}; }
   akts::Result<json> class_of(uint32_t pid) override { return json{{"pid", pid}}; }
+  akts::Result<json> hint(uint32_t tid, std::optional<std::chrono::nanoseconds>) override {
+    return json{{"pid", tid}};
+  }
   // A hold selects like a switch, never forced: the same invariant holds.
   akts::Status hold(uint32_t slot, std::chrono::milliseconds) override {
     selected_ = slot;
