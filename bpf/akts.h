@@ -142,6 +142,29 @@
  *   cannot be moved (counted in rescue_failed; not seen in practice, as the
  *   kernel narrows such a task's mask to its CPU).
  *
+ * Quantum timer (sub-tick preemption; akts_frame.bpf.h, akts_quantum_fire)
+ *   The kernel ends a slice only at a tick (1/HZ: 4 ms on the pinned
+ *   kernel), so a quantum shorter than the tick runs to the next tick. A
+ *   second frame timer, off unless akts_guard_params.quantum_period_ns is
+ *   set, fires every quantum_period_ns and, for each CPU whose SCHED_EXT run
+ *   has had its quantum (elapsed time since the quantum began >= the slice
+ *   it was given), kicks it with SCX_KICK_PREEMPT, which ends the slice
+ *   now. It is the frame's, not a policy's, so every policy's slices (and
+ *   the guard's rescue slices) get it; infinite slices are never kicked.
+ *   A quantum begins when a run begins (ops.running: the slice it was
+ *   given), and again when a policy lets prev go on after its slice ran
+ *   out (refilled in ops.dispatch: the timer reads the new slice from the
+ *   CPU's current task, scx_bpf_cpu_curr). A kicked quantum is not kicked
+ *   again until the CPU acts (or its quantum passes once more).
+ *   Measured, with the timer on or off: a quantum ends when ops.dispatch
+ *   finds prev still runnable with no slice left; how far it went past its
+ *   slice is counted in akts_cpu_stats.quantum_* (the overrun), which is
+ *   what the enforced quantum is, against the tick. Elapsed time, not CPU
+ *   time: time a higher class takes from a run counts against its quantum.
+ *   Limits: the timer's own lateness bounds what it can enforce (under TCG
+ *   its floor is about 150 us p50: quanta below about 0.5 ms cannot be
+ *   measured there); each kick costs the kicked CPU a reschedule.
+ *
  * Circuit breaker (akts_frame.bpf.h, akts_breaker_fire)
  *   On the guard's timer, after its scan (one timer, one scan), BPF watches
  *   the protected class (akts_breaker_params.cls, LC by default) through four
@@ -346,7 +369,14 @@ struct akts_guard_params {
 	__u64 rescue_slice_ns; /* R, clamped to [50 us, 1 s] by BPF; at most P */
 	__u64 period_ns;       /* P, clamped to [1 ms, 1 s] by BPF */
 	__u64 reset_gen;       /* bump it: the timer zeroes late_max_ns and run_ns_max */
+	/* The quantum timer's period (see Quantum timer): 0 off; clamped to
+	 * [AKTS_QUANTUM_MIN_PERIOD_NS, AKTS_QUANTUM_MAX_PERIOD_NS] by BPF. */
+	__u64 quantum_period_ns;
 };
+
+#define AKTS_QUANTUM_MIN_PERIOD_NS 50000ull    /* 50 us */
+#define AKTS_QUANTUM_MAX_PERIOD_NS 100000000ull /* 100 ms */
+#define AKTS_QUANTUM_IDLE_POLL_NS 100000000ull  /* while off, the timer looks again this often */
 
 #define AKTS_GUARD_OFF 0xffffffffffffffffull
 
@@ -465,6 +495,15 @@ struct akts_cpu_stats {
 	__u32 last_slot;
 	__u32 pad;
 	__u64 slot_seen_ns;
+	/* Quanta (see Quantum timer): slices that ran out on this CPU, by how
+	 * far the run went past its slice (bucket as wait_hist; 0 in bucket
+	 * 0), their sum and the largest; and the quantum timer's kicks (counted
+	 * on the CPU the timer ran on). */
+	__u64 quantum_ends;
+	__u64 quantum_hist[AKTS_WAIT_BUCKETS];
+	__u64 quantum_overrun_ns;
+	__u64 quantum_overrun_max_ns;
+	__u64 quantum_kicks;
 };
 
 /* Argument of the akts_set_override syscall program (BPF_PROG_TEST_RUN ctx_in). */
@@ -566,34 +605,25 @@ static __always_inline __u32 akts_slot_from(const struct akts_selector *sel, con
 }
 #endif
 
+/* One set of layout checks for both sides (C for BPF, C++ for the user side). */
 #ifdef __cplusplus
-static_assert(sizeof(struct akts_selector) == 8, "selector layout");
-static_assert(sizeof(struct akts_hint) == 16, "hint layout");
-static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2 + 2 + 2), "stats layout");
-static_assert(sizeof(struct akts_switch_args) == 8, "switch args layout");
-static_assert(sizeof(struct akts_task_ctx) == 48, "task ctx layout");
-static_assert(sizeof(struct akts_param_desc) == 32 + 24 + 8 + 96, "param desc layout");
-static_assert(sizeof(struct akts_param_values) == 8 * 8, "param values layout");
-static_assert(AKTS_NR_DSQS + AKTS_MAX_SLOTS * AKTS_PRIVATE_QUEUES <= AKTS_MAX_QUEUES, "registry size");
-static_assert(AKTS_DSQ_PRIVATE_BASE >= AKTS_DSQ_FIRST + AKTS_NR_DSQS, "private ids clear of shared ones");
-static_assert(sizeof(struct akts_guard_state) == 8 * 14, "guard state layout");
-static_assert(sizeof(struct akts_wait_max) == 24, "wait max layout");
-static_assert(sizeof(struct akts_breaker_params) == 16 + 8 * 6, "breaker params layout");
-static_assert(sizeof(struct akts_breaker_state) == 8 * (1 + 4 + 3 + 1 + 1 + 1 + 2 + 5 + 32), "breaker state layout");
+#define AKTS_STATIC_ASSERT static_assert
 #else
-_Static_assert(sizeof(struct akts_selector) == 8, "selector layout");
-_Static_assert(sizeof(struct akts_hint) == 16, "hint layout");
-_Static_assert(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2 + 2 + 2), "stats layout");
-_Static_assert(sizeof(struct akts_switch_args) == 8, "switch args layout");
-_Static_assert(sizeof(struct akts_task_ctx) == 48, "task ctx layout");
-_Static_assert(sizeof(struct akts_param_desc) == 32 + 24 + 8 + 96, "param desc layout");
-_Static_assert(sizeof(struct akts_param_values) == 8 * 8, "param values layout");
-_Static_assert(AKTS_NR_DSQS + AKTS_MAX_SLOTS * AKTS_PRIVATE_QUEUES <= AKTS_MAX_QUEUES, "registry size");
-_Static_assert(AKTS_DSQ_PRIVATE_BASE >= AKTS_DSQ_FIRST + AKTS_NR_DSQS, "private ids clear of shared ones");
-_Static_assert(sizeof(struct akts_guard_state) == 8 * 14, "guard state layout");
-_Static_assert(sizeof(struct akts_wait_max) == 24, "wait max layout");
-_Static_assert(sizeof(struct akts_breaker_params) == 16 + 8 * 6, "breaker params layout");
-_Static_assert(sizeof(struct akts_breaker_state) == 8 * (1 + 4 + 3 + 1 + 1 + 1 + 2 + 5 + 32), "breaker state layout");
+#define AKTS_STATIC_ASSERT _Static_assert
 #endif
+AKTS_STATIC_ASSERT(sizeof(struct akts_selector) == 8, "selector layout");
+AKTS_STATIC_ASSERT(sizeof(struct akts_hint) == 16, "hint layout");
+AKTS_STATIC_ASSERT(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2 + 2 + 2 + 4 + AKTS_WAIT_BUCKETS), "stats layout");
+AKTS_STATIC_ASSERT(sizeof(struct akts_switch_args) == 8, "switch args layout");
+AKTS_STATIC_ASSERT(sizeof(struct akts_task_ctx) == 48, "task ctx layout");
+AKTS_STATIC_ASSERT(sizeof(struct akts_param_desc) == 32 + 24 + 8 + 96, "param desc layout");
+AKTS_STATIC_ASSERT(sizeof(struct akts_param_values) == 8 * 8, "param values layout");
+AKTS_STATIC_ASSERT(AKTS_NR_DSQS + AKTS_MAX_SLOTS * AKTS_PRIVATE_QUEUES <= AKTS_MAX_QUEUES, "registry size");
+AKTS_STATIC_ASSERT(AKTS_DSQ_PRIVATE_BASE >= AKTS_DSQ_FIRST + AKTS_NR_DSQS, "private ids clear of shared ones");
+AKTS_STATIC_ASSERT(sizeof(struct akts_guard_state) == 8 * 14, "guard state layout");
+AKTS_STATIC_ASSERT(sizeof(struct akts_wait_max) == 24, "wait max layout");
+AKTS_STATIC_ASSERT(sizeof(struct akts_guard_params) == 8 * 5, "guard params layout");
+AKTS_STATIC_ASSERT(sizeof(struct akts_breaker_params) == 16 + 8 * 6, "breaker params layout");
+AKTS_STATIC_ASSERT(sizeof(struct akts_breaker_state) == 8 * (1 + 4 + 3 + 1 + 1 + 1 + 2 + 5 + 32), "breaker state layout");
 
 #endif /* AKTS_H */

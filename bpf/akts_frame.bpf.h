@@ -110,6 +110,19 @@ struct akts_cpu_run {
 	 */
 	u64 local_ran_at;
 	u64 local_run0;
+	/*
+	 * The current quantum (akts.h, Quantum timer): since when, how long
+	 * (0: not known yet, a refill the timer reads from the task;
+	 * SCX_SLICE_INF: never kicked), whose, and when the timer kicked it.
+	 * Written by this CPU's callbacks; the timer on another CPU reads them
+	 * and writes quantum_ns (a refill) and kicked_at. A race costs one kick
+	 * too many or one too few, never a wrong slice.
+	 */
+	u64 quantum_from;
+	u64 quantum_ns;
+	u64 kicked_at;
+	s32 quantum_pid;
+	u32 pad2;
 };
 
 struct {
@@ -536,7 +549,7 @@ static __always_inline s32 akts_guard_start(void)
 	struct akts_guard_timer *gt;
 	s32 ret;
 
-	for (i = 0; i < AKTS_NR_REGISTERED; i++) {
+	bpf_for(i, 0, AKTS_NR_REGISTERED) {
 		u32 key = i, flags, owner;
 		struct akts_queue *q = bpf_map_lookup_elem(&akts_queues, &key);
 		u64 dsq;
@@ -603,6 +616,153 @@ static __always_inline void akts_count_entry(enum akts_callback cb, u32 k) {}
 static __always_inline void akts_count_fallthrough(enum akts_callback cb) {}
 #endif
 
+/* The quantum timer (akts.h, Quantum timer). Its own map: one timer per map value. */
+struct akts_quantum_timer {
+	struct bpf_timer timer;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct akts_quantum_timer);
+} akts_quantum_timer SEC(".maps");
+
+static __always_inline u64 akts_quantum_period(void)
+{
+	u32 zero = 0;
+	struct akts_guard_params *gp = bpf_map_lookup_elem(&akts_guard_params, &zero);
+	u64 v = gp ? gp->quantum_period_ns : 0;
+
+	if (!v)
+		return 0;
+	return v < AKTS_QUANTUM_MIN_PERIOD_NS ? AKTS_QUANTUM_MIN_PERIOD_NS :
+	       v > AKTS_QUANTUM_MAX_PERIOD_NS ? AKTS_QUANTUM_MAX_PERIOD_NS : v;
+}
+
+/* Kicks every CPU whose run has had its quantum; learns refilled quanta from the running task. */
+static int akts_quantum_fire(void *map, int *key, struct akts_quantum_timer *qt)
+{
+	u64 period = akts_quantum_period(), now;
+	u32 zero = 0;
+	int *cpup;
+#ifndef AKTS_NO_COUNTERS
+	/* Counted in memory as it goes: a counter on the stack would keep the verifier from pruning the loop. */
+	struct akts_cpu_stats *st = akts_cpu_stats();
+#endif
+
+	if (!period) {
+		bpf_timer_start(&qt->timer, AKTS_QUANTUM_IDLE_POLL_NS, 0);
+		return 0;
+	}
+	now = bpf_ktime_get_ns();
+	for_each_possible_cpu(cpup) {
+		u32 cpu = *cpup;
+		struct akts_cpu_run *run = bpf_map_lookup_percpu_elem(&akts_cpu_run, &zero, cpu);
+		u64 q, from;
+
+		if (!run || !READ_ONCE(run->running_at))
+			continue;
+		q = READ_ONCE(run->quantum_ns);
+		if (!q) {
+			/* A policy let prev go on: its new slice is on the task. */
+			struct task_struct *curr = __COMPAT_scx_bpf_cpu_curr(cpu);
+
+			if (!curr || curr->pid != READ_ONCE(run->quantum_pid))
+				continue;
+			q = curr->scx.slice;
+			if (!q)
+				continue; /* not refilled yet */
+			WRITE_ONCE(run->quantum_ns, q);
+		}
+		if (q == SCX_SLICE_INF)
+			continue;
+		from = READ_ONCE(run->quantum_from);
+		if (now <= from || now - from < q)
+			continue;
+		/* Kicked already: once more only if the CPU has not acted for another quantum. */
+		if (run->kicked_at && now - run->kicked_at < q)
+			continue;
+		run->kicked_at = now;
+		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+#ifndef AKTS_NO_COUNTERS
+		if (st)
+			__sync_fetch_and_add(&st->quantum_kicks, 1);
+#endif
+	}
+	bpf_timer_start(&qt->timer, period, 0);
+	return 0;
+}
+
+/* A new run's quantum is the slice it was given (ops.running; not for a run that resumes). */
+static __always_inline void akts_quantum_begin(struct akts_cpu_run *run, struct task_struct *p, u64 now)
+{
+	run->quantum_pid = p->pid;
+	run->kicked_at = 0;
+	run->quantum_ns = p->scx.slice ?: SCX_SLICE_INF;
+	WRITE_ONCE(run->quantum_from, now);
+}
+
+/*
+ * ops.dispatch with prev still runnable and no slice left: its quantum ended
+ * here (the tick, a kick). Counts how far past its slice it ran; a refill by
+ * the policy starts the next quantum now, with a length the timer reads.
+ */
+static __always_inline void akts_quantum_end(struct task_struct *prev)
+{
+	struct akts_cpu_run *run;
+	u64 now, q, from;
+
+	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED) || prev->scx.slice)
+		return;
+	run = akts_cpu_run_here();
+	if (!run || !run->running_at || run->quantum_pid != prev->pid)
+		return;
+	now = bpf_ktime_get_ns();
+	q = run->quantum_ns;
+	from = run->quantum_from;
+	run->kicked_at = 0;
+	run->quantum_ns = 0;
+	WRITE_ONCE(run->quantum_from, now);
+#ifndef AKTS_NO_COUNTERS
+	struct akts_cpu_stats *st = akts_cpu_stats();
+	u64 over;
+	u32 b;
+
+	if (!st || !q || q == SCX_SLICE_INF || now <= from)
+		return;
+	over = now - from > q ? now - from - q : 0;
+	b = over ? akts_log2(over) : 0;
+	if (b >= AKTS_WAIT_BUCKETS)
+		b = AKTS_WAIT_BUCKETS - 1;
+	st->quantum_ends++;
+	st->quantum_hist[b]++;
+	st->quantum_overrun_ns += over;
+	if (over > st->quantum_overrun_max_ns)
+		st->quantum_overrun_max_ns = over;
+#else
+	(void)q;
+	(void)from;
+#endif
+}
+
+static __always_inline s32 akts_quantum_start(void)
+{
+	u32 zero = 0;
+	struct akts_quantum_timer *qt = bpf_map_lookup_elem(&akts_quantum_timer, &zero);
+	s32 ret;
+
+	if (!qt)
+		return -ENOENT;
+	ret = bpf_timer_init(&qt->timer, &akts_quantum_timer, CLOCK_MONOTONIC);
+	if (ret)
+		return ret;
+	ret = bpf_timer_set_callback(&qt->timer, akts_quantum_fire);
+	if (ret)
+		return ret;
+	return bpf_timer_start(&qt->timer, akts_quantum_period() ?: AKTS_QUANTUM_IDLE_POLL_NS, 0);
+}
+
 /* Stamps the moment a task became ready to run (kept if already stamped). */
 static __always_inline void akts_mark_ready(struct task_struct *p)
 {
@@ -617,11 +777,12 @@ static __always_inline void akts_mark_ready(struct task_struct *p)
 }
 
 /*
- * Before dispatch: a task that a policy lets go on is never enqueued again,
- * so its class is refreshed here (a CPU-bound task takes a new class at its
- * next slice's end whatever the policy does).
+ * ops.dispatch, before the policy's: a task that a policy lets go on is
+ * never enqueued again, so prev's class is refreshed here (a CPU-bound task
+ * takes a new class at its next slice's end whatever the policy does); and
+ * prev's quantum ended here if its slice ran out (akts_quantum_end).
  */
-static __always_inline void akts_refresh_prev_class(struct task_struct *prev)
+static __always_inline void akts_frame_dispatch(struct task_struct *prev)
 {
 	struct akts_task_ctx *tctx;
 
@@ -630,6 +791,7 @@ static __always_inline void akts_refresh_prev_class(struct task_struct *prev)
 	tctx = akts_task_ctx(prev);
 	if (tctx)
 		tctx->cls = akts_lookup_class(prev);
+	akts_quantum_end(prev);
 }
 
 /* Records how long the task waited, per class, and when it started running. */
@@ -653,6 +815,7 @@ static __always_inline void akts_mark_running(struct task_struct *p)
 			WRITE_ONCE(run->run_ns, 0);
 			barrier();
 			WRITE_ONCE(run->running_at, now);
+			akts_quantum_begin(run, p, now);
 		}
 		run->interrupted_pid = 0;
 	}
@@ -767,12 +930,24 @@ static __always_inline void akts_frame_tick(struct task_struct *p)
 	struct akts_task_ctx *tctx = akts_task_ctx(p);
 	struct akts_guard_params *gp;
 	struct akts_breaker_state *bs;
+	struct akts_cpu_run *run = akts_cpu_run_here();
 	u32 zero = 0;
 	u64 cap;
 
 	if (!tctx)
 		return;
-	akts_count_run(akts_cpu_run_here(), tctx);
+	akts_count_run(run, tctx);
+	/*
+	 * A refilled quantum's length, if the quantum timer has not read it yet:
+	 * what is left now plus what ran since the refill (the tick has just
+	 * charged it). With none left it stays unknown, and uncounted.
+	 */
+	if (run && !run->quantum_ns && run->quantum_pid == p->pid && p->scx.slice) {
+		u64 now = bpf_ktime_get_ns(), from = run->quantum_from;
+
+		run->quantum_ns = p->scx.slice == SCX_SLICE_INF ? SCX_SLICE_INF :
+				  p->scx.slice + (now > from ? now - from : 0);
+	}
 	/* While the breaker holds the safe slot, no run left by the culprit goes on past a short slice. */
 	bs = bpf_map_lookup_elem(&akts_breaker_state, &zero);
 	if (bs && bs->tripped_at_ns && p->scx.slice > AKTS_BREAKER_SLICE_NS)
@@ -866,7 +1041,7 @@ static __always_inline s32 akts_frame_init(void)
 	u64 dsq;
 	s32 ret;
 
-	for (i = 0; i < AKTS_NR_REGISTERED; i++) {
+	bpf_for(i, 0, AKTS_NR_REGISTERED) {
 		akts_queue_entry(i, &dsq, &flags, &owner);
 		ret = scx_bpf_create_dsq(dsq, -1);
 		if (ret) {
@@ -875,8 +1050,13 @@ static __always_inline s32 akts_frame_init(void)
 		}
 	}
 	ret = akts_guard_start();
-	if (ret)
+	if (ret) {
 		scx_bpf_error("akts: cannot start the bounded-wait guard (%d)", ret);
+		return ret;
+	}
+	ret = akts_quantum_start();
+	if (ret)
+		scx_bpf_error("akts: cannot start the quantum timer (%d)", ret);
 	return ret;
 }
 

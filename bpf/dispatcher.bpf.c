@@ -93,7 +93,7 @@ void BPF_STRUCT_OPS(akts_dispatch, s32 cpu, struct task_struct *prev)
 	u32 k = akts_effective_slot();
 
 	akts_count_entry(AKTS_CB_DISPATCH, k);
-	akts_refresh_prev_class(prev);
+	akts_frame_dispatch(prev);
 	bpf_tail_call(ctx, &akts_dispatch_progs, k);
 	akts_count_fallthrough(AKTS_CB_DISPATCH);
 

@@ -72,9 +72,16 @@ Result<GuardParams> parse_guard(const json& v) {
     std::chrono::nanoseconds* field = key == "max_wait"       ? &g.max_wait
                                       : key == "rescue_slice" ? &g.rescue_slice
                                       : key == "period"       ? &g.period
+                                      : key == "quantum_timer" ? &g.quantum_timer
                                                               : nullptr;
-    if (!field) return bad("guard", fmt::format("unknown key \"{}\" (expected max_wait, rescue_slice, period)", excerpt(key)));
+    if (!field)
+      return bad("guard", fmt::format("unknown key \"{}\" (expected max_wait, rescue_slice, period, quantum_timer)",
+                                      excerpt(key)));
     if (!d.is_string()) return bad("guard." + key, "must be a duration string such as \"200ms\"");
+    if (key == "quantum_timer" && d.get_ref<const std::string&>() == "off") {
+      *field = std::chrono::nanoseconds(0);
+      continue;
+    }
     auto n = parse_duration(d.get_ref<const std::string&>(), "guard." + key);
     if (!n) return make_error(ErrorKind::kInvalidArgument, "config: " + n.error().message);
     *field = *n;

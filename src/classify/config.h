@@ -10,6 +10,7 @@
 //     "switch_all": false,                         // manage every task, not only matched ones
 //     "scan_interval_ms": 100,
 //     "guard": {"max_wait": "200ms", "rescue_slice": "2ms", "period": "20ms"},  // bounded wait (bpf/akts.h)
+//               // and "quantum_timer": "250us" (50us-100ms; "off", the default): sub-tick preemption
 //     "breaker": {"armed": true, "class": "lc", "safe_slot": "default",      // the circuit breaker (bpf/akts.h);
 //                 "oldest_wait": "150ms", "wait_p99": "off", "window": "1s",  // these are the defaults (oldest_wait:
 //                                                 // 3/4 of the guard's max_wait, two guard periods below it at most)

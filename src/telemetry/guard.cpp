@@ -22,6 +22,10 @@ Status GuardParams::validate() const {
   if (period > max_wait)
     return errorf(ErrorKind::kInvalidArgument, "guard_period ({} ms) must not exceed max_wait ({} ms)",
                   ms(period.count()), ms(max_wait.count()));
+  if (quantum_timer.count() != 0 && (quantum_timer.count() < static_cast<int64_t>(AKTS_QUANTUM_MIN_PERIOD_NS) ||
+                                     quantum_timer.count() > static_cast<int64_t>(AKTS_QUANTUM_MAX_PERIOD_NS)))
+    return errorf(ErrorKind::kInvalidArgument, "quantum_timer must be 0 (off) or from 50 us to 100 ms, not {} ms",
+                  ms(quantum_timer.count()));
   if (rescue_slice > period)
     return errorf(ErrorKind::kInvalidArgument, "rescue_slice ({} ms) must not exceed guard_period ({} ms)",
                   ms(rescue_slice.count()), ms(period.count()));
@@ -33,6 +37,7 @@ akts_guard_params GuardParams::to_kernel() const {
   k.max_wait_ns = enabled ? static_cast<uint64_t>(max_wait.count()) : AKTS_GUARD_OFF;
   k.rescue_slice_ns = static_cast<uint64_t>(rescue_slice.count());
   k.period_ns = static_cast<uint64_t>(period.count());
+  k.quantum_period_ns = static_cast<uint64_t>(quantum_timer.count());
   return k;
 }
 
@@ -42,6 +47,7 @@ GuardParams GuardParams::from_kernel(const akts_guard_params& k) {
   if (k.max_wait_ns && p.enabled) p.max_wait = nanoseconds(k.max_wait_ns);
   if (k.rescue_slice_ns) p.rescue_slice = nanoseconds(k.rescue_slice_ns);
   if (k.period_ns) p.period = nanoseconds(k.period_ns);
+  p.quantum_timer = nanoseconds(k.quantum_period_ns);
   return p;
 }
 
@@ -59,7 +65,8 @@ nlohmann::json GuardParams::to_json() const {
   return {{"enabled", enabled},
           {"max_wait_ms", ms(max_wait.count())},
           {"rescue_slice_ms", ms(rescue_slice.count())},
-          {"period_ms", ms(period.count())}};
+          {"period_ms", ms(period.count())},
+          {"quantum_timer_ms", ms(quantum_timer.count())}};
 }
 
 LongestWaits LongestWaits::max_over(std::span<const akts_wait_max> per_cpu) {

@@ -20,6 +20,8 @@ struct GuardParams {
   std::chrono::nanoseconds rescue_slice{AKTS_GUARD_DEFAULT_RESCUE_SLICE_NS};
   std::chrono::nanoseconds period{AKTS_GUARD_DEFAULT_PERIOD_NS};
   bool enabled = true;  // false only for tests that show what happens without it
+  // The quantum timer's period (bpf/akts.h, Quantum timer): 0 leaves it off.
+  std::chrono::nanoseconds quantum_timer{0};
 
   // Refuses settings BPF would clamp, or that make the bound meaningless.
   Status validate() const;

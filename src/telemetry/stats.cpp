@@ -1,5 +1,7 @@
+// The per-CPU counters summed, their deltas, percentiles of their histograms, and JSON.
 #include "telemetry/stats.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace akts {
@@ -18,6 +20,28 @@ std::string_view class_name(uint32_t cls) {
   }
 }
 
+namespace {
+
+// Percentile q of a log2 histogram (bucket b: [2^b, 2^(b+1)) ns): the
+// geometric middle of the bucket the sample of rank ceil(q*n) falls in.
+std::optional<double> log2_percentile(const std::array<uint64_t, kWaitBuckets>& hist, double q) {
+  uint64_t n = 0;
+  for (auto v : hist) n += v;
+  if (n == 0 || q < 0 || q > 1) return std::nullopt;
+  auto rank = static_cast<uint64_t>(std::ceil(q * static_cast<double>(n)));
+  if (rank == 0) rank = 1;
+  uint64_t seen = 0;
+  for (uint32_t b = 0; b < kWaitBuckets; ++b) {
+    seen += hist[b];
+    if (seen >= rank) return b == 0 ? 1.0 : std::ldexp(std::sqrt(2.0), static_cast<int>(b));
+  }
+  return std::nullopt;
+}
+
+nlohmann::json maybe(std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+}  // namespace
+
 Stats Stats::sum(std::span<const akts_cpu_stats> per_cpu) {
   Stats s;
   for (const auto& c : per_cpu) {
@@ -31,6 +55,11 @@ Stats Stats::sum(std::span<const akts_cpu_stats> per_cpu) {
       s.run_ns[cls] += c.run_ns[cls];
       s.wait_ns[cls] += c.wait_ns[cls];
     }
+    for (uint32_t b = 0; b < kWaitBuckets; ++b) s.quantum_hist[b] += c.quantum_hist[b];
+    s.quantum_ends += c.quantum_ends;
+    s.quantum_overrun_ns += c.quantum_overrun_ns;
+    s.quantum_overrun_max_ns = std::max<uint64_t>(s.quantum_overrun_max_ns, c.quantum_overrun_max_ns);
+    s.quantum_kicks += c.quantum_kicks;
   }
   return s;
 }
@@ -47,6 +76,11 @@ Stats Stats::operator-(const Stats& earlier) const {
     d.run_ns[cls] = run_ns[cls] - earlier.run_ns[cls];
     d.wait_ns[cls] = wait_ns[cls] - earlier.wait_ns[cls];
   }
+  for (uint32_t b = 0; b < kWaitBuckets; ++b) d.quantum_hist[b] = quantum_hist[b] - earlier.quantum_hist[b];
+  d.quantum_ends = quantum_ends - earlier.quantum_ends;
+  d.quantum_overrun_ns = quantum_overrun_ns - earlier.quantum_overrun_ns;
+  d.quantum_overrun_max_ns = quantum_overrun_max_ns;
+  d.quantum_kicks = quantum_kicks - earlier.quantum_kicks;
   return d;
 }
 
@@ -83,18 +117,11 @@ uint64_t Stats::waits(uint32_t cls) const {
 }
 
 std::optional<double> Stats::wait_percentile_ns(uint32_t cls, double q) const {
-  uint64_t n = waits(cls);
-  if (n == 0 || q < 0 || q > 1) return std::nullopt;
-  // The sample of rank ceil(q*n) (1-based), at least the first.
-  auto rank = static_cast<uint64_t>(std::ceil(q * static_cast<double>(n)));
-  if (rank == 0) rank = 1;
-  uint64_t seen = 0;
-  for (uint32_t b = 0; b < kWaitBuckets; ++b) {
-    seen += wait_hist[cls][b];
-    if (seen >= rank) return b == 0 ? 1.0 : std::ldexp(std::sqrt(2.0), static_cast<int>(b));
-  }
-  return std::nullopt;
+  if (cls >= kNumClasses) return std::nullopt;
+  return log2_percentile(wait_hist[cls], q);
 }
+
+std::optional<double> Stats::overrun_percentile_ns(double q) const { return log2_percentile(quantum_hist, q); }
 
 nlohmann::json Stats::to_json() const {
   nlohmann::json j;
@@ -109,14 +136,23 @@ nlohmann::json Stats::to_json() const {
   for (uint32_t cls = 0; cls < kNumClasses; ++cls) {
     nlohmann::json w;
     w["count"] = waits(cls);
-    auto p50 = wait_percentile_ns(cls, 0.50), p99 = wait_percentile_ns(cls, 0.99);
-    w["p50_ns"] = p50 ? nlohmann::json(*p50) : nlohmann::json(nullptr);
-    w["p99_ns"] = p99 ? nlohmann::json(*p99) : nlohmann::json(nullptr);
+    w["p50_ns"] = maybe(wait_percentile_ns(cls, 0.50));
+    w["p99_ns"] = maybe(wait_percentile_ns(cls, 0.99));
     w["log2_histogram"] = wait_hist[cls];
     j["wait"][std::string(class_name(cls))] = w;
     j["run_ns"][std::string(class_name(cls))] = run_ns[cls];
     j["wait_ns"][std::string(class_name(cls))] = wait_ns[cls];
   }
+  j["quantum"] = {{"ends", quantum_ends},
+                  {"kicks", quantum_kicks},
+                  {"overrun_p50_ns", maybe(overrun_percentile_ns(0.50))},
+                  {"overrun_p99_ns", maybe(overrun_percentile_ns(0.99))},
+                  {"overrun_mean_ns", quantum_ends ? nlohmann::json(static_cast<double>(quantum_overrun_ns) /
+                                                                     static_cast<double>(quantum_ends))
+                                                   : nlohmann::json(nullptr)},
+                  {"overrun_ns", quantum_overrun_ns},
+                  {"overrun_max_ns", quantum_overrun_max_ns},
+                  {"log2_histogram", quantum_hist}};
   return j;
 }
 
@@ -137,6 +173,16 @@ std::optional<Stats> Stats::from_json(const nlohmann::json& j) {
       for (uint32_t b = 0; b < kWaitBuckets; ++b) s.wait_hist[cls][b] = h[b].get<uint64_t>();
       if (j.contains("run_ns")) s.run_ns[cls] = j["run_ns"].at(std::string(class_name(cls))).get<uint64_t>();
       if (j.contains("wait_ns")) s.wait_ns[cls] = j["wait_ns"].at(std::string(class_name(cls))).get<uint64_t>();
+    }
+    if (j.contains("quantum")) {  // absent from documents written before the quantum timer
+      const auto& q = j["quantum"];
+      const auto& h = q.at("log2_histogram");
+      if (h.size() != kWaitBuckets) return std::nullopt;
+      for (uint32_t b = 0; b < kWaitBuckets; ++b) s.quantum_hist[b] = h[b].get<uint64_t>();
+      s.quantum_ends = q.at("ends").get<uint64_t>();
+      s.quantum_kicks = q.at("kicks").get<uint64_t>();
+      s.quantum_overrun_ns = q.at("overrun_ns").get<uint64_t>();
+      s.quantum_overrun_max_ns = q.at("overrun_max_ns").get<uint64_t>();
     }
     return s;
   } catch (const nlohmann::json::exception&) {

@@ -30,6 +30,14 @@ struct Stats {
   std::array<std::array<uint64_t, kWaitBuckets>, kNumClasses> wait_hist{};
   std::array<uint64_t, kNumClasses> run_ns{};   // CPU time per class, counted at ticks and run ends
   std::array<uint64_t, kNumClasses> wait_ns{};  // time per class runnable but not running, counted as waits end
+  // Quanta (bpf/akts.h, Quantum timer): slices that ran out, by how far each
+  // run went past its slice (log2 buckets, as the waits); the largest is
+  // since the scheduler's load (a delta keeps the later one).
+  std::array<uint64_t, kWaitBuckets> quantum_hist{};
+  uint64_t quantum_ends = 0;
+  uint64_t quantum_overrun_ns = 0;
+  uint64_t quantum_overrun_max_ns = 0;
+  uint64_t quantum_kicks = 0;  // the quantum timer's preemptions
 
   // Sums one struct akts_cpu_stats per CPU.
   static Stats sum(std::span<const akts_cpu_stats> per_cpu);
@@ -44,6 +52,8 @@ struct Stats {
   // Wait percentile in ns (q in [0, 1]); the geometric middle of the bucket the
   // q-th sample falls in, so at most a factor of sqrt(2) off. nullopt when empty.
   std::optional<double> wait_percentile_ns(uint32_t cls, double q) const;
+  // The same for the quanta's overruns.
+  std::optional<double> overrun_percentile_ns(double q) const;
 
   nlohmann::json to_json() const;
   // The inverse of to_json (counters and histograms); refuses a malformed document.

@@ -87,6 +87,10 @@ TEST(Config, RefusesBadConfigsNamingTheKey) {
       {R"({"breaker": {"rescues": 0.5}})", "breaker.rescues"},
       {R"({"breaker": {"window": "2m"}})", "window"},
       {R"({"breaker": {"min_samples": 0}})", "breaker.min_samples"},
+      {R"({"guard": {"quantum_timer": "10us"}})", "quantum_timer"},
+      {R"({"guard": {"quantum_timer": "1s"}})", "quantum_timer"},
+      {R"({"guard": {"quantum_timer": 250}})", "guard.quantum_timer"},
+      {R"({"guard": {"quantum": "250us"}})", "quantum_timer"},
       {R"({"restart": true})", "restart"},
       {R"({"restart": {"on_eject": 1}})", "restart.on_eject"},
       {R"({"restart": {"max": -1}})", "restart.max"},
@@ -147,6 +151,15 @@ TEST(Config, TheBreakerIsArmedByDefaultAndItsSafeSlotNamesAPolicy) {
   ASSERT_TRUE(off.ok()) << off.error().to_string();
   EXPECT_FALSE(off->breaker.armed);
   EXPECT_EQ(off->breaker.safe_slot, 0u);
+  // The quantum timer: off unless given; a duration or "off".
+  EXPECT_EQ(off->guard.quantum_timer.count(), 0);
+  auto qt = parse_config(R"({"guard": {"quantum_timer": "250us"}})", kKnown);
+  ASSERT_TRUE(qt.ok()) << qt.error().to_string();
+  EXPECT_EQ(qt->guard.to_kernel().quantum_period_ns, 250000u);
+  EXPECT_EQ(GuardParams::from_kernel(qt->guard.to_kernel()).quantum_timer, qt->guard.quantum_timer);
+  auto qt_off = parse_config(R"({"guard": {"quantum_timer": "off"}})", kKnown);
+  ASSERT_TRUE(qt_off.ok()) << qt_off.error().to_string();
+  EXPECT_EQ(qt_off->guard.quantum_timer.count(), 0);
   // Unless given, the threshold follows the guard: 3/4 of max_wait, two periods below it at most.
   auto short_guard = parse_config(R"({"guard": {"max_wait": "100ms", "period": "10ms"}})", kKnown);
   ASSERT_TRUE(short_guard.ok()) << short_guard.error().to_string();

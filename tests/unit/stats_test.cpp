@@ -71,5 +71,49 @@ TEST(Stats, JsonRoundTrip) {
   EXPECT_FALSE(Stats::from_json(j).has_value());
 }
 
+TEST(Stats, QuantaSumDiffAndRoundTrip) {
+  std::vector<akts_cpu_stats> cpus(2);
+  cpus[0] = {};
+  cpus[1] = {};
+  cpus[0].quantum_ends = 3;
+  cpus[0].quantum_hist[12] = 3;  // [4 us, 8 us)
+  cpus[0].quantum_overrun_ns = 15000;
+  cpus[0].quantum_overrun_max_ns = 7000;
+  cpus[1].quantum_ends = 1;
+  cpus[1].quantum_hist[21] = 1;  // [2 ms, 4 ms)
+  cpus[1].quantum_overrun_ns = 3000000;
+  cpus[1].quantum_overrun_max_ns = 3000000;
+  cpus[1].quantum_kicks = 5;
+  Stats s = Stats::sum(cpus);
+  EXPECT_EQ(s.quantum_ends, 4u);
+  EXPECT_EQ(s.quantum_kicks, 5u);
+  EXPECT_EQ(s.quantum_overrun_max_ns, 3000000u);  // the largest, not a sum
+  double p50 = *s.overrun_percentile_ns(0.5);
+  EXPECT_GE(p50, 4096);
+  EXPECT_LT(p50, 8192);
+  EXPECT_GE(*s.overrun_percentile_ns(0.99), 1 << 21);
+  auto j = s.to_json();
+  EXPECT_EQ(j["quantum"]["ends"], 4);
+  EXPECT_DOUBLE_EQ(j["quantum"]["overrun_mean_ns"].get<double>(), 3015000.0 / 4);
+  auto back = Stats::from_json(j);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->quantum_hist, s.quantum_hist);
+  EXPECT_EQ(back->quantum_overrun_ns, s.quantum_overrun_ns);
+  Stats later = s;
+  later.quantum_ends += 2;
+  later.quantum_hist[12] += 2;
+  later.quantum_kicks += 2;
+  Stats d = later - s;
+  EXPECT_EQ(d.quantum_ends, 2u);
+  EXPECT_EQ(d.quantum_kicks, 2u);
+  EXPECT_EQ(d.quantum_hist[12], 2u);
+  // A document written before quanta were counted still reads, with none.
+  j.erase("quantum");
+  auto old = Stats::from_json(j);
+  ASSERT_TRUE(old.has_value());
+  EXPECT_EQ(old->quantum_ends, 0u);
+  EXPECT_TRUE(Stats{}.to_json()["quantum"]["overrun_p50_ns"].is_null());
+}
+
 }  // namespace
 }  // namespace akts
