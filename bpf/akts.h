@@ -153,9 +153,11 @@
  *   the guard's rescue slices) get it; infinite slices are never kicked.
  *   A quantum begins when a run begins (ops.running: the slice it was
  *   given), and again when a policy lets prev go on after its slice ran
- *   out (refilled in ops.dispatch: the timer reads the new slice from the
- *   CPU's current task, scx_bpf_cpu_curr). A kicked quantum is not kicked
- *   again until the CPU acts (or its quantum passes once more).
+ *   out (refilled in ops.dispatch, which the frame cannot see after the
+ *   policy's tail call: the timer reads the new slice from the CPU's
+ *   current task, scx_bpf_cpu_curr, or the next tick works it out from what
+ *   is left). A kicked quantum is not kicked again until the CPU acts (or
+ *   its quantum passes once more).
  *   Measured, with the timer on or off: a quantum ends when ops.dispatch
  *   finds prev still runnable with no slice left; how far it went past its
  *   slice is counted in akts_cpu_stats.quantum_* (the overrun), which is
@@ -281,6 +283,9 @@
  *   p->scx.dsq_vtime: the kernel overwrites the latter with the key of every
  *   vtime insert, so a policy with another key (LJF's, SRPT's) would
  *   otherwise corrupt the fair order of the policies after it.
+ *   A policy has no init program or timer of its own (no library policy
+ *   needs one; its maps start zeroed): preemption between ticks is the
+ *   frame's (Quantum timer), which no policy can stop.
  *
  * What every policy shares (one registered scheduler)
  *   ops.flags, timeout_ms and dispatch_max_batch belong to the dispatcher and
@@ -294,8 +299,9 @@
  *   of tasks into local DSQs per dispatch.
  *
  * Lifecycle callbacks (init, exit, init_task, exit_task, enable, disable,
- * dump) and tick (the guard's rescue-slice cap) stay in the dispatcher; no
- * others are implemented.
+ * dump) and tick (the guard's rescue-slice cap, the breaker's slice cut, a
+ * refilled quantum's length) stay in the dispatcher; no others are
+ * implemented.
  */
 #ifndef AKTS_H
 #define AKTS_H

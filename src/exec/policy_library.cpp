@@ -45,6 +45,10 @@ const std::vector<PolicySpec>& builtin_policies() {
        "shortest remaining time first from the application's hints (akts hint), weighted round-robin without one",
        "request serving where the application knows request sizes and the mix is heavy-tailed",
        AKTS_OPEN_SKELETON(akts_srpt_bpf)},
+      {"central",
+       "one CPU (central_cpu) decides for all: a private FIFO per class, handed to CPUs that ask, 20 ms slices",
+       "many CPUs and short tasks in global arrival order, with a CPU to spare for deciding; not on two CPUs",
+       AKTS_OPEN_SKELETON(akts_central_bpf)},
   };
   return kPolicies;
 }

@@ -27,6 +27,7 @@ extern "C" {
 #include "akts_wfair.skel.h"
 #include "akts_share.skel.h"
 #include "akts_srpt.skel.h"
+#include "akts_central.skel.h"
 #include "akts_sa_latency.skel.h"
 #include "akts_sa_latency_nocount.skel.h"
 #include "akts_sa_throughput.skel.h"

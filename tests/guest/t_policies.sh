@@ -39,6 +39,31 @@ print("%.1f %.3f %d" % ((s1 - s0) / secs, (a1 - a0) / t if t > 0 else 0, c1 - c0
 		"$s0" "$s1" "$a0" "$a1" "$b0" "$b1" "$c0" "$c1" "$5"
 }
 
+# The quanta that ended in SECONDS under the running policy (akts.h, Quantum timer), with the two hogs'
+# involuntary switches: "ENDS OVERRUN_P50_US OVERRUN_P99_US KICKS SWITCHES_PER_S".
+pol_quanta() { # H1 H2 SECONDS
+	local a b s0 s1
+	a=$(pol_stats)
+	s0=$(prm_switches "$1" "$2")
+	sleep "$3"
+	s1=$(prm_switches "$1" "$2")
+	b=$(pol_stats)
+	python3 -c '
+import json, math, sys
+a, b = json.loads(sys.argv[1])["quantum"], json.loads(sys.argv[2])["quantum"]
+h = [y - x for x, y in zip(a["log2_histogram"], b["log2_histogram"])]
+n = sum(h)
+def pct(q):
+    rank, seen = max(1, math.ceil(q * n)), 0
+    for i, c in enumerate(h):
+        seen += c
+        if seen >= rank:
+            return (1.0 if i == 0 else math.sqrt(2) * 2 ** i) / 1e3
+    return 0
+print("%d %.0f %.0f %d %.1f" % (n, pct(0.5) if n else 0, pct(0.99) if n else 0, b["kicks"] - a["kicks"],
+                                (float(sys.argv[4]) - float(sys.argv[3])) / float(sys.argv[5])))' "$a" "$b" "$s0" "$s1" "$3"
+}
+
 # Starts a daemon on $POL_SOCK with CONFIG, its log in LOG, and waits for its socket; its pid in POL_DAEMON.
 pol_daemon() { # CONFIG LOG
 	akts daemon -c "$1" >"$2" 2>&1 &
@@ -99,6 +124,14 @@ print(" ".join("%d:%s" % (p["slot"], p["name"]) for p in json.load(sys.stdin)["p
 	else
 		not_ok "ljf's order: h1 share ${ljf[1]} (under rr ${rr[1]}), slot calls ${ljf[2]}"
 	fi
+
+	# A 1 ms quantum with the quantum timer off: quanta end at ticks (pol_quantum turns it on).
+	local qoff
+	akts set rr.slice 1ms --socket $POL_SOCK >/dev/null || not_ok "akts set rr.slice 1ms"
+	akts switch rr --socket $POL_SOCK >/dev/null
+	sleep 0.5
+	qoff=($(pol_quanta $h1 $h2 3))
+	akts set rr.slice 2ms --socket $POL_SOCK >/dev/null
 
 	# wfair: h2 at nice 5 (weight 335 against 1024): h1 should get about 0.75 of the CPU; rr ignores nice.
 	local wf rrn
@@ -172,6 +205,90 @@ print(" ".join("%d:%s" % (p["slot"], p["name"]) for p in json.load(sys.stdin)["p
 	kill -INT $d 2>/dev/null
 	wait $d 2>/dev/null
 	pol_srpt
+	pol_quantum "${qoff[@]}"
+}
+
+# Sub-tick preemption (akts.h, Quantum timer; a daemon of its own, the timer on): rr's 1 ms quantum with two
+# hogs on CPU 1 against the same run with the timer off (t_policies, passed as ENDS P50 P99 KICKS SWITCHES).
+pol_quantum() {
+	local POL_SOCK=/run/akts/quantum.sock cfg=$OUT/quantum.json qon tick
+	local qoff=("$@")
+	cat >"$cfg" <<JSON
+{"socket": "$POL_SOCK", "policies": ["latency", "rr", "central"], "initial": "latency", "state_file": "", "audit_log": "",
+ "repository": "", "guard": {"max_wait": "1s", "quantum_timer": "250us"}}
+JSON
+	pol_daemon "$cfg" "$OUT/quantum_daemon.log"
+	local d=$POL_DAEMON
+	pol_hogs
+	local h1=$POL_H1 h2=$POL_H2
+	akts set rr.slice 1ms --socket $POL_SOCK >/dev/null || not_ok "akts set rr.slice 1ms (quantum timer on)"
+	akts switch rr --socket $POL_SOCK >/dev/null
+	sleep 0.5
+	qon=($(pol_quanta $h1 $h2 3))
+	tick=$(pol_stats | python3 -c 'import json,sys; print("%.0f" % (json.load(sys.stdin)["guard"]["timer"]["kernel_tick_ms"] * 1e3))' 2>/dev/null)
+	diag "rr 1 ms quantum, tick ${tick:-?} us: timer off: ${qoff[0]:-?} quanta, past their slice by p50 ${qoff[1]:-?} us p99 ${qoff[2]:-?} us, ${qoff[4]:-?} switches/s; timer every 250 us: ${qon[0]:-?} quanta, p50 ${qon[1]:-?} us p99 ${qon[2]:-?} us, ${qon[3]:-?} kicks, ${qon[4]:-?} switches/s"
+	if ((${qoff[0]:-0} > 0 && ${qon[0]:-0} > 0 && ${qon[3]:-0} > 0)) &&
+		python3 -c 'import sys; f, n, fs, ns = map(float, sys.argv[1:]); sys.exit(0 if n * 2 <= f and ns >= 1.5 * fs else 1)' 			"${qoff[1]}" "${qon[1]}" "${qoff[4]}" "${qon[4]}"; then
+		ok "the quantum timer ends 1 ms quanta before the tick: overrun p50 ${qon[1]} us against ${qoff[1]} us without it, ${qon[4]} switches/s against ${qoff[4]} (TCG)"
+	else
+		not_ok "the quantum timer: on ${qon[*]:-none}, off ${qoff[*]:-none} (quanta, overrun p50/p99 us, kicks, switches/s)"
+	fi
+	kill $h1 $h2 2>/dev/null
+	wait $h1 $h2 2>/dev/null
+	pol_central
+	kill -INT $d 2>/dev/null
+	wait $d 2>/dev/null
+}
+
+# central (in pol_quantum's daemon, slot 2): one CPU decides for both. Three unpinned BE hogs and a sleeper
+# that wakes every 2 ms: every hog runs, both CPUs keep busy with them although only one CPU hands out work,
+# nothing is ejected and nothing is left for the guard; with CPU 0 deciding, then CPU 1 (a live parameter).
+pol_central() {
+	local h=() p i ticks0=() ticks1=() calls0 calls1 g0 g1 e0 out res=()
+	for i in 1 2 3; do
+		bash -c 'while :; do :; done' &
+		h+=($!)
+	done
+	python3 -c 'import time
+while True: time.sleep(0.002)' &
+	h+=($!)
+	for p in "${h[@]}"; do akts classify --socket $POL_SOCK $p be >/dev/null || not_ok "classify $p"; done
+	e0=$(cat /sys/kernel/sched_ext/enable_seq 2>/dev/null)
+	for cc in 0 1; do
+		akts set central.central_cpu $cc --socket $POL_SOCK >/dev/null || not_ok "akts set central.central_cpu $cc"
+		akts switch central --socket $POL_SOCK >/dev/null || not_ok "akts switch central"
+		sleep 0.5
+		g0=($(pol_be_guard))
+		calls0=$(pol_slot_calls 2)
+		ticks0=()
+		for p in "${h[@]:0:3}"; do ticks0+=($(adm_cpu_ticks $p)); done
+		sleep 3
+		ticks1=()
+		for p in "${h[@]:0:3}"; do ticks1+=($(adm_cpu_ticks $p)); done
+		calls1=$(pol_slot_calls 2)
+		g1=($(pol_be_guard))
+		res+=("$(python3 -c 'import sys
+a = list(map(float, sys.argv[1:4])); b = list(map(float, sys.argv[4:7]))
+d = [y - x for x, y in zip(a, b)]
+print("%s %.2f %d %d" % (",".join("%.0f" % v for v in d), sum(d) / 300.0, int(sys.argv[7]) - int(sys.argv[8]),
+                         int(sys.argv[9]) - int(sys.argv[10])))' "${ticks0[@]}" "${ticks1[@]}" "$calls1" "$calls0" "${g1[0]:-0}" "${g0[0]:-0}")")
+		akts switch latency --socket $POL_SOCK >/dev/null
+	done
+	kill "${h[@]}" 2>/dev/null
+	wait "${h[@]}" 2>/dev/null
+	diag "central (hog ticks, CPUs busy with hogs, slot calls, BE rescues): CPU 0 deciding: ${res[0]}; CPU 1 deciding: ${res[1]}"
+	out=$(python3 -c 'import sys
+ok = True
+for r in sys.argv[1:]:
+    ticks, cpus, calls, rescues = r.split()
+    t = list(map(float, ticks.split(",")))
+    ok = ok and min(t) > 0.1 * sum(t) and float(cpus) >= 1.5 and int(calls) > 0 and int(rescues) == 0
+print("yes" if ok else "no")' "${res[@]}" 2>&1)
+	if [[ $out == yes && $(cat /sys/kernel/sched_ext/enable_seq 2>/dev/null) == "$e0" ]]; then
+		ok "central runs three hogs and a sleeper on both CPUs with one CPU deciding (CPU 0: ${res[0]}; CPU 1: ${res[1]}: hog ticks, CPUs busy, slot calls, BE rescues); never ejected"
+	else
+		not_ok "central: ${res[*]} (hog ticks, CPUs busy with hogs, slot calls, BE rescues), enable_seq $e0 -> $(cat /sys/kernel/sched_ext/enable_seq 2>/dev/null)"
+	fi
 }
 
 # srpt (a daemon of its own: the library has more policies than slots): the thread with the least remaining
