@@ -59,7 +59,9 @@
  *   Per-CPU queues are the CPUs' local DSQs: besides registered queues a
  *   policy may insert only into those (SCX_DSQ_LOCAL, SCX_DSQ_LOCAL_ON | cpu),
  *   at the tail, to hand a task to a CPU about to take it (see the guard for
- *   what a queue kept there costs).
+ *   what a queue kept there costs); likewise it may move a task from its own
+ *   queues to the tail of a CPU's local DSQ (scx_bpf_dsq_move with
+ *   scx_bpf_dsq_move_set_slice: how central hands tasks to other CPUs).
  *
  * What a policy may not do (the guard below relies on it)
  *   - insert at the head of a local DSQ (SCX_ENQ_HEAD or SCX_ENQ_PREEMPT with
@@ -71,6 +73,8 @@
  *     only backstop for that);
  *   - create or destroy DSQs, or insert into another slot's private queues,
  *     or FIFO-insert into a vtime queue (and the reverse: that ejects);
+ *   - move a task between registered queues (scx_bpf_dsq_move_vtime, a move
+ *     into anything but a local DSQ): that is the frame's hand-off;
  *   - write struct akts_task_ctx: it is the frame's and the shared vtime
  *     helpers' (see "Per-policy state"); task storage is shared, so this
  *     one cannot be enforced by the loader (it refuses a policy that
@@ -151,21 +155,31 @@
  *   it was given), kicks it with SCX_KICK_PREEMPT, which ends the slice
  *   now. It is the frame's, not a policy's, so every policy's slices (and
  *   the guard's rescue slices) get it; infinite slices are never kicked.
- *   A quantum begins when a run begins (ops.running: the slice it was
- *   given), and again when a policy lets prev go on after its slice ran
- *   out (refilled in ops.dispatch, which the frame cannot see after the
- *   policy's tail call: the timer reads the new slice from the CPU's
- *   current task, scx_bpf_cpu_curr, or the next tick works it out from what
- *   is left). A kicked quantum is not kicked again until the CPU acts (or
- *   its quantum passes once more).
- *   Measured, with the timer on or off: a quantum ends when ops.dispatch
- *   finds prev still runnable with no slice left; how far it went past its
- *   slice is counted in akts_cpu_stats.quantum_* (the overrun), which is
- *   what the enforced quantum is, against the tick. Elapsed time, not CPU
- *   time: time a higher class takes from a run counts against its quantum.
+ *   A quantum begins when a run begins (ops.running) and again when a
+ *   policy lets prev go on after its slice ran out (refilled in
+ *   ops.dispatch). Its length is what the policy set, which the frame cannot
+ *   see after the policy's tail call: it is read from the task (its slice
+ *   left plus what was charged since the quantum began) by the timer, from
+ *   the CPU's current task (scx_bpf_cpu_curr), and at ticks. Only the
+ *   quantum's own task is kicked, while it runs (never an idle CPU or a
+ *   higher class's task); a kicked quantum is not kicked again until the CPU
+ *   acts (or its quantum passes once more).
+ *   Measured, with the timer on or off: a quantum ends when its task's slice
+ *   has run out, seen in ops.dispatch (prev still runnable) or, when a task
+ *   waiting in the local DSQ makes the kernel skip dispatch, in
+ *   ops.stopping. One that ran its whole quantum counts in
+ *   akts_cpu_stats.quantum_hist by how far past it the run went (the
+ *   overrun: what the enforced quantum is, against the tick); one that ended
+ *   sooner (a kick by the guard, the breaker, a switch or a policy, a yield)
+ *   counts in quantum_cut. A quantum whose length was never read (it ran
+ *   out before any firing or tick saw its slice) is not counted. Elapsed
+ *   time, not CPU time: time a higher class takes from a run counts against
+ *   its quantum.
  *   Limits: the timer's own lateness bounds what it can enforce (under TCG
  *   its floor is about 150 us p50: quanta below about 0.5 ms cannot be
- *   measured there); each kick costs the kicked CPU a reschedule.
+ *   measured there); each kick costs the kicked CPU a reschedule, also for a
+ *   task alone on its CPU whose policy then refills its slice (one kick per
+ *   quantum).
  *
  * Circuit breaker (akts_frame.bpf.h, akts_breaker_fire)
  *   On the guard's timer, after its scan (one timer, one scan), BPF watches
@@ -285,7 +299,7 @@
  *   otherwise corrupt the fair order of the policies after it.
  *   A policy has no init program or timer of its own (no library policy
  *   needs one; its maps start zeroed): preemption between ticks is the
- *   frame's (Quantum timer), which no policy can stop.
+ *   frame's quantum timer (off unless configured), which no policy can stop.
  *
  * What every policy shares (one registered scheduler)
  *   ops.flags, timeout_ms and dispatch_max_batch belong to the dispatcher and
@@ -295,8 +309,10 @@
  *   watchdog_timeout_ms (the kernel's 30 s when 0); the default
  *   dispatch_max_batch. A policy lives with them: it may not keep a task off
  *   every queue for long (the watchdog), gets no ops.enqueue call for the
- *   last task of an idle CPU's local queue, and inserts at most that batch
- *   of tasks into local DSQs per dispatch.
+ *   last task of an idle CPU's local queue (and when its dispatch places
+ *   nothing local while prev is still runnable, the kernel lets prev run on
+ *   with a default slice: a policy that wants the CPU back kicks it), and
+ *   inserts at most that batch of tasks into local DSQs per dispatch.
  *
  * Lifecycle callbacks (init, exit, init_task, exit_task, enable, disable,
  * dump) and tick (the guard's rescue-slice cap, the breaker's slice cut, a
@@ -510,6 +526,7 @@ struct akts_cpu_stats {
 	__u64 quantum_overrun_ns;
 	__u64 quantum_overrun_max_ns;
 	__u64 quantum_kicks;
+	__u64 quantum_cut; /* slices that ended before their quantum had passed (a kick, a yield) */
 };
 
 /* Argument of the akts_set_override syscall program (BPF_PROG_TEST_RUN ctx_in). */
@@ -619,7 +636,7 @@ static __always_inline __u32 akts_slot_from(const struct akts_selector *sel, con
 #endif
 AKTS_STATIC_ASSERT(sizeof(struct akts_selector) == 8, "selector layout");
 AKTS_STATIC_ASSERT(sizeof(struct akts_hint) == 16, "hint layout");
-AKTS_STATIC_ASSERT(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2 + 2 + 2 + 4 + AKTS_WAIT_BUCKETS), "stats layout");
+AKTS_STATIC_ASSERT(sizeof(struct akts_cpu_stats) == 8 * (7 + 56 + 7 + 64 + 2 + 2 + 2 + 5 + AKTS_WAIT_BUCKETS), "stats layout");
 AKTS_STATIC_ASSERT(sizeof(struct akts_switch_args) == 8, "switch args layout");
 AKTS_STATIC_ASSERT(sizeof(struct akts_task_ctx) == 48, "task ctx layout");
 AKTS_STATIC_ASSERT(sizeof(struct akts_param_desc) == 32 + 24 + 8 + 96, "param desc layout");

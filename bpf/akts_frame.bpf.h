@@ -112,16 +112,18 @@ struct akts_cpu_run {
 	u64 local_run0;
 	/*
 	 * The current quantum (akts.h, Quantum timer): since when, how long
-	 * (0: not known yet, a refill the timer reads from the task;
-	 * SCX_SLICE_INF: never kicked), whose, and when the timer kicked it.
-	 * Written by this CPU's callbacks; the timer on another CPU reads them
-	 * and writes quantum_ns (a refill) and kicked_at. A race costs one kick
-	 * too many or one too few, never a wrong slice.
+	 * (0: not known yet, read later from the task; SCX_SLICE_INF: never
+	 * kicked), whose, and when the timer kicked it. Written by this CPU's
+	 * callbacks, quantum_pid last (and cleared first); the timer on another
+	 * CPU reads quantum_pid before and after the rest, and writes
+	 * quantum_ns (once, from 0) and kicked_at. A race costs one kick too
+	 * many or one too few.
 	 */
 	u64 quantum_from;
 	u64 quantum_ns;
+	u64 quantum_exec0; /* the task's sum_exec_runtime when the quantum began */
 	u64 kicked_at;
-	s32 quantum_pid;
+	s32 quantum_pid;   /* 0 while the fields are being rewritten */
 	u32 pad2;
 };
 
@@ -640,7 +642,40 @@ static __always_inline u64 akts_quantum_period(void)
 	       v > AKTS_QUANTUM_MAX_PERIOD_NS ? AKTS_QUANTUM_MAX_PERIOD_NS : v;
 }
 
-/* Kicks every CPU whose run has had its quantum; learns refilled quanta from the running task. */
+/*
+ * The quantum's length as the task has it now: what is left of its slice plus
+ * what was charged to it since the quantum began (the kernel takes both from
+ * one update, at ticks and at the end of a run). Read lazily, after the
+ * policy's ops.running or ops.dispatch has set the slice. 0: none given yet.
+ */
+static __always_inline u64 akts_quantum_len(struct task_struct *p, u64 exec0)
+{
+	u64 slice = p->scx.slice, ran = p->se.sum_exec_runtime;
+
+	if (!slice)
+		return 0;
+	if (slice == SCX_SLICE_INF)
+		return SCX_SLICE_INF;
+	return slice + (ran > exec0 ? ran - exec0 : 0);
+}
+
+/*
+ * The quantum's length, refined from the task: a policy may have cut the
+ * slice in ops.running (after the frame noted it) or refilled it in
+ * ops.dispatch (the frame noted 0); the task's own figure wins when shorter.
+ */
+static __always_inline u64 akts_quantum_refine(struct akts_cpu_run *run, struct task_struct *p, u64 q, u64 exec0)
+{
+	u64 len = akts_quantum_len(p, exec0);
+
+	if (len && (!q || len < q)) {
+		__sync_val_compare_and_swap(&run->quantum_ns, q, len);
+		q = len;
+	}
+	return q;
+}
+
+/* Kicks every CPU whose run has had its quantum; learns quanta from the running task. */
 static int akts_quantum_fire(void *map, int *key, struct akts_quantum_timer *qt)
 {
 	u64 period = akts_quantum_period(), now;
@@ -659,26 +694,27 @@ static int akts_quantum_fire(void *map, int *key, struct akts_quantum_timer *qt)
 	for_each_possible_cpu(cpup) {
 		u32 cpu = *cpup;
 		struct akts_cpu_run *run = bpf_map_lookup_percpu_elem(&akts_cpu_run, &zero, cpu);
-		u64 q, from;
+		struct task_struct *curr;
+		u64 q, from, exec0;
+		s32 pid;
 
 		if (!run || !READ_ONCE(run->running_at))
 			continue;
-		q = READ_ONCE(run->quantum_ns);
-		if (!q) {
-			/* A policy let prev go on: its new slice is on the task. */
-			struct task_struct *curr = __COMPAT_scx_bpf_cpu_curr(cpu);
-
-			if (!curr || curr->pid != READ_ONCE(run->quantum_pid))
-				continue;
-			q = curr->scx.slice;
-			if (!q)
-				continue; /* not refilled yet */
-			WRITE_ONCE(run->quantum_ns, q);
-		}
-		if (q == SCX_SLICE_INF)
+		pid = READ_ONCE(run->quantum_pid);
+		if (!pid)
 			continue;
+		/* Only the quantum's own task, running now: never an idle CPU or a higher class's task. */
+		curr = __COMPAT_scx_bpf_cpu_curr(cpu);
+		if (!curr || curr->pid != pid)
+			continue;
+		q = READ_ONCE(run->quantum_ns);
 		from = READ_ONCE(run->quantum_from);
-		if (now <= from || now - from < q)
+		exec0 = READ_ONCE(run->quantum_exec0);
+		barrier();
+		if (READ_ONCE(run->quantum_pid) != pid)
+			continue; /* rewritten meanwhile */
+		q = akts_quantum_refine(run, curr, q, exec0);
+		if (!q || q == SCX_SLICE_INF || now <= from || now - from < q)
 			continue;
 		/* Kicked already: once more only if the CPU has not acted for another quantum. */
 		if (run->kicked_at && now - run->kicked_at < q)
@@ -694,36 +730,42 @@ static int akts_quantum_fire(void *map, int *key, struct akts_quantum_timer *qt)
 	return 0;
 }
 
-/* A new run's quantum is the slice it was given (ops.running; not for a run that resumes). */
+/*
+ * A quantum of p begins now: as long as the slice p has now (0 in dispatch,
+ * before a refill), refined later from the task (akts_quantum_refine).
+ */
 static __always_inline void akts_quantum_begin(struct akts_cpu_run *run, struct task_struct *p, u64 now)
 {
-	run->quantum_pid = p->pid;
+	WRITE_ONCE(run->quantum_pid, 0);
+	barrier();
 	run->kicked_at = 0;
-	run->quantum_ns = p->scx.slice ?: SCX_SLICE_INF;
+	run->quantum_exec0 = p->se.sum_exec_runtime;
 	WRITE_ONCE(run->quantum_from, now);
+	WRITE_ONCE(run->quantum_ns, p->scx.slice);
+	barrier();
+	WRITE_ONCE(run->quantum_pid, p->pid);
 }
 
 /*
- * ops.dispatch with prev still runnable and no slice left: its quantum ended
- * here (the tick, a kick). Counts how far past its slice it ran; a refill by
- * the policy starts the next quantum now, with a length the timer reads.
+ * p's slice ran out (ops.dispatch with p still runnable and no slice left,
+ * or ops.stopping when dispatch did not run because the local DSQ held a
+ * task): counts how far past its quantum it ran, or that it was cut short
+ * (a kick by the guard, the breaker, a switch or a policy, or a yield), and
+ * starts the next quantum, which counts only if a policy refills p's slice
+ * (ops.stopping otherwise ends the run). Each quantum is counted once: its
+ * length is taken when counted, and a quantum whose length was never known
+ * (no firing or tick read it) is not counted.
  */
-static __always_inline void akts_quantum_end(struct task_struct *prev)
+static __always_inline void akts_quantum_end(struct akts_cpu_run *run, struct task_struct *p)
 {
-	struct akts_cpu_run *run;
 	u64 now, q, from;
 
-	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED) || prev->scx.slice)
-		return;
-	run = akts_cpu_run_here();
-	if (!run || !run->running_at || run->quantum_pid != prev->pid)
+	if (!run || !run->running_at || run->quantum_pid != p->pid)
 		return;
 	now = bpf_ktime_get_ns();
-	q = run->quantum_ns;
+	q = akts_quantum_refine(run, p, run->quantum_ns, run->quantum_exec0);
 	from = run->quantum_from;
-	run->kicked_at = 0;
-	run->quantum_ns = 0;
-	WRITE_ONCE(run->quantum_from, now);
+	akts_quantum_begin(run, p, now);
 #ifndef AKTS_NO_COUNTERS
 	struct akts_cpu_stats *st = akts_cpu_stats();
 	u64 over;
@@ -731,7 +773,11 @@ static __always_inline void akts_quantum_end(struct task_struct *prev)
 
 	if (!st || !q || q == SCX_SLICE_INF || now <= from)
 		return;
-	over = now - from > q ? now - from - q : 0;
+	if (now - from < q) {
+		st->quantum_cut++;
+		return;
+	}
+	over = now - from - q;
 	b = over ? akts_log2(over) : 0;
 	if (b >= AKTS_WAIT_BUCKETS)
 		b = AKTS_WAIT_BUCKETS - 1;
@@ -791,7 +837,8 @@ static __always_inline void akts_frame_dispatch(struct task_struct *prev)
 	tctx = akts_task_ctx(prev);
 	if (tctx)
 		tctx->cls = akts_lookup_class(prev);
-	akts_quantum_end(prev);
+	if (!prev->scx.slice)
+		akts_quantum_end(akts_cpu_run_here(), prev);
 }
 
 /* Records how long the task waited, per class, and when it started running. */
@@ -898,6 +945,9 @@ static __always_inline void akts_mark_stopping(struct task_struct *p, bool runna
 		akts_count_run(run, tctx);
 	}
 	if (run) {
+		/* A slice that ran out with no dispatch before (a task waited in the local DSQ). */
+		if (runnable && !p->scx.slice)
+			akts_quantum_end(run, p);
 		run->interrupted_pid = interrupted ? p->pid : 0;
 		if (!interrupted)
 			run->running_at = 0;
@@ -937,17 +987,9 @@ static __always_inline void akts_frame_tick(struct task_struct *p)
 	if (!tctx)
 		return;
 	akts_count_run(run, tctx);
-	/*
-	 * A refilled quantum's length, if the quantum timer has not read it yet:
-	 * what is left now plus what ran since the refill (the tick has just
-	 * charged it). With none left it stays unknown, and uncounted.
-	 */
-	if (run && !run->quantum_ns && run->quantum_pid == p->pid && p->scx.slice) {
-		u64 now = bpf_ktime_get_ns(), from = run->quantum_from;
-
-		run->quantum_ns = p->scx.slice == SCX_SLICE_INF ? SCX_SLICE_INF :
-				  p->scx.slice + (now > from ? now - from : 0);
-	}
+	/* The quantum's length as the policy set it, while the slice still shows it. */
+	if (run && run->quantum_pid == p->pid)
+		akts_quantum_refine(run, p, run->quantum_ns, run->quantum_exec0);
 	/* While the breaker holds the safe slot, no run left by the culprit goes on past a short slice. */
 	bs = bpf_map_lookup_elem(&akts_breaker_state, &zero);
 	if (bs && bs->tripped_at_ns && p->scx.slice > AKTS_BREAKER_SLICE_NS)

@@ -3,27 +3,35 @@
  * central - one CPU makes every scheduling decision (after the kernel's
  * scx_central).
  *
- * What it does: every waking task goes to one queue of the policy's own
- * (LC ahead of BE, each in arrival order); no other CPU takes from it. A CPU
- * that runs out of work raises its hand (a per-CPU flag) and kicks the
- * central CPU (the live parameter `central_cpu`); the central CPU's dispatch
- * hands each CPU that asked the first queued task that may run there,
- * straight into that CPU's local queue, and wakes it; then it picks for
- * itself. Per-CPU kernel threads skip the queue and go to their own CPU (as
- * in scx_central, so that ksoftirqd, which may carry the frame's timers,
- * is never stuck behind user work). Slices are the live `slice`; the
- * frame's quantum timer (akts.h, Quantum timer), when on, ends them between
- * ticks, as scx_central's own timer does.
+ * What it does: every waking task goes to the policy's own queues (LC
+ * ahead of BE, each in arrival order); no other CPU takes from them. A CPU
+ * whose slice ends with work waiting (or that has none) raises its hand (a
+ * per-CPU flag) and kicks the central CPU (the live parameter
+ * `central_cpu`); the central CPU's dispatch hands each CPU that asked the
+ * first queued task that may run there, straight into that CPU's local
+ * queue, and preempts what it runs (a run it asked to give up, which the
+ * kernel lets go on meanwhile: no ENQ_LAST); then it picks for itself. A CPU
+ * that finds work another way (a leftover of the previous policy, prev going
+ * on, a kernel thread) lowers its hand. Per-CPU kernel threads skip the
+ * queue and go to the tail of their own CPU's local queue, which is kicked
+ * (as in scx_central, so that ksoftirqd, which may carry the frame's timers,
+ * waits for one run at most). Slices are the live `slice`; the frame's
+ * quantum timer (akts.h, Quantum timer), when on, ends them between ticks,
+ * as scx_central's own timer does.
  *
  * Limits: every decision waits for the central CPU: a CPU that goes idle
- * stays idle until the central CPU runs its dispatch (it is kicked, but it
- * finishes what it is doing in BPF first), so wake-up latency includes a
- * cross-CPU kick; the central CPU spends its time deciding, which on a
- * machine of two CPUs is half the machine. It pays off only with many CPUs
- * and cheap, frequent decisions (one lock-free decision point, global FIFO
- * order across CPUs, and other CPUs that never run scheduling code).
- * A task that may not run on any CPU that asks waits until one of its CPUs
- * asks (the guard bounds the wait). No nice weights.
+ * stays idle until the central CPU runs its dispatch, so wake-up latency
+ * includes a cross-CPU kick; and in partial mode, while the central CPU
+ * runs fair or real-time work its dispatch does not run at all (kicks to a
+ * higher class are not taken): tasks then wait for the guard's rescues
+ * (max_wait), so pick a central_cpu that such work leaves alone. The central
+ * CPU spends its time deciding, which on a machine of two CPUs is half the
+ * machine. It pays off only with many CPUs: one decision point and global
+ * FIFO order across CPUs, where the other CPUs only check their queues and
+ * ask. A task that may not run on any CPU that asks waits until one of its
+ * CPUs asks (the guard bounds the wait). A hand raised before a switch away
+ * stays up until that CPU runs a task under central again: it costs that CPU
+ * one preemption. No nice weights.
  *
  * When to pick it: many CPUs, short tasks that should start in global
  * arrival order, and a spare CPU to give the scheduler; never on two CPUs
@@ -96,8 +104,8 @@ void BPF_STRUCT_OPS(central_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	akts_count_call(AKTS_CB_ENQUEUE);
 	if ((p->flags & PF_KTHREAD) && p->nr_cpus_allowed == 1) {
-		/* At the tail of its CPU's local queue; the kick ends the current slice there. */
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags);
+		/* At the tail of its CPU's local queue (never the head); the kick ends the current slice there. */
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags & ~SCX_ENQ_HEAD);
 		scx_bpf_kick_cpu(scx_bpf_task_cpu(p), SCX_KICK_PREEMPT);
 		return;
 	}
@@ -134,12 +142,20 @@ void BPF_STRUCT_OPS(central_dispatch, s32 cpu, struct task_struct *prev)
 	akts_count_call(AKTS_CB_DISPATCH);
 	if (cpu != me) {
 		/* The hand-off first: what a switch left runs before anything is asked for. */
-		if (akts_drain_leftovers(0, akts_slot))
-			return;
-		if (akts_prev_goes_on(prev, 0, akts_slot, false)) {
-			prev->scx.slice = slice_ns;
+		if (akts_drain_leftovers(0, akts_slot)) {
+			central_lower_hand(cpu);
 			return;
 		}
+		if (akts_prev_goes_on(prev, 0, akts_slot, false)) {
+			prev->scx.slice = slice_ns; /* nothing waits anywhere: it goes on */
+			central_lower_hand(cpu);
+			return;
+		}
+		/*
+		 * No ENQ_LAST (akts.h): with nothing local, the kernel lets prev
+		 * run on. The central CPU preempts it when it hands this CPU a
+		 * task (central_give's kick).
+		 */
 		central_raise_hand(cpu);
 		scx_bpf_kick_cpu(me, SCX_KICK_PREEMPT);
 		return;
@@ -156,9 +172,10 @@ void BPF_STRUCT_OPS(central_dispatch, s32 cpu, struct task_struct *prev)
 		gimme = bpf_map_lookup_elem(&central_gimme, &key);
 		if (!gimme || !*gimme)
 			continue;
+		/* It asked: whatever it runs now is a run this policy did not give it, so it yields at once. */
 		if (central_give(akts_own_fifo(0), c) || central_give(akts_own_fifo(1), c)) {
 			central_lower_hand(c);
-			scx_bpf_kick_cpu(c, SCX_KICK_IDLE);
+			scx_bpf_kick_cpu(c, SCX_KICK_PREEMPT);
 		}
 	}
 	/* Then itself. */

@@ -30,6 +30,8 @@ constexpr const char* kCallbacks[] = {"select_cpu", "enqueue",  "dispatch",  "ru
 const std::set<std::string, std::less<>> kAllowedKfuncs = {
     "scx_bpf_select_cpu_dfl", "scx_bpf_select_cpu_and", "scx_bpf_dsq_insert", "scx_bpf_dsq_insert_vtime",
     "__scx_bpf_dsq_insert_vtime", "scx_bpf_dispatch", "scx_bpf_dispatch_vtime", "scx_bpf_dsq_move_to_local",
+    "scx_bpf_dsq_move", "scx_bpf_dsq_move_set_slice",  // to a CPU's local DSQ (akts.h, Queues: central)
+    "scx_bpf_dispatch_from_dsq", "scx_bpf_dispatch_from_dsq_set_slice",  // their older names (compat)
     "scx_bpf_consume", "scx_bpf_kick_cpu", "scx_bpf_dsq_nr_queued", "scx_bpf_dsq_peek", "bpf_iter_scx_dsq_new",
     "bpf_iter_scx_dsq_next", "bpf_iter_scx_dsq_destroy", "bpf_iter_num_new", "bpf_iter_num_next",
     "bpf_iter_num_destroy", "scx_bpf_pick_idle_cpu", "scx_bpf_pick_any_cpu", "scx_bpf_test_and_clear_cpu_idle",
@@ -46,9 +48,7 @@ const std::map<std::string, std::string, std::less<>> kRefusedKfuncs = {
     {"scx_bpf_error_bstr", "a policy may not end the scheduler"},
     {"scx_bpf_exit_bstr", "a policy may not end the scheduler"},
     {"scx_bpf_dump_bstr", "a policy may not write the scheduler's exit dump"},
-    {"scx_bpf_dsq_move", "moving tasks between queues is the frame's hand-off"},
     {"scx_bpf_dsq_move_vtime", "moving tasks between queues is the frame's hand-off"},
-    {"scx_bpf_dsq_move_set_slice", "moving tasks between queues is the frame's hand-off"},
     {"scx_bpf_dsq_move_set_vtime", "moving tasks between queues is the frame's hand-off"},
     {"scx_bpf_reenqueue_local", "re-enqueueing is the frame's hand-off"},
     {"bpf_task_acquire", "a policy may hold no task reference (tail calls forbid it)"},

@@ -18,9 +18,11 @@
 //             queues, kick and pick CPUs, read the clock, queue lengths and
 //             peeks, cpumask reads, task fields). Named refusals: creating or
 //             destroying a DSQ (queues belong to the frame), ending the
-//             scheduler (scx_bpf_error/exit), moving tasks between queues or
+//             scheduler (scx_bpf_error/exit), vtime moves between queues or
 //             re-enqueueing (the frame's hand-off owns that), taking task
-//             references. libbpf's "___flavor" suffixes are ignored.
+//             references; scx_bpf_dsq_move (to a local DSQ, central's hand
+//             to another CPU) is allowed, its target unchecked. libbpf's
+//             "___flavor" suffixes are ignored.
 //   helpers   every BPF helper called is on kAllowedHelpers (map access, the
 //             clock, random numbers, the CPU id, task storage, printk, kernel
 //             reads). Refused e.g.: signals, user-memory writes, tail calls,

@@ -389,10 +389,12 @@ int cmd_stats(const ClientOptions& o, std::chrono::nanoseconds interval, int cou
                              fmt_ns(d.wait_percentile_ns(AKTS_CLASS_LC, 0.99)), d.waits(AKTS_CLASS_LC),
                              fmt_ns(d.wait_percentile_ns(AKTS_CLASS_BE, 0.5)),
                              fmt_ns(d.wait_percentile_ns(AKTS_CLASS_BE, 0.99)), d.waits(AKTS_CLASS_BE));
-    if (d.quantum_ends || d.quantum_kicks)
-      std::cout << fmt::format("       quanta  {} ended, past their slice by p50 {:>7} p99 {:>7} max {:>7}; {} timer kicks\n",
-                               d.quantum_ends, fmt_ns(d.overrun_percentile_ns(0.5)), fmt_ns(d.overrun_percentile_ns(0.99)),
-                               fmt_ns(static_cast<double>(d.quantum_overrun_max_ns)), d.quantum_kicks);
+    if (d.quantum_ends || d.quantum_kicks || d.quantum_cut)
+      std::cout << fmt::format(
+          "       quanta  {} ran out, past their slice by p50 {:>7} p99 {:>7} (max since load {}); {} cut short; "
+          "{} timer kicks\n",
+          d.quantum_ends, fmt_ns(d.overrun_percentile_ns(0.5)), fmt_ns(d.overrun_percentile_ns(0.99)),
+          fmt_ns(static_cast<double>(d.quantum_overrun_max_ns)), d.quantum_cut, d.quantum_kicks);
     if (snap.contains("guard") && snap["guard"].is_object()) {
       const json& g = snap["guard"];
       auto ms = [](const json& v) { return fmt_ns(v.get<double>() * 1e6); };

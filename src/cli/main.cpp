@@ -307,8 +307,9 @@ int main(int argc, char** argv) {
       "mcp",
       "The MCP server (Model Context Protocol 2025-11-25) for agents, over the daemon's control socket: the\n"
       "daemon's checks and audit apply to every call. Tools: list_policies, get_status, get_telemetry,\n"
-      "switch_policy, get_decision_history, set_objective, hold, release, run_workload, admit_policy,\n"
-      "evict_policy (--no-workloads leaves run_workload out). Resources: each policy's documentation\n"
+      "switch_policy, get_parameters, set_parameter, hint, get_decision_history, set_objective, hold,\n"
+      "release, run_workload, admit_policy, evict_policy (--no-workloads leaves run_workload out).\n"
+      "Resources: each policy's documentation\n"
       "(akts://policies/NAME) and the decision log (akts://decisions).\n"
       "Default: stdio (one message a line; logs on stderr), e.g. for a client's config:\n"
       "  {\"command\": \"akts\", \"args\": [\"mcp\"]}\n"

@@ -151,6 +151,22 @@ std::vector<Tool> akts_tools(Upstream up, WorkloadRunner workloads, AdmitRunner 
       annotations(false, false, true)));
 
   tools.push_back(passthrough(
+      up, "hint", "Hint a request's size",
+      "Tells the scheduler how much CPU time a thread's current work (a request) still needs: pid is the thread "
+      "(its tid), remaining a duration (\"30ms\", \"250us\"; 1us to 3600s) or whole nanoseconds; clear: true "
+      "removes its hint. The srpt policy runs the least remaining first; others ignore hints. The thread must "
+      "be scheduled by akts (classified, or any thread with --switch-all). Audited.",
+      "v1.hint",
+      object_schema({{"pid", {{"type", "integer"}, {"minimum", 1}}},
+                     {"remaining", {{"type", {"integer", "string"}}}},
+                     {"clear", {{"type", "boolean"}}}},
+                    {"pid"}),
+      open_object({{"pid", {{"type", "integer"}}}, {"remaining_ns", {{"type", "integer"}}},
+                   {"exec_at_ns", {{"type", "integer"}}}, {"cleared", {{"type", "boolean"}}}},
+                  {"pid"}),
+      annotations(false, false, true)));
+
+  tools.push_back(passthrough(
       up, "get_decision_history", "Decision history",
       "The last `limit` decisions (1 to 500, default 50), oldest first: who decided (controller, operator, "
       "breaker), what was proposed and why, whether it was applied, and the outcome 1 and 5 windows later "

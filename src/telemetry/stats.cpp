@@ -60,6 +60,7 @@ Stats Stats::sum(std::span<const akts_cpu_stats> per_cpu) {
     s.quantum_overrun_ns += c.quantum_overrun_ns;
     s.quantum_overrun_max_ns = std::max<uint64_t>(s.quantum_overrun_max_ns, c.quantum_overrun_max_ns);
     s.quantum_kicks += c.quantum_kicks;
+    s.quantum_cut += c.quantum_cut;
   }
   return s;
 }
@@ -81,6 +82,7 @@ Stats Stats::operator-(const Stats& earlier) const {
   d.quantum_overrun_ns = quantum_overrun_ns - earlier.quantum_overrun_ns;
   d.quantum_overrun_max_ns = quantum_overrun_max_ns;
   d.quantum_kicks = quantum_kicks - earlier.quantum_kicks;
+  d.quantum_cut = quantum_cut - earlier.quantum_cut;
   return d;
 }
 
@@ -144,6 +146,7 @@ nlohmann::json Stats::to_json() const {
     j["wait_ns"][std::string(class_name(cls))] = wait_ns[cls];
   }
   j["quantum"] = {{"ends", quantum_ends},
+                  {"cut_short", quantum_cut},
                   {"kicks", quantum_kicks},
                   {"overrun_p50_ns", maybe(overrun_percentile_ns(0.50))},
                   {"overrun_p99_ns", maybe(overrun_percentile_ns(0.99))},
@@ -181,6 +184,7 @@ std::optional<Stats> Stats::from_json(const nlohmann::json& j) {
       for (uint32_t b = 0; b < kWaitBuckets; ++b) s.quantum_hist[b] = h[b].get<uint64_t>();
       s.quantum_ends = q.at("ends").get<uint64_t>();
       s.quantum_kicks = q.at("kicks").get<uint64_t>();
+      s.quantum_cut = q.at("cut_short").get<uint64_t>();
       s.quantum_overrun_ns = q.at("overrun_ns").get<uint64_t>();
       s.quantum_overrun_max_ns = q.at("overrun_max_ns").get<uint64_t>();
     }

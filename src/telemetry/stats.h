@@ -38,6 +38,7 @@ struct Stats {
   uint64_t quantum_overrun_ns = 0;
   uint64_t quantum_overrun_max_ns = 0;
   uint64_t quantum_kicks = 0;  // the quantum timer's preemptions
+  uint64_t quantum_cut = 0;    // slices that ended before their quantum had passed (kicks, yields)
 
   // Sums one struct akts_cpu_stats per CPU.
   static Stats sum(std::span<const akts_cpu_stats> per_cpu);

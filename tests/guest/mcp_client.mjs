@@ -63,7 +63,7 @@ async function main() {
   say(`tools over ${pages} page(s): ${names.join(", ")}`);
   const want = ["list_policies", "get_status", "get_telemetry", "switch_policy", "get_decision_history",
     "set_objective", "hold", "release", "run_workload", "admit_policy", "evict_policy", "get_parameters",
-    "set_parameter"];
+    "set_parameter", "hint"];
   verdict(want.every((n) => names.includes(n)) && tools.every((x) => x.outputSchema && x.description),
     `${mode}: tools/list over ${pages} page(s) has every tool, each with a description and an output schema`);
   if (extra && mode === "stdio") {  // the paging session only lists
@@ -101,6 +101,10 @@ async function main() {
   verdict(!setp.isError && setp.structuredContent.value === 5000000 && slice?.value === 5000000 && slice?.text === "5ms",
     `${mode}: set_parameter throughput.slice 5ms, get_parameters shows it (${short(slice)})`);
   await call(client, "set_parameter", { target: "throughput.slice", value: "20ms" });
+  // A thread akts does not schedule (init, in partial mode): the daemon's own refusal comes back as a tool error.
+  const hint = await call(client, "hint", { pid: 1, remaining: "30ms" });
+  verdict(hint.isError && hint.content[0].text.includes("not scheduled by akts"),
+    `${mode}: hint reaches the daemon, which refuses a thread it does not schedule: ${hint.content[0].text}`);
   const hist = await call(client, "get_decision_history", { limit: 10 });
   verdict(!hist.isError && hist.structuredContent.decisions.some((d) => d.action === "objective"),
     `${mode}: get_decision_history shows the objective change (${hist.structuredContent.decisions.length} decisions)`);

@@ -166,9 +166,9 @@ TEST_F(McpTest, ToolsHaveSchemasAndPagesChain) {
     ++pages;
   } while (!cursor.is_null() && pages < 10);
   EXPECT_EQ(pages, 4);
-  const std::vector<std::string> want = {"list_policies", "get_status",    "get_telemetry",   "switch_policy",
-                                         "get_parameters", "set_parameter", "get_decision_history",
-                                         "set_objective", "hold",          "release",         "run_workload"};
+  const std::vector<std::string> want = {"list_policies", "get_status",    "get_telemetry", "switch_policy",
+                                         "get_parameters", "set_parameter", "hint",          "get_decision_history",
+                                         "set_objective",  "hold",          "release",       "run_workload"};
   EXPECT_EQ(names, want);
   for (const char* c : {"o0", "o99", "o-1", "3", "", "o3x"})
     EXPECT_EQ(request(s, 2, "tools/list", {{"cursor", c}})["error"]["code"], -32602) << c;
@@ -192,6 +192,8 @@ TEST_F(McpTest, EveryToolAnswersWithinItsOutputSchema) {
       {"set_objective", {{"goal", "keep the LC wait p99 under 20 ms"}}},
       {"hold", {{"target", "latency"}, {"duration", "30s"}}},
       {"release", json::object()},
+      {"hint", {{"pid", 42}, {"remaining", "30ms"}}},
+      {"hint", {{"pid", 42}, {"clear", true}}},
       {"run_workload", {{"scenario", "hackbench"}}},
   };
   for (const auto& [tool, args] : calls) {
@@ -234,6 +236,11 @@ TEST_F(McpTest, BadArgumentsAreToolErrorsAndChangeNothing) {
       {"set_objective", {{"goal", "make it fast"}}},
       {"get_telemetry", {{"last", 0}}},
       {"get_decision_history", {{"limit", "ten"}}},
+      {"hint", {{"pid", 42}, {"remaining", "0.3"}}},
+      {"hint", {{"pid", 42}, {"remaining", -1}}},
+      {"hint", {{"pid", 42}}},
+      {"hint", {{"pid", 42}, {"remaining", "30ms"}, {"clear", true}}},
+      {"hint", {{"pid", "42"}, {"remaining", "30ms"}}},
   };
   for (const auto& [tool, args] : bad) {
     json r = call(s, tool, args);
@@ -251,6 +258,7 @@ TEST_F(McpTest, BadArgumentsAreToolErrorsAndChangeNothing) {
   EXPECT_EQ(b_.selects, 0);
   EXPECT_FALSE(b_.held);
   EXPECT_EQ(b_.objective_sets, 0);
+  EXPECT_TRUE(b_.hints.empty());
   // An unknown tool is a protocol error (invalid params), not a tool result.
   EXPECT_EQ(call(s, "rm_rf", json::object())["error"]["code"], -32602);
   EXPECT_EQ(request(s, 1, "tools/call", {{"arguments", json::object()}})["error"]["code"], -32602);

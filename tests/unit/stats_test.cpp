@@ -84,6 +84,7 @@ TEST(Stats, QuantaSumDiffAndRoundTrip) {
   cpus[1].quantum_overrun_ns = 3000000;
   cpus[1].quantum_overrun_max_ns = 3000000;
   cpus[1].quantum_kicks = 5;
+  cpus[1].quantum_cut = 2;
   Stats s = Stats::sum(cpus);
   EXPECT_EQ(s.quantum_ends, 4u);
   EXPECT_EQ(s.quantum_kicks, 5u);
@@ -99,6 +100,7 @@ TEST(Stats, QuantaSumDiffAndRoundTrip) {
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(back->quantum_hist, s.quantum_hist);
   EXPECT_EQ(back->quantum_overrun_ns, s.quantum_overrun_ns);
+  EXPECT_EQ(back->quantum_cut, 2u);
   Stats later = s;
   later.quantum_ends += 2;
   later.quantum_hist[12] += 2;
