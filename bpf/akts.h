@@ -160,18 +160,21 @@
  *   ops.dispatch). Its length is what the policy set, which the frame cannot
  *   see after the policy's tail call: it is read from the task (its slice
  *   left plus what was charged since the quantum began) by the timer, from
- *   the CPU's current task (scx_bpf_cpu_curr), and at ticks. Only the
- *   quantum's own task is kicked, while it runs (never an idle CPU or a
- *   higher class's task); a kicked quantum is not kicked again until the CPU
- *   acts (or its quantum passes once more).
+ *   the CPU's current task (scx_bpf_cpu_curr), and at ticks (so a cut by
+ *   the guard or the breaker at a tick shortens the quantum, which then
+ *   runs out). Only the quantum's own task is kicked, while it is the CPU's
+ *   current task and its run was not interrupted by a higher class (the
+ *   kick itself comes a moment later and may meet the next task); a kicked
+ *   quantum is not kicked again until the CPU acts (or its quantum passes
+ *   once more).
  *   Measured, with the timer on or off: a quantum ends when its task's slice
  *   has run out, seen in ops.dispatch (prev still runnable) or, when a task
  *   waiting in the local DSQ makes the kernel skip dispatch, in
  *   ops.stopping. One that ran its whole quantum counts in
  *   akts_cpu_stats.quantum_hist by how far past it the run went (the
  *   overrun: what the enforced quantum is, against the tick); one that ended
- *   sooner (a kick by the guard, the breaker, a switch or a policy, a yield)
- *   counts in quantum_cut. A quantum whose length was never read (it ran
+ *   sooner (a kick by the guard, a switch or a policy, a yield) counts in
+ *   quantum_cut. A quantum whose length was never read (it ran
  *   out before any firing or tick saw its slice) is not counted. Elapsed
  *   time, not CPU time: time a higher class takes from a run counts against
  *   its quantum.

@@ -116,8 +116,8 @@ struct akts_cpu_run {
 	 * kicked), whose, and when the timer kicked it. Written by this CPU's
 	 * callbacks, quantum_pid last (and cleared first); the timer on another
 	 * CPU reads quantum_pid before and after the rest, and writes
-	 * quantum_ns (once, from 0) and kicked_at. A race costs one kick too
-	 * many or one too few.
+	 * quantum_ns (the task's figure, akts_quantum_refine) and kicked_at. A
+	 * race costs one kick too many or one too few.
 	 */
 	u64 quantum_from;
 	u64 quantum_ns;
@@ -660,15 +660,17 @@ static __always_inline u64 akts_quantum_len(struct task_struct *p, u64 exec0)
 }
 
 /*
- * The quantum's length, refined from the task: a policy may have cut the
+ * The quantum's length, refined from the task: a policy may have changed the
  * slice in ops.running (after the frame noted it) or refilled it in
- * ops.dispatch (the frame noted 0); the task's own figure wins when shorter.
+ * ops.dispatch (the frame noted 0), and the guard or the breaker may cut it
+ * at a tick; the task's own figure wins whenever it is known (its slice is
+ * not 0). A racing read is put right at the next firing or tick.
  */
 static __always_inline u64 akts_quantum_refine(struct akts_cpu_run *run, struct task_struct *p, u64 q, u64 exec0)
 {
 	u64 len = akts_quantum_len(p, exec0);
 
-	if (len && (!q || len < q)) {
+	if (len && len != q) {
 		__sync_val_compare_and_swap(&run->quantum_ns, q, len);
 		q = len;
 	}
@@ -701,7 +703,8 @@ static int akts_quantum_fire(void *map, int *key, struct akts_quantum_timer *qt)
 		if (!run || !READ_ONCE(run->running_at))
 			continue;
 		pid = READ_ONCE(run->quantum_pid);
-		if (!pid)
+		/* None, or its run was interrupted by a higher class (it may have left sched_ext since). */
+		if (!pid || READ_ONCE(run->interrupted_pid) == pid)
 			continue;
 		/* Only the quantum's own task, running now: never an idle CPU or a higher class's task. */
 		curr = __COMPAT_scx_bpf_cpu_curr(cpu);
@@ -752,9 +755,9 @@ static __always_inline void akts_quantum_begin(struct akts_cpu_run *run, struct 
  * task): counts how far past its quantum it ran, or that it was cut short
  * (a kick by the guard, the breaker, a switch or a policy, or a yield), and
  * starts the next quantum, which counts only if a policy refills p's slice
- * (ops.stopping otherwise ends the run). Each quantum is counted once: its
- * length is taken when counted, and a quantum whose length was never known
- * (no firing or tick read it) is not counted.
+ * (ops.stopping otherwise ends the run). Each quantum is counted once, by
+ * the length a firing or a tick last read from the task (its slice is 0
+ * here); a quantum whose length was never read is not counted.
  */
 static __always_inline void akts_quantum_end(struct akts_cpu_run *run, struct task_struct *p)
 {
@@ -763,7 +766,7 @@ static __always_inline void akts_quantum_end(struct akts_cpu_run *run, struct ta
 	if (!run || !run->running_at || run->quantum_pid != p->pid)
 		return;
 	now = bpf_ktime_get_ns();
-	q = akts_quantum_refine(run, p, run->quantum_ns, run->quantum_exec0);
+	q = run->quantum_ns;
 	from = run->quantum_from;
 	akts_quantum_begin(run, p, now);
 #ifndef AKTS_NO_COUNTERS
@@ -860,9 +863,9 @@ static __always_inline void akts_mark_running(struct task_struct *p)
 			 * must never pair this run with the last run's time.
 			 */
 			WRITE_ONCE(run->run_ns, 0);
+			akts_quantum_begin(run, p, now);
 			barrier();
 			WRITE_ONCE(run->running_at, now);
-			akts_quantum_begin(run, p, now);
 		}
 		run->interrupted_pid = 0;
 	}
@@ -949,8 +952,10 @@ static __always_inline void akts_mark_stopping(struct task_struct *p, bool runna
 		if (runnable && !p->scx.slice)
 			akts_quantum_end(run, p);
 		run->interrupted_pid = interrupted ? p->pid : 0;
-		if (!interrupted)
+		if (!interrupted) {
 			run->running_at = 0;
+			WRITE_ONCE(run->quantum_pid, 0); /* the run's quantum is over: nothing for the timer */
+		}
 	}
 }
 

@@ -14,8 +14,9 @@
  * that finds work another way (a leftover of the previous policy, prev going
  * on, a kernel thread) lowers its hand. Per-CPU kernel threads skip the
  * queue and go to the tail of their own CPU's local queue, which is kicked
- * (as in scx_central, so that ksoftirqd, which may carry the frame's timers,
- * waits for one run at most). Slices are the live `slice`; the frame's
+ * when one wakes (scx_central puts them at the head; the contract keeps the
+ * head for the guard), so that ksoftirqd, which may carry the frame's
+ * timers, waits behind what is queued there, not behind a whole slice. Slices are the live `slice`; the frame's
  * quantum timer (akts.h, Quantum timer), when on, ends them between ticks,
  * as scx_central's own timer does.
  *
@@ -29,9 +30,11 @@
  * machine. It pays off only with many CPUs: one decision point and global
  * FIFO order across CPUs, where the other CPUs only check their queues and
  * ask. A task that may not run on any CPU that asks waits until one of its
- * CPUs asks (the guard bounds the wait). A hand raised before a switch away
- * stays up until that CPU runs a task under central again: it costs that CPU
- * one preemption. No nice weights.
+ * CPUs asks (the guard bounds the wait). A CPU whose hand is up while
+ * nothing queued may run there keeps it up (and re-raises it at each end of
+ * its slice): every wake-up meanwhile kicks the central CPU. A hand raised
+ * before a switch away stays up until that CPU runs a task under central
+ * again: it costs that CPU one preemption. No nice weights.
  *
  * When to pick it: many CPUs, short tasks that should start in global
  * arrival order, and a spare CPU to give the scheduler; never on two CPUs
@@ -102,19 +105,34 @@ s32 BPF_STRUCT_OPS(central_select_cpu, struct task_struct *p, s32 prev_cpu, u64 
 
 void BPF_STRUCT_OPS(central_enqueue, struct task_struct *p, u64 enq_flags)
 {
+	s32 me;
+
 	akts_count_call(AKTS_CB_ENQUEUE);
 	if ((p->flags & PF_KTHREAD) && p->nr_cpus_allowed == 1) {
-		/* At the tail of its CPU's local queue (never the head); the kick ends the current slice there. */
+		/*
+		 * At the tail of its CPU's local queue (never the head); a waking
+		 * one ends the current slice there (a busy one that used its slice
+		 * up takes its turn behind what is queued).
+		 */
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags & ~SCX_ENQ_HEAD);
-		scx_bpf_kick_cpu(scx_bpf_task_cpu(p), SCX_KICK_PREEMPT);
+		if (enq_flags & SCX_ENQ_WAKEUP)
+			scx_bpf_kick_cpu(scx_bpf_task_cpu(p), SCX_KICK_PREEMPT);
 		return;
 	}
 	akts_insert_own(p, akts_task_class(p) == AKTS_CLASS_LC ? 0 : 1, slice_ns, enq_flags);
-	/* Someone waits for work: the central CPU decides now. An idle central CPU wakes either way. */
+	/*
+	 * Someone waits for work: the central CPU decides now. An idle central
+	 * CPU wakes either way. Not for the central CPU's own prev going back
+	 * (not a wake-up): it is deciding right now, and a kick would only cut
+	 * the run it is about to start.
+	 */
+	me = central_cpu();
+	if (!(enq_flags & SCX_ENQ_WAKEUP) && bpf_get_smp_processor_id() == me)
+		return;
 	if (READ_ONCE(central_waiting))
-		scx_bpf_kick_cpu(central_cpu(), SCX_KICK_PREEMPT);
+		scx_bpf_kick_cpu(me, SCX_KICK_PREEMPT);
 	else
-		scx_bpf_kick_cpu(central_cpu(), SCX_KICK_IDLE);
+		scx_bpf_kick_cpu(me, SCX_KICK_IDLE);
 }
 
 /* Moves the first task of `dsq` that may run on `cpu` to that CPU's local queue; true if one moved. */
@@ -195,8 +213,8 @@ void BPF_STRUCT_OPS(central_running, struct task_struct *p)
 {
 	akts_count_call(AKTS_CB_RUNNING);
 	akts_cap_slice(p, slice_ns);
-	/* This CPU found work (a leftover, a kernel thread, prev): it no longer asks. */
-	central_lower_hand(bpf_get_smp_processor_id());
+	/* Its CPU found work (a leftover, a kernel thread, prev): it no longer asks. */
+	central_lower_hand(scx_bpf_task_cpu(p));
 }
 
 AKTS_COUNT_ONLY(central, stopping)

@@ -184,7 +184,7 @@ std::optional<Stats> Stats::from_json(const nlohmann::json& j) {
       for (uint32_t b = 0; b < kWaitBuckets; ++b) s.quantum_hist[b] = h[b].get<uint64_t>();
       s.quantum_ends = q.at("ends").get<uint64_t>();
       s.quantum_kicks = q.at("kicks").get<uint64_t>();
-      s.quantum_cut = q.at("cut_short").get<uint64_t>();
+      s.quantum_cut = q.value("cut_short", uint64_t{0});  // absent before slices cut short were counted
       s.quantum_overrun_ns = q.at("overrun_ns").get<uint64_t>();
       s.quantum_overrun_max_ns = q.at("overrun_max_ns").get<uint64_t>();
     }
