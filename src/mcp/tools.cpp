@@ -164,7 +164,7 @@ std::vector<Tool> akts_tools(Upstream up, WorkloadRunner workloads, AdmitRunner 
       open_object({{"pid", {{"type", "integer"}}}, {"remaining_ns", {{"type", "integer"}}},
                    {"exec_at_ns", {{"type", "integer"}}}, {"cleared", {{"type", "boolean"}}}},
                   {"pid"}),
-      annotations(false, false, true)));
+      annotations(false, false, false)));  // a repeat restarts the estimate from the thread's CPU time then
 
   tools.push_back(passthrough(
       up, "get_decision_history", "Decision history",
