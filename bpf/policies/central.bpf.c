@@ -172,7 +172,7 @@ void BPF_STRUCT_OPS(central_dispatch, s32 cpu, struct task_struct *prev)
 		/*
 		 * No ENQ_LAST (akts.h): with nothing local, the kernel lets prev
 		 * run on. The central CPU preempts it when it hands this CPU a
-		 * task (central_give's kick).
+		 * task (the kick after central_give).
 		 */
 		central_raise_hand(cpu);
 		scx_bpf_kick_cpu(me, SCX_KICK_PREEMPT);
