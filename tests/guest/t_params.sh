@@ -65,13 +65,8 @@ JSON
 	fi
 
 	# The effect while throughput runs: two hogs on CPU 1 switch about once per slice.
-	local h1 h2
-	taskset -c 1 bash -c 'while :; do :; done' &
-	h1=$!
-	taskset -c 1 bash -c 'while :; do :; done' &
-	h2=$!
-	akts classify --socket $PRM_SOCK $h1 be >/dev/null && akts classify --socket $PRM_SOCK $h2 be >/dev/null ||
-		not_ok "the hogs are classified (SCHED_EXT)"
+	pol_hogs $PRM_SOCK # t_policies.sh
+	local h1=$POL_H1 h2=$POL_H2
 	sleep 1
 	local rate=() s0 s1 slice
 	for slice in 50ms 5ms 50ms; do

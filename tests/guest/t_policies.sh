@@ -74,13 +74,14 @@ pol_daemon() { # CONFIG LOG
 	done
 }
 
-# Two busy loops pinned to CPU 1, classified BE: their pids in POL_H1 and POL_H2.
-pol_hogs() {
+# Two busy loops pinned to CPU 1, classified BE through SOCKET ($POL_SOCK by default): their pids in POL_H1 and POL_H2.
+pol_hogs() { # [SOCKET]
+	local sock=${1:-$POL_SOCK}
 	taskset -c 1 bash -c 'while :; do :; done' &
 	POL_H1=$!
 	taskset -c 1 bash -c 'while :; do :; done' &
 	POL_H2=$!
-	akts classify --socket $POL_SOCK $POL_H1 be >/dev/null && akts classify --socket $POL_SOCK $POL_H2 be >/dev/null ||
+	akts classify --socket "$sock" $POL_H1 be >/dev/null && akts classify --socket "$sock" $POL_H2 be >/dev/null ||
 		not_ok "the hogs are classified (SCHED_EXT)"
 }
 
