@@ -1,6 +1,6 @@
 // `akts bench`: what a policy switch costs next to every other way to change a
-// scheduler, what the dispatcher costs per scheduling event, and how promptly
-// the daemon answers a switch under load.
+// scheduler, what the dispatcher costs per scheduling event, how promptly the
+// daemon answers a switch under load, and a bimodal request server's tail.
 #pragma once
 
 #include <string>
@@ -39,9 +39,25 @@ struct TailcallOptions {
   std::string out;
 };
 
+// `akts bench bimodal`: the options as typed; checked and converted by run_bimodal_bench.
+struct BimodalFlags {
+  std::string loads = "0.2,0.4,0.6,0.8";
+  double seconds = 5;
+  std::string short_time = "1ms", long_time = "100ms";
+  double long_fraction = 0.01;
+  unsigned workers = 128;
+  unsigned cpus = 0;
+  double slo = 50;
+  uint64_t seed = 1;
+  std::string hint_socket;  // give srpt each request's size (v1.hint) through this daemon socket
+  bool json = false;
+  std::string out;
+};
+
 int run_actuation(const ActuationOptions& o);
 int run_tailcall(const TailcallOptions& o);
 int run_control(const ControlOptions& o);
 int run_dispatch(const DispatchOptions& o);
+int run_bimodal_bench(const BimodalFlags& f);
 
 }  // namespace akts::bench

@@ -18,6 +18,8 @@
 #include "cli/serving_commands.h"
 #include "cli/admit_commands.h"
 #include "cli/param_commands.h"
+#include "cli/workload_commands.h"
+#include "workload/scenarios.h"
 #include "cli/mcp_command.h"
 #include "cli/repo_commands.h"
 #include "common/log.h"
@@ -449,6 +451,22 @@ int main(int argc, char** argv) {
   pushc->add_option("latency_ms", push_ms, "latencies in milliseconds")->required()->check(CLI::Range(0.0, 3600e3));
   add_client_flags(pushc, co);
 
+  akts::cli::WorkloadFlags wf;
+  auto* workloadc = app.add_subcommand(
+      "workload",
+      "Run one named benchmark scenario (the ones MCP's run_workload runs) and print its figures:\n"
+      "  wakeup_latency  cyclictest (LC) beside stress-ng on every CPU (BE): wake-up latency, BE bogo ops/s\n"
+      "  hackbench       hackbench -g 4 (BE): seconds for 100 loops per --seconds\n"
+      "  cpu_throughput  sysbench cpu on every CPU (BE): events/s\n"
+      "With --socket, each process is classified (LC/BE) through that daemon before it executes, e.g.\n"
+      "  akts workload hackbench --seconds 3 --socket /run/akts/akts.sock --json");
+  workloadc->add_option("scenario", wf.scenario, "wakeup_latency, hackbench or cpu_throughput")
+      ->required()
+      ->check(CLI::IsMember(akts::workload::scenario_names()));
+  workloadc->add_option("--seconds", wf.seconds, "how long it runs (1 to 60)")->check(CLI::Range(1, 60))->capture_default_str();
+  workloadc->add_option("--socket", wf.socket, "classify the processes through this daemon's socket");
+  workloadc->add_flag("--json", wf.json, "print the result as JSON");
+
   akts::cli::LoadgenFlags lg;
   auto* loadgen = app.add_subcommand(
       "loadgen",
@@ -550,6 +568,29 @@ int main(int argc, char** argv) {
   ctl->add_option("--note", copt.note, "what else is going on (copied into the report)");
   add_report_flags(ctl, copt.json, copt.out);
 
+  akts::bench::BimodalFlags bm;
+  auto* bimodal = bench->add_subcommand(
+      "bimodal",
+      "A request server with a bimodal mix (Skyloft's GET/SCAN): open-loop Poisson arrivals of short and long\n"
+      "CPU-bound requests, served by a pool of threads so that waiting requests queue in the kernel, where the\n"
+      "scheduler picks. Per offered load: p99.9 slowdown (latency / service time), goodput (requests within\n"
+      "the slowdown objective per second), short and long latencies. Examples:\n"
+      "  akts run --class lc -- akts bench bimodal --loads 0.3,0.6,0.9 --seconds 8\n"
+      "  akts bench bimodal --hint-socket /run/akts/akts.sock      (srpt: each request's size as a hint)");
+  bimodal->add_option("--loads", bm.loads, "offered loads, fractions of the CPUs' capacity (0 to 2]")
+      ->capture_default_str();
+  bimodal->add_option("--seconds", bm.seconds, "seconds of arrivals per load")->capture_default_str();
+  bimodal->add_option("--short", bm.short_time, "a short request's CPU time")->capture_default_str();
+  bimodal->add_option("--long", bm.long_time, "a long request's CPU time")->capture_default_str();
+  bimodal->add_option("--long-fraction", bm.long_fraction, "the long requests' fraction (0 to 1)")->capture_default_str();
+  bimodal->add_option("--workers", bm.workers, "server threads")->capture_default_str();
+  bimodal->add_option("--cpus", bm.cpus, "CPUs the capacity is counted on (default: those this process may use)");
+  bimodal->add_option("--slo", bm.slo, "the slowdown objective goodput counts within")->capture_default_str();
+  bimodal->add_option("--seed", bm.seed, "the arrivals' random seed")->capture_default_str();
+  bimodal->add_option("--hint-socket", bm.hint_socket,
+                      "tell the scheduler each request's CPU time through this daemon socket (v1.hint, for srpt)");
+  add_report_flags(bimodal, bm.json, bm.out);
+
   bool lib_json = false;
   auto* library = app.add_subcommand("library", "List the policies compiled into this binary, in slot order.");
   library->add_flag("--json", lib_json, "print as JSON");
@@ -601,10 +642,12 @@ int main(int argc, char** argv) {
   }
   if (*library) return cmd_library(lib_json);
   if (*loadgen) return akts::cli::cmd_loadgen(lg);
+  if (*workloadc) return akts::cli::cmd_workload(wf);
   if (*act) return akts::bench::run_actuation(ao);
   if (*disp) return akts::bench::run_dispatch(dopt);
   if (*ctl) return akts::bench::run_control(copt);
   if (*tcall) return akts::bench::run_tailcall(topt);
+  if (*bimodal) return akts::bench::run_bimodal_bench(bm);
   if (*daemon) return cmd_daemon(df);
   if (*policies) return akts::cli::cmd_policies(co);
   if (*sw) return akts::cli::cmd_switch(co, target, force);

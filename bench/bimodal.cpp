@@ -1,0 +1,119 @@
+// `akts bench bimodal`: the bimodal request server (src/workload/bimodal.h) swept over offered loads, as a
+// table or JSON: per load the p99.9 slowdown, the goodput within the slowdown objective, and the short and
+// long requests' latencies; optionally each request's size given to srpt as a hint.
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "bench.h"
+#include "cli/exit_codes.h"
+#include "common/parse.h"
+#include "control/unix_server.h"
+#include "samples.h"
+#include "workload/bimodal.h"
+
+namespace akts::bench {
+
+using json = nlohmann::json;
+
+namespace {
+
+Result<std::vector<double>> parse_loads(const std::string& text) {
+  std::vector<double> out;
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t comma = text.find(',', at);
+    std::string part = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    char* end = nullptr;
+    errno = 0;
+    double v = part.empty() ? 0 : std::strtod(part.c_str(), &end);
+    if (part.empty() || errno != 0 || end != part.c_str() + part.size())
+      return make_error(ErrorKind::kInvalidArgument,
+                        fmt::format("--loads: '{}' is not a list of fractions like 0.2,0.5,0.8", text));
+    out.push_back(v);
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_bimodal_bench(const BimodalFlags& f) {
+  workload::BimodalOptions o;
+  auto loads = parse_loads(f.loads);
+  auto short_ns = parse_duration(f.short_time, "--short");
+  auto long_ns = parse_duration(f.long_time, "--long");
+  for (const Error* e : {loads ? nullptr : &loads.error(), short_ns ? nullptr : &short_ns.error(),
+                         long_ns ? nullptr : &long_ns.error()})
+    if (e) {
+      std::cerr << "akts: bench bimodal: " << e->message << "\n";
+      return cli::kExitUsage;
+    }
+  o.loads = *loads;
+  o.seconds = f.seconds;
+  o.short_ns = *short_ns;
+  o.long_ns = *long_ns;
+  o.long_fraction = f.long_fraction;
+  o.workers = f.workers;
+  o.cpus = f.cpus;
+  o.slo_slowdown = f.slo;
+  o.seed = f.seed;
+  if (auto st = workload::check(o); !st) {
+    std::cerr << "akts: bench bimodal: " << st.error().message << "\n";
+    return cli::kExitUsage;
+  }
+  workload::HintFn hint;
+  if (!f.hint_socket.empty()) {
+    // The daemon must be there, and take a hint, before any load starts.
+    if (auto r = control::rpc_call(f.hint_socket, "v1.status", json::object()); !r) {
+      std::cerr << fmt::format("akts: bench bimodal: --hint-socket {}: {}\n", f.hint_socket, r.error().to_string());
+      return cli::kExitNoDaemon;
+    }
+    hint = [sock = f.hint_socket](pid_t tid, std::chrono::nanoseconds ns) -> Status {
+      auto r = control::rpc_call(sock, "v1.hint", {{"pid", tid}, {"remaining", static_cast<uint64_t>(ns.count())}}, 2000);
+      if (!r) return r.error();
+      return {};
+    };
+  }
+  auto r = workload::run_bimodal(o, hint, [](const std::string& line) {
+    progress(line);
+    progress_done();
+  });
+  if (!r) {
+    std::cerr << "akts: bench bimodal: " << r.error().to_string() << "\n";
+    return cli::kExitFail;
+  }
+  if (!f.out.empty()) {
+    std::ofstream file(f.out);
+    file << r->dump(1) << "\n";
+    if (!file) {
+      std::cerr << fmt::format("akts: bench bimodal: cannot write {}\n", f.out);
+      return cli::kExitFail;
+    }
+  }
+  if (f.json) {
+    std::cout << r->dump(1) << "\n";
+    return cli::kExitOk;
+  }
+  std::cout << fmt::format("bimodal: {:.2f}% long requests of {}, the rest {}; {} CPUs' capacity; {} worker threads{}\n",
+                           o.long_fraction * 100, human_ns(static_cast<double>(o.long_ns.count())),
+                           human_ns(static_cast<double>(o.short_ns.count())), (*r)["cpus"].get<unsigned>(), o.workers,
+                           hint ? "; sizes hinted to the scheduler" : "");
+  std::cout << fmt::format("{:>5} {:>9} {:>9} {:>10} {:>10} {:>11} {:>11} {:>10}\n", "load", "offered/s", "goodput/s",
+                           "slowdown50", "slowdown99.9", "short p99 ms", "long p99 ms", "unfinished");
+  for (const auto& l : (*r)["loads"])
+    std::cout << fmt::format("{:>5.2f} {:>9.0f} {:>9.0f} {:>10.1f} {:>12.1f} {:>12.2f} {:>11.1f} {:>10}\n",
+                             l["load"].get<double>(), l["offered_rps"].get<double>(), l["goodput_rps"].get<double>(),
+                             l["slowdown"]["p50"].get<double>(), l["slowdown"]["p999"].get<double>(),
+                             l["short_latency_ms"]["p99"].get<double>(), l["long_latency_ms"]["p99"].get<double>(),
+                             l["unfinished"].get<size_t>());
+  std::cout << fmt::format("highest load with p99.9 slowdown <= {:g}: {:.2f}\n", o.slo_slowdown,
+                           (*r)["max_load_at_slo"].get<double>());
+  return cli::kExitOk;
+}
+
+}  // namespace akts::bench

@@ -1,0 +1,65 @@
+// `akts workload SCENARIO`: runs a scenario to its end; Ctrl-C stops it and its processes.
+#include "cli/workload_commands.h"
+
+#include <csignal>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/exit_codes.h"
+#include "control/unix_server.h"
+#include "workload/scenarios.h"
+
+namespace akts::cli {
+
+using json = nlohmann::json;
+
+namespace {
+std::atomic<bool> g_cancel{false};
+void on_signal(int) { g_cancel = true; }
+}  // namespace
+
+int cmd_workload(const WorkloadFlags& f) {
+  auto a = workload::parse_args({{"scenario", f.scenario}, {"seconds", f.seconds}});
+  if (!a) {
+    std::cerr << "akts: workload: " << a.error().message << "\n";
+    return kExitUsage;
+  }
+  workload::Hooks hooks;
+  if (!f.socket.empty()) {
+    if (auto r = control::rpc_call(f.socket, "v1.status", json::object()); !r) {
+      std::cerr << fmt::format("akts: workload: --socket {}: {}\n", f.socket, r.error().to_string());
+      return kExitNoDaemon;
+    }
+    hooks.classify = [sock = f.socket](pid_t pid, const std::string& cls) -> Status {
+      auto r = control::rpc_call(sock, "v1.classify", {{"pid", pid}, {"class", cls}});
+      if (!r) return r.error();
+      return {};
+    };
+    hooks.policy = [sock = f.socket]() -> std::optional<std::string> {
+      auto r = control::rpc_call(sock, "v1.status", json::object());
+      if (!r || !r->contains("effective") || !(*r)["effective"].value("policy", json()).is_string()) return std::nullopt;
+      return (*r)["effective"]["policy"].get<std::string>();
+    };
+  }
+  struct sigaction sa{};
+  sa.sa_handler = on_signal;
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  auto r = workload::run(*a, hooks, g_cancel);
+  if (!r) {
+    std::cerr << "akts: workload: " << r.error().to_string() << "\n";
+    return g_cancel ? 130 : kExitFail;
+  }
+  if (f.json) {
+    std::cout << r->dump(1) << "\n";
+    return kExitOk;
+  }
+  std::cout << fmt::format("{} ({} s{}):\n", a->scenario, a->seconds,
+                           (*r)["policy"].is_string() ? ", policy " + (*r)["policy"].get<std::string>() : std::string());
+  for (const auto& [k, v] : workload::flatten_metrics((*r)["metrics"]).items())
+    std::cout << fmt::format("  {:<24} {}\n", k, v.dump());
+  return kExitOk;
+}
+
+}  // namespace akts::cli

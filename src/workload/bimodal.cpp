@@ -1,0 +1,319 @@
+// The bimodal request server: arrivals, the worker pool, and each load's figures.
+#include "workload/bimodal.h"
+
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace akts::workload {
+
+using json = nlohmann::json;
+
+namespace {
+
+int64_t mono_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1'000'000'000LL + t.tv_nsec;
+}
+
+int64_t thread_cpu_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec * 1'000'000'000LL + t.tv_nsec;
+}
+
+void sleep_until_mono(int64_t ns) {
+  timespec t{static_cast<time_t>(ns / 1'000'000'000LL), static_cast<long>(ns % 1'000'000'000LL)};
+  while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, nullptr) == EINTR) {
+  }
+}
+
+// Nearest rank of sorted values; 0 for none.
+double rank(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  size_t r = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<size_t>(r, 1, sorted.size()) - 1];
+}
+
+json percentiles(std::vector<double> v, double scale) {
+  std::sort(v.begin(), v.end());
+  return {{"n", v.size()},
+          {"p50", rank(v, 0.5) * scale},
+          {"p99", rank(v, 0.99) * scale},
+          {"p999", rank(v, 0.999) * scale},
+          {"max", v.empty() ? 0.0 : v.back() * scale}};
+}
+
+unsigned allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<unsigned>(std::max(1, CPU_COUNT(&set)));
+}
+
+struct Job {
+  size_t idx;
+  int64_t arrival_ns;
+  int64_t service_ns;
+  bool is_long;
+};
+
+// The pool: a queue the load generator fills and idle workers take from, one job each at a time.
+class Pool {
+ public:
+  Pool(unsigned n, const HintFn& hint) : hint_(hint) {
+    for (unsigned i = 0; i < n; ++i)
+      threads_.emplace_back([this, i] {
+        ::pthread_setname_np(::pthread_self(), fmt::format("bimodal-w{}", i).substr(0, 15).c_str());
+        work();
+      });
+  }
+  ~Pool() {
+    {
+      std::lock_guard lk(m_);
+      quit_ = true;
+    }
+    abandon_ = true;
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+
+  // A new load: `n` requests, none outstanding.
+  void begin(size_t n) {
+    std::lock_guard lk(m_);
+    served_.assign(n, Served{0, 0, false, false});
+    done_ = 0;
+    app_queued_ = 0;
+    hint_errors_ = 0;
+    abandon_ = false;
+  }
+
+  void submit(const Job& j) {
+    {
+      std::lock_guard lk(m_);
+      if (q_.size() >= idle_) ++app_queued_;
+      q_.push_back(j);
+    }
+    cv_.notify_one();
+  }
+
+  // Until every request of the load was served, or `deadline_ns`: then the unfinished ones are abandoned
+  // (queued ones recorded at once, running ones as soon as their thread sees it). False if even they did
+  // not come back within `grace_ns`.
+  bool drain(size_t n, int64_t deadline_ns, int64_t grace_ns) {
+    std::unique_lock lk(m_);
+    auto until = [&](int64_t ns) {
+      while (done_ < n) {
+        int64_t left = ns - mono_ns();
+        if (left <= 0) return false;
+        done_cv_.wait_for(lk, std::chrono::nanoseconds(std::min<int64_t>(left, 50'000'000)));
+      }
+      return true;
+    };
+    if (until(deadline_ns)) return true;
+    abandon_ = true;
+    int64_t now = mono_ns();
+    for (const auto& j : q_) {
+      served_[j.idx] = {static_cast<double>(now - j.arrival_ns), static_cast<double>(j.service_ns), j.is_long, false};
+      ++done_;
+    }
+    q_.clear();
+    return until(now + grace_ns);
+  }
+
+  std::vector<Served> served() {
+    std::lock_guard lk(m_);
+    return served_;
+  }
+  size_t app_queued() {
+    std::lock_guard lk(m_);
+    return app_queued_;
+  }
+  size_t hint_errors() {
+    std::lock_guard lk(m_);
+    return hint_errors_;
+  }
+
+ private:
+  void work() {
+    for (;;) {
+      Job j;
+      {
+        std::unique_lock lk(m_);
+        ++idle_;
+        cv_.wait(lk, [&] { return quit_ || !q_.empty(); });
+        --idle_;
+        if (quit_) return;
+        j = q_.front();
+        q_.pop_front();
+      }
+      bool hint_failed = false;
+      if (has_hint_) hint_failed = !hint_(static_cast<pid_t>(::gettid()), std::chrono::nanoseconds(j.service_ns));
+      bool finished = spin(j.service_ns);
+      int64_t end = mono_ns();
+      {
+        std::lock_guard lk(m_);
+        served_[j.idx] = {static_cast<double>(end - j.arrival_ns), static_cast<double>(j.service_ns), j.is_long,
+                          finished};
+        hint_errors_ += hint_failed;
+        ++done_;
+      }
+      done_cv_.notify_all();
+    }
+  }
+
+  // Burns `ns` of this thread's CPU time (time it waits does not count); false if abandoned first.
+  bool spin(int64_t ns) {
+    int64_t start = thread_cpu_ns();
+    for (;;) {
+      for (int i = 0; i < 2000; ++i) asm volatile("" ::: "memory");
+      if (thread_cpu_ns() - start >= ns) return true;
+      if (abandon_.load(std::memory_order_relaxed)) return false;
+    }
+  }
+
+  const HintFn& hint_;
+  bool has_hint_ = static_cast<bool>(hint_);
+  std::mutex m_;
+  std::condition_variable cv_, done_cv_;
+  std::deque<Job> q_;
+  std::vector<Served> served_;
+  size_t done_ = 0, app_queued_ = 0, hint_errors_ = 0;
+  unsigned idle_ = 0;
+  bool quit_ = false;
+  std::atomic<bool> abandon_{false};
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace
+
+Status check(const BimodalOptions& o) {
+  auto bad = [](std::string m) { return make_error(ErrorKind::kInvalidArgument, std::move(m)); };
+  if (o.loads.empty()) return bad("give at least one load");
+  for (double l : o.loads)
+    if (!(l > 0 && l <= 2)) return bad(fmt::format("a load is a fraction of the CPUs' capacity in (0, 2], not {}", l));
+  if (!(o.seconds >= 0.5 && o.seconds <= 600)) return bad(fmt::format("seconds per load: 0.5 to 600, not {}", o.seconds));
+  if (o.short_ns < std::chrono::microseconds(10) || o.short_ns > std::chrono::seconds(10))
+    return bad("a short request's service time: 10us to 10s");
+  if (o.long_ns < o.short_ns || o.long_ns > std::chrono::seconds(60))
+    return bad("a long request's service time: at least the short one's, at most 60s");
+  if (!(o.long_fraction >= 0 && o.long_fraction <= 1))
+    return bad(fmt::format("the long requests' fraction: 0 to 1, not {}", o.long_fraction));
+  if (o.workers < 1 || o.workers > 4096) return bad(fmt::format("workers: 1 to 4096, not {}", o.workers));
+  if (o.cpus > 4096) return bad(fmt::format("cpus: 0 (those this process may use) to 4096, not {}", o.cpus));
+  if (!(o.slo_slowdown >= 1 && o.slo_slowdown <= 1e6))
+    return bad(fmt::format("the slowdown objective: 1 to 1e6, not {}", o.slo_slowdown));
+  return {};
+}
+
+std::vector<Arrival> make_arrivals(double rate, double seconds, double long_fraction, uint64_t seed) {
+  std::vector<Arrival> out;
+  if (!(rate > 0) || !(seconds > 0)) return out;
+  std::mt19937_64 rng(seed);
+  std::exponential_distribution<double> gap(rate);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (double t = gap(rng); t < seconds; t += gap(rng)) out.push_back({t, u(rng) < long_fraction});
+  return out;
+}
+
+json summarize_load(const std::vector<Served>& served, double seconds, double slo) {
+  std::vector<double> slowdown, short_lat, long_lat;
+  size_t finished = 0, good = 0;
+  for (const auto& s : served) {
+    double sd = s.service_ns > 0 ? s.latency_ns / s.service_ns : 0;
+    slowdown.push_back(sd);
+    (s.is_long ? long_lat : short_lat).push_back(s.latency_ns);
+    finished += s.finished;
+    good += s.finished && sd <= slo;
+  }
+  return {{"requests", served.size()},
+          {"finished", finished},
+          {"unfinished", served.size() - finished},
+          {"achieved_rps", static_cast<double>(finished) / seconds},
+          {"goodput_rps", static_cast<double>(good) / seconds},
+          {"slowdown", percentiles(slowdown, 1.0)},
+          {"short_latency_ms", percentiles(short_lat, 1e-6)},
+          {"long_latency_ms", percentiles(long_lat, 1e-6)}};
+}
+
+double max_load_at_slo(const json& loads, double slo) {
+  double best = 0;
+  for (const auto& l : loads) {
+    const json& p = l["slowdown"]["p999"];
+    if (!p.is_number() || p.get<double>() > slo || l.value("unfinished", size_t{0}) > 0) break;
+    best = l.value("load", 0.0);
+  }
+  return best;
+}
+
+Result<json> run_bimodal(const BimodalOptions& o, const HintFn& hint, const ProgressFn& progress) {
+  if (auto st = check(o); !st) return st.error();
+  unsigned cpus = o.cpus ? o.cpus : allowed_cpus();
+  double mean_s = (1 - o.long_fraction) * std::chrono::duration<double>(o.short_ns).count() +
+                  o.long_fraction * std::chrono::duration<double>(o.long_ns).count();
+  json loads = json::array();
+  Pool pool(o.workers, hint);
+  for (size_t li = 0; li < o.loads.size(); ++li) {
+    double load = o.loads[li];
+    double rate = load * cpus / mean_s;
+    auto arrivals = make_arrivals(rate, o.seconds, o.long_fraction, o.seed + li);
+    if (progress)
+      progress(fmt::format("load {:.2f}: {} requests at {:.0f}/s for {:g} s", load, arrivals.size(), rate, o.seconds));
+    pool.begin(arrivals.size());
+    int64_t t0 = mono_ns() + 20'000'000;
+    int64_t late_ns = 0;
+    for (size_t i = 0; i < arrivals.size(); ++i) {
+      int64_t at = t0 + static_cast<int64_t>(arrivals[i].at_s * 1e9);
+      int64_t now = mono_ns();
+      if (now < at) sleep_until_mono(at);
+      else late_ns = std::max(late_ns, now - at);
+      auto svc = arrivals[i].is_long ? o.long_ns : o.short_ns;
+      pool.submit({i, at, svc.count(), arrivals[i].is_long});
+    }
+    int64_t end = t0 + static_cast<int64_t>(o.seconds * 1e9);
+    // Stable loads drain in a few long requests' time; a backlog the policy cannot clear is cut off.
+    int64_t drain_ns = static_cast<int64_t>(std::max(10.0, 2 * o.seconds) * 1e9) + 4 * o.long_ns.count();
+    if (!pool.drain(arrivals.size(), std::max(end, mono_ns()) + drain_ns, 30'000'000'000LL))
+      return make_error(ErrorKind::kTimeout,
+                        fmt::format("load {:.2f}: requests still running 30 s after they were abandoned", load));
+    json s = summarize_load(pool.served(), o.seconds, o.slo_slowdown);
+    s["load"] = load;
+    s["offered_rps"] = rate;
+    s["app_queued"] = pool.app_queued();
+    s["arrivals_late_max_ms"] = static_cast<double>(late_ns) / 1e6;
+    if (hint) s["hint_errors"] = pool.hint_errors();
+    if (progress)
+      progress(fmt::format("load {:.2f}: p99.9 slowdown {:.1f}, goodput {:.0f}/s of {:.0f}/s offered{}", load,
+                           s["slowdown"]["p999"].get<double>(), s["goodput_rps"].get<double>(), rate,
+                           s["unfinished"].get<size_t>() ? fmt::format(", {} unfinished", s["unfinished"].get<size_t>())
+                                                         : std::string()));
+    loads.push_back(std::move(s));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  return json{{"workload", "bimodal"},
+              {"cpus", cpus},
+              {"short_ns", o.short_ns.count()},
+              {"long_ns", o.long_ns.count()},
+              {"long_fraction", o.long_fraction},
+              {"workers", o.workers},
+              {"seconds", o.seconds},
+              {"slo_slowdown", o.slo_slowdown},
+              {"hints", static_cast<bool>(hint)},
+              {"seed", o.seed},
+              {"loads", loads},
+              {"max_load_at_slo", max_load_at_slo(loads, o.slo_slowdown)}};
+}
+
+}  // namespace akts::workload

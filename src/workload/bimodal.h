@@ -1,0 +1,62 @@
+// The bimodal request server (`akts bench bimodal`): open-loop Poisson arrivals of short and long CPU-bound
+// requests (Skyloft's RocksDB GET/SCAN mix) served by a pool of threads, so that waiting requests queue in
+// the kernel, where the scheduler decides who runs; per offered load, the latency, the slowdown (latency over
+// the request's service time) and the goodput (requests served within the slowdown objective per second).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+
+namespace akts::workload {
+
+struct BimodalOptions {
+  std::vector<double> loads = {0.2, 0.4, 0.6, 0.8};  // offered load: a fraction of the CPUs' capacity
+  double seconds = 5;                                // of arrivals per load
+  std::chrono::nanoseconds short_ns{1'000'000};      // a short request's CPU time (a GET)
+  std::chrono::nanoseconds long_ns{100'000'000};     // a long one's (a SCAN)
+  double long_fraction = 0.01;                       // of the requests
+  unsigned workers = 128;  // threads: more than can be busy at once, so requests wait in the kernel's queues
+  unsigned cpus = 0;       // the capacity's basis; 0: the CPUs this process may run on
+  double slo_slowdown = 50;
+  uint64_t seed = 1;
+};
+
+// The options' ranges; the first one out of range as an error (the caller's input: kInvalidArgument).
+Status check(const BimodalOptions& o);
+
+struct Arrival {
+  double at_s;  // since the load's start
+  bool is_long;
+};
+// Poisson arrivals at `rate` per second for `seconds`, each long with probability long_fraction; the same
+// seed gives the same sequence.
+std::vector<Arrival> make_arrivals(double rate, double seconds, double long_fraction, uint64_t seed);
+
+struct Served {
+  double latency_ns;  // arrival to completion; for an unfinished request, arrival to the load's end
+  double service_ns;  // the CPU time asked for
+  bool is_long;
+  bool finished;
+};
+// One load's figures from its requests (unfinished ones count with their lower-bound latency).
+nlohmann::json summarize_load(const std::vector<Served>& served, double seconds, double slo_slowdown);
+// The highest load of a sweep at and below which every load met the objective (p99.9 slowdown <= slo); 0 if
+// the first did not.
+double max_load_at_slo(const nlohmann::json& loads, double slo_slowdown);
+
+// Asks the scheduler to run this thread's request, which needs `remaining` CPU time (srpt's hint).
+using HintFn = std::function<Status(pid_t tid, std::chrono::nanoseconds remaining)>;
+using ProgressFn = std::function<void(const std::string&)>;
+
+// Runs every load in turn, in this process. The report: {workload, options..., loads: [...], max_load_at_slo}.
+Result<nlohmann::json> run_bimodal(const BimodalOptions& o, const HintFn& hint, const ProgressFn& progress);
+
+}  // namespace akts::workload
