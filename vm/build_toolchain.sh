@@ -10,10 +10,31 @@ SRC="$AKTS_CACHE/kernel/src"
 OUT="$AKTS_CACHE/toolchain"
 [[ -d "$SRC/tools/lib/bpf" ]] || akts_die "kernel source missing: run vm/fetch_kernel.sh first"
 stamp="$OUT/stamp-$(cat "$AKTS_CACHE/kernel/release")"
-[[ -f "$stamp" ]] && exit 0
-
+# The kernel's own example schedulers are the peers akts is measured against (their own stamp: adding one
+# rebuilds only them).
+PEERS=(scx_simple scx_central scx_flatcg)
+peers_stamp="$OUT/stamp-peers-$(cat "$AKTS_CACHE/kernel/release")-$(
+	IFS=-
+	echo "${PEERS[*]}"
+)"
+build_peers() {
+	akts_log "building the kernel's tools/sched_ext peer schedulers: ${PEERS[*]}"
+	rm -rf "$OUT/obj/scx" "$OUT/scx" && mkdir -p "$OUT/obj/scx" "$OUT/scx"
+	if make -s -C "$SRC/tools/sched_ext" -j"$jobs" CLANG=clang-19 LLVM_STRIP=llvm-strip-19 \
+		VMLINUX_BTF="$AKTS_CACHE/kernel/vmlinux" O="$OUT/obj/scx" "${PEERS[@]}" >"$OUT/scx.log" 2>&1; then
+		find "$OUT/obj/scx" -path "*/bin/*" -type f -name 'scx_*' -perm -u+x -exec cp {} "$OUT/scx/" \;
+		touch "$peers_stamp"
+	else
+		akts_warn "peer schedulers did not build (log: $OUT/scx.log); benchmarks against them will be skipped"
+	fi
+}
 jobs=$(nproc)
-rm -rf "$OUT" && mkdir -p "$OUT/obj/libbpf" "$OUT/obj/bpftool" "$OUT/obj/scx" "$OUT/bin" "$OUT/scx"
+if [[ -f "$stamp" ]]; then
+	[[ -f "$peers_stamp" ]] || build_peers
+	exit 0
+fi
+
+rm -rf "$OUT" && mkdir -p "$OUT/obj/libbpf" "$OUT/obj/bpftool" "$OUT/bin"
 
 akts_log "building libbpf from the kernel source"
 make -s -C "$SRC/tools/lib/bpf" -j"$jobs" BUILD_STATIC_ONLY=1 OBJDIR="$OUT/obj/libbpf" \
@@ -26,13 +47,6 @@ make -s -C "$SRC/tools/bpf/bpftool" -j"$jobs" OUTPUT="$OUT/obj/bpftool/" CLANG=c
 	{ tail -n 30 "$OUT/bpftool.log"; akts_die "bpftool build failed (log: $OUT/bpftool.log)"; }
 cp "$OUT/obj/bpftool/bpftool" "$OUT/bin/bpftool"
 
-# The kernel's own example schedulers are the peers akts is measured against.
-akts_log "building the kernel's tools/sched_ext peer schedulers"
-if make -s -C "$SRC/tools/sched_ext" -j"$jobs" CLANG=clang-19 LLVM_STRIP=llvm-strip-19 \
-	VMLINUX_BTF="$AKTS_CACHE/kernel/vmlinux" O="$OUT/obj/scx" scx_simple scx_central >"$OUT/scx.log" 2>&1; then
-	find "$OUT/obj/scx" -path "*/bin/*" -type f -name 'scx_*' -perm -u+x -exec cp {} "$OUT/scx/" \;
-else
-	akts_warn "peer schedulers did not build (log: $OUT/scx.log); benchmarks against them will be skipped"
-fi
+build_peers
 touch "$stamp"
 akts_log "toolchain ready in $OUT"

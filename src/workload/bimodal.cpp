@@ -97,6 +97,7 @@ class Pool {
     done_ = 0;
     app_queued_ = 0;
     hint_errors_ = 0;
+    first_hint_error_.clear();
     abandon_ = false;
   }
 
@@ -145,6 +146,10 @@ class Pool {
     std::lock_guard lk(m_);
     return hint_errors_;
   }
+  std::string first_hint_error() {
+    std::lock_guard lk(m_);
+    return first_hint_error_;
+  }
 
  private:
   void work() {
@@ -160,13 +165,23 @@ class Pool {
         q_.pop_front();
       }
       bool hint_failed = false;
-      if (has_hint_) hint_failed = !hint_(static_cast<pid_t>(::gettid()), std::chrono::nanoseconds(j.service_ns));
+      double hint_ns = -1;
+      if (has_hint_) {
+        int64_t h0 = mono_ns();
+        auto st = hint_(static_cast<pid_t>(::gettid()), std::chrono::nanoseconds(j.service_ns));
+        hint_ns = static_cast<double>(mono_ns() - h0);
+        if (!st) {
+          hint_failed = true;
+          std::lock_guard lk(m_);
+          if (first_hint_error_.empty()) first_hint_error_ = st.error().message;
+        }
+      }
       bool finished = spin(j.service_ns);
       int64_t end = mono_ns();
       {
         std::lock_guard lk(m_);
         served_[j.idx] = {static_cast<double>(end - j.arrival_ns), static_cast<double>(j.service_ns), j.is_long,
-                          finished};
+                          finished, hint_ns};
         hint_errors_ += hint_failed;
         ++done_;
       }
@@ -191,6 +206,7 @@ class Pool {
   std::deque<Job> q_;
   std::vector<Served> served_;
   size_t done_ = 0, app_queued_ = 0, hint_errors_ = 0;
+  std::string first_hint_error_;
   unsigned idle_ = 0;
   bool quit_ = false;
   std::atomic<bool> abandon_{false};
@@ -229,16 +245,17 @@ std::vector<Arrival> make_arrivals(double rate, double seconds, double long_frac
 }
 
 json summarize_load(const std::vector<Served>& served, double seconds, double slo) {
-  std::vector<double> slowdown, short_lat, long_lat;
+  std::vector<double> slowdown, short_lat, long_lat, hint;
   size_t finished = 0, good = 0;
   for (const auto& s : served) {
+    if (s.hint_ns >= 0) hint.push_back(s.hint_ns);
     double sd = s.service_ns > 0 ? s.latency_ns / s.service_ns : 0;
     slowdown.push_back(sd);
     (s.is_long ? long_lat : short_lat).push_back(s.latency_ns);
     finished += s.finished;
     good += s.finished && sd <= slo;
   }
-  return {{"requests", served.size()},
+  json out = {{"requests", served.size()},
           {"finished", finished},
           {"unfinished", served.size() - finished},
           {"achieved_rps", static_cast<double>(finished) / seconds},
@@ -246,6 +263,8 @@ json summarize_load(const std::vector<Served>& served, double seconds, double sl
           {"slowdown", percentiles(slowdown, 1.0)},
           {"short_latency_ms", percentiles(short_lat, 1e-6)},
           {"long_latency_ms", percentiles(long_lat, 1e-6)}};
+  if (!hint.empty()) out["hint_ms"] = percentiles(hint, 1e-6);
+  return out;
 }
 
 double max_load_at_slo(const json& loads, double slo) {
@@ -293,7 +312,10 @@ Result<json> run_bimodal(const BimodalOptions& o, const HintFn& hint, const Prog
     s["offered_rps"] = rate;
     s["app_queued"] = pool.app_queued();
     s["arrivals_late_max_ms"] = static_cast<double>(late_ns) / 1e6;
-    if (hint) s["hint_errors"] = pool.hint_errors();
+    if (hint) {
+      s["hint_errors"] = pool.hint_errors();
+      if (pool.hint_errors()) s["first_hint_error"] = pool.first_hint_error();
+    }
     if (progress)
       progress(fmt::format("load {:.2f}: p99.9 slowdown {:.1f}, goodput {:.0f}/s of {:.0f}/s offered{}", load,
                            s["slowdown"]["p999"].get<double>(), s["goodput_rps"].get<double>(), rate,

@@ -45,6 +45,7 @@ struct Served {
   double service_ns;  // the CPU time asked for
   bool is_long;
   bool finished;
+  double hint_ns = -1;  // how long giving the hint took (-1: none given); its time counts in the latency
 };
 // One load's figures from its requests (unfinished ones count with their lower-bound latency).
 nlohmann::json summarize_load(const std::vector<Served>& served, double seconds, double slo_slowdown);

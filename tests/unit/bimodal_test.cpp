@@ -47,6 +47,7 @@ TEST(Bimodal, SummaryCountsSlowdownAndGoodput) {
   EXPECT_DOUBLE_EQ(j["slowdown"]["max"].get<double>(), 200);
   EXPECT_DOUBLE_EQ(j["long_latency_ms"]["p50"].get<double>(), 150);
   EXPECT_EQ(j["short_latency_ms"]["n"], 999);
+  EXPECT_FALSE(j.contains("hint_ms"));  // none given
   json empty = summarize_load({}, 1, 50);
   EXPECT_EQ(empty["requests"], 0);
   EXPECT_EQ(empty["slowdown"]["p999"], 0.0);
@@ -111,6 +112,7 @@ TEST(Bimodal, ShortRunServesEveryRequest) {
     EXPECT_EQ(l["unfinished"], 0);
     EXPECT_GT(l["requests"].get<size_t>(), 0u);
     EXPECT_EQ(l["hint_errors"], 0);
+    EXPECT_EQ(l["hint_ms"]["n"], l["requests"]);
     EXPECT_GE(l["slowdown"]["p50"].get<double>(), 1.0);  // nothing finishes faster than its CPU time
     EXPECT_LE(l["slowdown"]["p50"].get<double>(), l["slowdown"]["p999"].get<double>());
     total += l["requests"].get<size_t>();

@@ -1,0 +1,287 @@
+#!/bin/bash
+# The policy x workload matrix in the guest (issue 13): raw results for bench/plot_matrix.py.
+#
+#   matrix.sh OUT ROW...
+#
+# Rows: default (the kernel's EEVDF, nothing attached), the kernel's tools/sched_ext peers scx_simple,
+# scx_central and scx_flatcg (each schedules every task), and akts library policies by name (latency,
+# throughput, fifo, rr, wrr, ljf, wfair, share, srpt, central). The akts rows run under daemons that manage
+# every task (switch_all, like the peers), up to eight policies per daemon, one row after another by
+# `akts switch`; the circuit breaker is disarmed (a fixed policy is the row: a breaker that took over would
+# blur it), the frame's bounded wait stays on, and the quantum timer enforces quanta below the tick (250 us).
+#
+# Workloads, in each row (WORKLOADS, default all):
+#   hackbench    `akts workload hackbench` (BE): seconds for 100 loops per HB_SECONDS
+#   cyclictest   `akts workload wakeup_latency`: cyclictest (LC) beside stress-ng on every CPU (BE)
+#   sysbench     `akts workload cpu_throughput`: sysbench cpu on every CPU (BE), events/s
+#   bimodal      `akts bench bimodal` (LC) at LOADS: p99.9 slowdown and goodput; srpt's row hints each size
+#   colocation   as many LC busy loops as CPUs beside as many BE ones, for COLOC_SECONDS: the LC loops' share
+#                of their CPU time; in share's row once per target in SHARE_TARGETS (`akts set
+#                share.lc_share`), in the others once (they have no target to set: the report scores that
+#                one share against each target)
+#
+# Per row, OUT/ROW/ holds WORKLOAD.json (or WORKLOAD.err) and row.json. A workload during which the row's
+# scheduler changed (an ejection: the kernel's watchdog, or the scheduler's own exit) keeps no figures and
+# is listed in row.json's "invalid"; a peer ejected during one is started again for the next. A row whose
+# scheduler never attached is marked unusable. OUT/meta.json says how it ran. Progress goes to stderr.
+#
+# Environment: WORKLOADS, LOADS (default 0.2,0.4,0.6,0.8), BIMODAL_SECONDS (per load, default 4),
+# SHORT/LONG/LONG_FRACTION (default 1ms, 100ms, 0.01), HB_SECONDS (3), CYC_SECONDS (4), SB_SECONDS (4),
+# COLOC_SECONDS (3), SHARE_TARGETS (0 25 50 75), QUANTUM_TIMER (250us or off).
+set -uo pipefail
+if (($# < 2)); then
+	sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+	exit 2
+fi
+OUT=$1
+shift
+ROWS=("$@")
+WORKLOADS=${WORKLOADS:-hackbench cyclictest sysbench bimodal colocation}
+LOADS=${LOADS:-0.2,0.4,0.6,0.8}
+BIMODAL_SECONDS=${BIMODAL_SECONDS:-4}
+SHORT=${SHORT:-1ms}
+LONG=${LONG:-100ms}
+LONG_FRACTION=${LONG_FRACTION:-0.01}
+HB_SECONDS=${HB_SECONDS:-3}
+CYC_SECONDS=${CYC_SECONDS:-4}
+SB_SECONDS=${SB_SECONDS:-4}
+COLOC_SECONDS=${COLOC_SECONDS:-3}
+SHARE_TARGETS=${SHARE_TARGETS:-0 25 50 75}
+QUANTUM_TIMER=${QUANTUM_TIMER:-250us}
+SOCK=/run/akts/matrix.sock
+PEERS="scx_simple scx_central scx_flatcg"
+AKTS_POLICIES="latency throughput fifo rr wrr ljf wfair share srpt central"
+mkdir -p "$OUT"
+
+log() { echo "[matrix] $*" >&2; }
+die() {
+	log "error: $*"
+	exit 1
+}
+is_in() { [[ " $2 " == *" $1 "* ]]; }
+
+for r in "${ROWS[@]}"; do
+	[[ $r == default ]] || is_in "$r" "$PEERS" || is_in "$r" "$AKTS_POLICIES" ||
+		die "no row named '$r' (rows: default $PEERS $AKTS_POLICIES)"
+done
+for w in $WORKLOADS; do
+	is_in "$w" "hackbench cyclictest sysbench bimodal colocation" ||
+		die "no workload named '$w' (hackbench cyclictest sysbench bimodal colocation)"
+done
+
+python3 - "$OUT/meta.json" "$WORKLOADS" "$LOADS" "$BIMODAL_SECONDS" "$SHORT" "$LONG" "$LONG_FRACTION" \
+	"$HB_SECONDS" "$CYC_SECONDS" "$SB_SECONDS" "$COLOC_SECONDS" "$SHARE_TARGETS" "$QUANTUM_TIMER" "${ROWS[@]}" <<'PY'
+import json, os, sys
+(path, workloads, loads, bsecs, short, long_, lf, hb, cyc, sb, coloc, targets, qt, *rows) = sys.argv[1:]
+json.dump({"rows": rows, "workloads": workloads.split(), "loads": [float(x) for x in loads.split(",")],
+           "bimodal_seconds": float(bsecs), "short": short, "long": long_, "long_fraction": float(lf),
+           "hackbench_seconds": int(hb), "cyclictest_seconds": int(cyc), "sysbench_seconds": int(sb),
+           "colocation_seconds": float(coloc), "share_targets": [int(t) for t in targets.split()],
+           "quantum_timer": qt, "kernel": os.uname().release, "cpus": os.cpu_count(), "emulated": True},
+          open(path, "w"), indent=1)
+PY
+
+sched_state() { echo "$(cat /sys/kernel/sched_ext/state 2>/dev/null):$(cat /sys/kernel/sched_ext/root/ops 2>/dev/null)"; }
+enable_seq() { cat /sys/kernel/sched_ext/enable_seq 2>/dev/null || echo 0; }
+wait_detached() {
+	for _ in $(seq 1 100); do [[ $(cat /sys/kernel/sched_ext/state) == disabled ]] && return 0; sleep 0.1; done
+	log "a BPF scheduler is still attached: $(sched_state)"
+	return 1
+}
+stop_proc() { # PID SIGNAL: the signal, up to 10 s, then SIGKILL
+	kill "-$2" "$1" 2>/dev/null
+	for _ in $(seq 1 100); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+	kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+# user + system ticks of the pids together (fields 14 and 15 of /proc/PID/stat)
+ticks() {
+	python3 -c '
+import sys
+t = 0
+for pid in sys.argv[1:]:
+    f = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
+    t += int(f[11]) + int(f[12])
+print(t)' "$@"
+}
+
+# The workloads of one row; SOCKET is the akts daemon's ("" for the others), EXPECTED the scheduler the row
+# runs under ("enabled:akts", "disabled:", ...). A workload during which the scheduler changed (an ejection)
+# keeps no figures: its WORKLOAD.err says why, and the row's INVALID lists it. ENSURE (a function, or
+# "true") is run before each workload: a peer ejected during one is started again for the next.
+run_workloads() {
+	local row=$1 socket=$2 expected=$3 dir=$OUT/$1 w s0 q0 s1 q1
+	local sockarg=() runlc=()
+	INVALID=()
+	[[ -n $socket ]] && sockarg=(--socket "$socket") && runlc=(akts run --class lc --socket "$socket" --)
+	for w in $WORKLOADS; do
+		"$ENSURE"
+		s0=$(sched_state) q0=$(enable_seq)
+		log "$row: $w"
+		case $w in
+		hackbench) akts workload hackbench --seconds "$HB_SECONDS" "${sockarg[@]}" --json >"$dir/hackbench.json" 2>"$dir/hackbench.err" ;;
+		cyclictest) akts workload wakeup_latency --seconds "$CYC_SECONDS" "${sockarg[@]}" --json >"$dir/cyclictest.json" 2>"$dir/cyclictest.err" ;;
+		sysbench) akts workload cpu_throughput --seconds "$SB_SECONDS" "${sockarg[@]}" --json >"$dir/sysbench.json" 2>"$dir/sysbench.err" ;;
+		bimodal)
+			local hint=()
+			[[ $row == srpt ]] && hint=(--hint-socket "$socket")
+			"${runlc[@]}" akts bench bimodal --loads "$LOADS" --seconds "$BIMODAL_SECONDS" --short "$SHORT" --long "$LONG" \
+				--long-fraction "$LONG_FRACTION" "${hint[@]}" --json >"$dir/bimodal.json" 2>"$dir/bimodal.err"
+			;;
+		colocation) colocation "$row" "$socket" >"$dir/colocation.json" 2>"$dir/colocation.err" ;;
+		esac || { log "$row: $w failed: $(tail -n 2 "$dir/$w.err" | tr '\n' ' ')"; rm -f "$dir/$w.json"; }
+		s1=$(sched_state) q1=$(enable_seq)
+		if [[ $s0 != "$expected" || $s1 != "$expected" || $q0 != "$q1" ]]; then
+			echo "the scheduler was $s0 at the start of $w and $s1 at its end (enable_seq $q0 -> $q1), not $expected throughout" >>"$dir/$w.err"
+			rm -f "$dir/$w.json"
+			INVALID+=("$w")
+			log "$row: $w does not count: $(tail -n 1 "$dir/$w.err")"
+		fi
+		[[ -s $dir/$w.err ]] || rm -f "$dir/$w.err"
+	done
+}
+
+# {"targets": [{"target": T|null, "lc_ticks", "be_ticks", "lc_share"}, ...]}: as many LC busy loops as CPUs
+# beside as many BE ones, unpinned; the LC loops' part of the loops' CPU time.
+colocation() {
+	local row=$1 socket=$2 t a0 b0 a1 b1 out=() lc=() be=() i p
+	for ((i = 0; i < $(nproc); i++)); do
+		bash -c 'while :; do :; done' &
+		lc+=($!)
+		bash -c 'while :; do :; done' &
+		be+=($!)
+	done
+	if [[ -n $socket ]]; then
+		for p in "${lc[@]}"; do akts classify --socket "$socket" "$p" lc >/dev/null || { kill "${lc[@]}" "${be[@]}"; return 1; }; done
+		for p in "${be[@]}"; do akts classify --socket "$socket" "$p" be >/dev/null || { kill "${lc[@]}" "${be[@]}"; return 1; }; done
+	fi
+	local targets=(null)
+	[[ $row == share ]] && targets=($SHARE_TARGETS)
+	for t in "${targets[@]}"; do
+		[[ $t != null ]] && { akts set share.lc_share "$t" --socket "$socket" >/dev/null || { kill "${lc[@]}" "${be[@]}"; return 1; }; }
+		sleep 0.5
+		a0=$(ticks "${lc[@]}") b0=$(ticks "${be[@]}")
+		sleep "$COLOC_SECONDS"
+		a1=$(ticks "${lc[@]}") b1=$(ticks "${be[@]}")
+		out+=("$t $((a1 - a0)) $((b1 - b0))")
+	done
+	kill "${lc[@]}" "${be[@]}"
+	wait "${lc[@]}" "${be[@]}" 2>/dev/null
+	[[ $row == share ]] && akts set share.lc_share 50 --socket "$socket" >/dev/null
+	printf '%s\n' "${out[@]}" | python3 -c '
+import json, sys
+rows = []
+for line in sys.stdin:
+    t, a, b = line.split()
+    a, b = int(a), int(b)
+    rows.append({"target": None if t == "null" else int(t), "lc_ticks": a, "be_ticks": b,
+                 "lc_share": a / (a + b) if a + b else None})
+print(json.dumps({"targets": rows}))'
+}
+
+# row.json: the scheduler at the row's start and end, and whether the row is usable.
+# row.json: the scheduler at the row's start and end, whether the row ran, and the workloads that do not count.
+row_meta() { # ROW KIND START_STATE EXPECTED ERROR INVALID...
+	python3 - "$OUT/$1/row.json" "$1" "$2" "$3" "$(sched_state)" "$4" "${5:-}" "${@:6}" <<'PY'
+import json, sys
+path, row, kind, s0, s1, expected, error, *invalid = sys.argv[1:]
+usable = not error and s0 == expected
+if not error and not usable:
+    error = "the scheduler was %s at the row's start, not %s" % (s0, expected)
+json.dump({"row": row, "kind": kind, "start": s0, "end": s1, "usable": usable, "error": error or None,
+           "invalid": invalid}, open(path, "w"), indent=1)
+PY
+}
+
+run_default() {
+	mkdir -p "$OUT/default"
+	wait_detached
+	local s0
+	s0=$(sched_state)
+	ENSURE=true
+	run_workloads default "" "disabled:"
+	row_meta default default "$s0" "disabled:" "" "${INVALID[@]}"
+}
+
+PEER_PID=""
+PEER=""
+# Starts $PEER unless it is attached; true if it is.
+peer_ensure() {
+	[[ $(sched_state) == "enabled:${PEER#scx_}" ]] && return 0
+	[[ -n $PEER_PID ]] && stop_proc "$PEER_PID" INT
+	wait_detached
+	"$PEER" >>"$OUT/$PEER/$PEER.log" 2>&1 &
+	PEER_PID=$!
+	for _ in $(seq 1 200); do [[ $(sched_state) == "enabled:${PEER#scx_}" ]] && return 0; sleep 0.1; done
+	return 1
+}
+
+run_peer() {
+	local row=$1 s0 err=""
+	mkdir -p "$OUT/$row"
+	PEER=$row PEER_PID=""
+	INVALID=()
+	if ! command -v "$row" >/dev/null; then
+		err="$row is not in the guest (the toolchain did not build it)"
+	elif ! peer_ensure; then
+		err="$row did not attach: $(tail -n 3 "$OUT/$row/$row.log" | tr '\n' ' ')"
+	fi
+	s0=$(sched_state)
+	ENSURE=peer_ensure
+	[[ -z $err ]] && run_workloads "$row" "" "enabled:${row#scx_}"
+	row_meta "$row" peer "$s0" "enabled:${row#scx_}" "$err" "${INVALID[@]}"
+	[[ -n $PEER_PID ]] && stop_proc "$PEER_PID" INT
+}
+
+# Up to eight akts rows under one daemon, one after another.
+run_akts_group() {
+	local rows=("$@") dpid cfg=$OUT/akts-${1}.json r s0 err
+	wait_detached
+	python3 - "$SOCK" "$QUANTUM_TIMER" "${rows[@]}" >"$cfg" <<'PY'
+import json, sys
+sock, qt, *rows = sys.argv[1:]
+print(json.dumps({"socket": sock, "switch_all": True, "policies": rows, "initial": rows[0],
+                  "state_file": "", "audit_log": "", "repository": "", "breaker": {"armed": False},
+                  "guard": {"quantum_timer": qt},
+                  "classes": [{"class": "lc", "comm": "cyclictest"}, {"class": "be", "comm": "stress-ng"},
+                              {"class": "be", "comm": "hackbench"}, {"class": "be", "comm": "sysbench"}]}))
+PY
+	akts daemon -c "$cfg" >"$OUT/akts-${1}.log" 2>&1 &
+	dpid=$!
+	for _ in $(seq 1 900); do
+		[[ -S $SOCK ]] && akts status --socket $SOCK >/dev/null 2>&1 && break
+		kill -0 $dpid 2>/dev/null || break
+		sleep 0.1
+	done
+	ENSURE=true
+	for r in "${rows[@]}"; do
+		mkdir -p "$OUT/$r"
+		err=""
+		INVALID=()
+		akts switch "$r" --socket $SOCK >/dev/null 2>"$OUT/$r/switch.err" ||
+			err="the daemon did not take the switch to $r: $(tail -n 2 "$OUT/$r/switch.err" "$OUT/akts-${1}.log" | tr '\n' ' ')"
+		sleep 0.3
+		s0=$(sched_state)
+		[[ -z $err ]] && run_workloads "$r" "$SOCK" "enabled:akts"
+		row_meta "$r" akts "$s0" "enabled:akts" "$err" "${INVALID[@]}"
+		akts stats --socket $SOCK --json >"$OUT/$r/stats.json" 2>/dev/null
+	done
+	stop_proc $dpid INT
+}
+
+group=()
+for r in "${ROWS[@]}"; do
+	if [[ $r == default ]]; then
+		run_default
+	elif is_in "$r" "$PEERS"; then
+		run_peer "$r"
+	else
+		group+=("$r")
+		if ((${#group[@]} == 8)); then
+			run_akts_group "${group[@]}"
+			group=()
+		fi
+	fi
+done
+((${#group[@]})) && run_akts_group "${group[@]}"
+log "done: $OUT"

@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""The policy x workload matrix's report: plot_matrix.py DIR [DIR...] [--json].
+
+Each DIR is one run of bench/matrix.sh (its meta.json says how many CPUs it had). Writes, into the first
+DIR's parent: matrix.json (every row's figures), matrix.md (the table) and matrix.png (a heatmap: each
+cell's colour is how much better or worse than the default scheduler's row in the same run, on a log2
+scale; the figure itself is written in the cell), plus matrix_bimodal.png (p99.9 slowdown against offered
+load, one line per row). Prints the table, or the JSON with --json. All figures are from a QEMU TCG guest:
+compare rows within a run, not with native hardware."""
+import json
+import math
+import os
+import sys
+
+# (key, label, unit, better, workload): the matrix's columns.
+COLUMNS = [
+    ("hackbench_s", "hackbench", "s", "lower", "hackbench"),
+    ("cyclictest_max_us", "cyclictest\nmax", "us", "lower", "cyclictest"),
+    ("cyclictest_avg_us", "cyclictest\navg", "us", "lower", "cyclictest"),
+    ("cyclictest_be_ops", "stress-ng\nbeside it", "bogo/s", "higher", "cyclictest"),
+    ("sysbench_eps", "sysbench\ncpu", "events/s", "higher", "sysbench"),
+    ("bimodal_low_p999", "bimodal p99.9\nslowdown, low", "x", "lower", "bimodal"),
+    ("bimodal_high_p999", "bimodal p99.9\nslowdown, high", "x", "lower", "bimodal"),
+    ("bimodal_high_goodput", "bimodal goodput,\nhigh load", "req/s", "higher", "bimodal"),
+    ("bimodal_max_load", "bimodal highest\nload at SLO", "load", "higher", "bimodal"),
+    ("colocation_error", "colocation\nshare error", "pp", "lower", "colocation"),
+]
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def row_figures(d, row, meta):
+    """One row's figures (None where a workload failed or did not run)."""
+    out = {c[0]: None for c in COLUMNS}
+    rd = os.path.join(d, row)
+    hb = load(os.path.join(rd, "hackbench.json"))
+    if hb:
+        out["hackbench_s"] = hb["metrics"].get("seconds")
+    cyc = load(os.path.join(rd, "cyclictest.json"))
+    if cyc:
+        lat = cyc["metrics"].get("lc_wakeup_us", {})
+        out["cyclictest_max_us"], out["cyclictest_avg_us"] = lat.get("max"), lat.get("avg")
+        out["cyclictest_be_ops"] = cyc["metrics"].get("be_bogo_ops_per_s")
+    sb = load(os.path.join(rd, "sysbench.json"))
+    if sb:
+        out["sysbench_eps"] = sb["metrics"].get("events_per_s")
+    bm = load(os.path.join(rd, "bimodal.json"))
+    if bm and bm.get("loads"):
+        lo, hi = bm["loads"][0], bm["loads"][-1]
+        out["bimodal_low_p999"] = lo["slowdown"]["p999"]
+        out["bimodal_high_p999"] = hi["slowdown"]["p999"]
+        out["bimodal_high_goodput"] = hi["goodput_rps"]
+        out["bimodal_max_load"] = bm["max_load_at_slo"]
+        out["bimodal_curve"] = [{"load": l["load"], "p999": l["slowdown"]["p999"], "goodput_rps": l["goodput_rps"],
+                                 "unfinished": l["unfinished"], "short_p99_ms": l["short_latency_ms"]["p99"],
+                                 "long_p99_ms": l["long_latency_ms"]["p99"]} for l in bm["loads"]]
+    co = load(os.path.join(rd, "colocation.json"))
+    if co and co.get("targets"):
+        targets = meta.get("share_targets", [0, 25, 50, 75])
+        pts = co["targets"]
+        errs = []
+        if len(pts) == 1 and pts[0]["target"] is None:
+            # No target to set: the one share it gives, scored against every target.
+            s = pts[0]["lc_share"]
+            if s is not None:
+                errs = [abs(100 * s - t) for t in targets]
+            out["colocation_shares"] = [{"target": t, "lc_share": s} for t in targets]
+        else:
+            errs = [abs(100 * p["lc_share"] - p["target"]) for p in pts if p["lc_share"] is not None]
+            out["colocation_shares"] = [{"target": p["target"], "lc_share": p["lc_share"]} for p in pts]
+        if errs:
+            out["colocation_error"] = sum(errs) / len(errs)
+    errors = {}
+    for w in meta.get("workloads", []):
+        p = os.path.join(rd, w + ".err")
+        if os.path.exists(p) and not os.path.exists(os.path.join(rd, w + ".json")):  # failed, or did not count
+            errors[w] = open(p, errors="replace").read().strip()[-300:]
+    if errors:
+        out["errors"] = errors
+    return out
+
+
+def collect(dirs):
+    runs = []
+    for d in dirs:
+        meta = load(os.path.join(d, "meta.json"))
+        if not meta:
+            print(f"plot_matrix: {d} has no meta.json (did the guest run start?)", file=sys.stderr)
+            continue
+        rows = []
+        for row in meta["rows"]:
+            rm = load(os.path.join(d, row, "row.json")) or {"usable": False, "error": "the row did not run"}
+            fig = row_figures(d, row, meta)
+            rows.append({"row": row, "kind": rm.get("kind"), "usable": rm.get("usable", False),
+                         "error": rm.get("error"), "invalid": rm.get("invalid", []), **fig})
+        runs.append({"dir": d, "cpus": meta.get("cpus"), "meta": meta, "rows": rows})
+    return runs
+
+
+def cell(r, key, unit, workload):
+    if workload in r.get("invalid", []):
+        return "ejected"
+    return fmt(r[key], unit)
+
+
+def fmt(v, unit):
+    if v is None:
+        return "-"
+    if unit in ("load",):
+        return f"{v:.2f}"
+    if abs(v) >= 100:
+        return f"{v:.0f}"
+    return f"{v:.1f}" if abs(v) >= 10 else f"{v:.2f}"
+
+
+def table(runs):
+    lines = []
+    for run in runs:
+        m = run["meta"]
+        lines.append(f"### {run['cpus']} vCPUs (QEMU TCG: emulated figures; compare rows within this run)\n")
+        lines.append(f"bimodal: {m['long_fraction'] * 100:g}% {m['long']} requests, the rest {m['short']}, loads "
+                     f"{', '.join(str(x) for x in m['loads'])} of capacity, {m['bimodal_seconds']:g} s each; "
+                     f"the slowdown objective is 50. Colocation targets: {m['share_targets']} %. "
+                     f"akts quantum timer: {m['quantum_timer']}.\n")
+        head = "| row | " + " | ".join(f"{lab} ({unit}, {better})".replace("\n", " ") for _, lab, unit, better, _ in COLUMNS) + " |"
+        lines.append(head)
+        lines.append("|" + "---|" * (len(COLUMNS) + 1))
+        for r in run["rows"]:
+            name = r["row"] + ("" if r["usable"] else " (unusable: " + str(r["error"]) + ")")
+            lines.append(f"| {name} | " + " | ".join(cell(r, k, unit, w) for k, _, unit, _, w in COLUMNS) + " |")
+        failed = [(r["row"], w, e) for r in run["rows"] for w, e in (r.get("errors") or {}).items()]
+        if failed:
+            lines.append("")
+            for row, w, e in failed:
+                lines.append(f"- {row}/{w} failed: {e.splitlines()[-1] if e else '(no message)'}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def score(v, base, better):
+    """log2 of how many times better than the default row (positive: better)."""
+    if v is None or base is None:
+        return None
+    # Floors keep a zero (an error of 0 pp, a share of 0) finite.
+    v, base = max(v, 1e-3), max(base, 1e-3)
+    s = math.log2(base / v) if better == "lower" else math.log2(v / base)
+    return max(-4.0, min(4.0, s))
+
+
+def heatmap(runs, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n_rows = sum(len(r["rows"]) for r in runs)
+    fig, axes = plt.subplots(len(runs), 1, figsize=(15, 1.4 + 0.42 * n_rows + 0.8 * len(runs)), squeeze=False,
+                             gridspec_kw={"height_ratios": [max(1, len(r["rows"])) for r in runs]})
+    im = None
+    for ax, run in zip(axes[:, 0], runs):
+        base = next((r for r in run["rows"] if r["row"] == "default" and r["usable"]), None)
+        grid, text = [], []
+        for r in run["rows"]:
+            grid.append([score(r[k], base[k] if base else None, better) if r["usable"] else None
+                         for k, _, _, better, _ in COLUMNS])
+            text.append([cell(r, k, unit, w) for k, _, unit, _, w in COLUMNS])
+        data = [[math.nan if v is None else v for v in g] for g in grid]
+        im = ax.imshow(data, cmap="RdYlGn", vmin=-3, vmax=3, aspect="auto")
+        ax.set_yticks(range(len(run["rows"])))
+        ax.set_yticklabels([r["row"] + ("" if r["usable"] else " (unusable)") for r in run["rows"]])
+        ax.set_xticks(range(len(COLUMNS)))
+        ax.set_xticklabels([f"{lab}\n({unit}, {better})" for _, lab, unit, better, _ in COLUMNS], fontsize=7.5)
+        ax.tick_params(axis="x", pad=2)
+        ax.xaxis.tick_top()
+        for i, row in enumerate(text):
+            for j, t in enumerate(row):
+                ax.text(j, i, t, ha="center", va="center", fontsize=8)
+        ax.set_ylabel(f"{run['cpus']} vCPUs")
+    fig.colorbar(im, ax=axes[:, 0].tolist(), shrink=0.6,
+                 label="log2(better than the default scheduler's row)")
+    fig.suptitle("akts policies x workloads, with the kernel's default and tools/sched_ext peers (QEMU TCG, emulated)",
+                 fontsize=10, y=1.0 + 0.35 / max(1, n_rows))
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+
+
+def bimodal_plot(runs, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(runs), figsize=(7 * len(runs), 5), squeeze=False)
+    for ax, run in zip(axes[0], runs):
+        for r in run["rows"]:
+            c = r.get("bimodal_curve")
+            if not c or not r["usable"]:
+                continue
+            style = "--" if r["kind"] != "akts" else "-"
+            ax.plot([p["load"] for p in c], [max(p["p999"], 1) for p in c], style, marker="o", label=r["row"])
+        ax.axhline(run["meta"].get("slo", 50), color="grey", lw=0.8, ls=":")
+        ax.set_yscale("log")
+        ax.set_xlabel("offered load (fraction of the CPUs' capacity)")
+        ax.set_ylabel("p99.9 slowdown (latency / service time)")
+        ax.set_title(f"bimodal server, {run['cpus']} vCPUs (dashed: not akts; dotted: the objective, 50)", fontsize=9)
+        ax.legend(fontsize=7, ncol=2)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+
+
+def main():
+    args = [a for a in sys.argv[1:] if a != "--json"]
+    if not args:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    runs = collect(args)
+    if not runs:
+        sys.exit(1)
+    out = os.path.dirname(os.path.abspath(args[0]))
+    report = {"columns": [{"key": k, "label": lab, "unit": u, "better": b, "workload": w} for k, lab, u, b, w in COLUMNS],
+              "runs": [{k: v for k, v in r.items()} for r in runs], "emulated": True}
+    with open(os.path.join(out, "matrix.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    md = table(runs)
+    with open(os.path.join(out, "matrix.md"), "w") as f:
+        f.write(md + "\n")
+    try:
+        heatmap(runs, os.path.join(out, "matrix.png"))
+        bimodal_plot(runs, os.path.join(out, "matrix_bimodal.png"))
+    except ImportError as e:
+        print(f"plot_matrix: no charts ({e})", file=sys.stderr)
+    if "--json" in sys.argv[1:]:
+        print(json.dumps(report, indent=1))
+    else:
+        print(md)
+        print(f"written: {out}/matrix.json, matrix.md, matrix.png, matrix_bimodal.png", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
