@@ -112,12 +112,14 @@ int run_bimodal_bench(const BimodalFlags& f) {
                              l["short_latency_ms"]["p99"].get<double>(), l["long_latency_ms"]["p99"].get<double>(),
                              l["unfinished"].get<size_t>());
   if (hint)
-    for (const auto& l : (*r)["loads"])
+    for (const auto& l : (*r)["loads"]) {
+      if (!l.contains("hint_ms")) continue;
       std::cout << fmt::format("load {:.2f}: a hint took {:.2f} ms p50, {:.2f} ms p99 (counted in the latency); {} failed{}\n",
                                l["load"].get<double>(), l["hint_ms"]["p50"].get<double>(),
                                l["hint_ms"]["p99"].get<double>(), l["hint_errors"].get<size_t>(),
                                l.contains("first_hint_error") ? " (first: " + l["first_hint_error"].get<std::string>() + ")"
                                                               : std::string());
+    }
   std::cout << fmt::format("highest load with p99.9 slowdown <= {:g}: {:.2f}\n", o.slo_slowdown,
                            (*r)["max_load_at_slo"].get<double>());
   return cli::kExitOk;

@@ -25,7 +25,7 @@
 # is listed in row.json's "invalid"; a peer ejected during one is started again for the next. A row whose
 # scheduler never attached is marked unusable. OUT/meta.json says how it ran. Progress goes to stderr.
 #
-# Environment: WORKLOADS, LOADS (default 0.2,0.4,0.6,0.8), BIMODAL_SECONDS (per load, default 4),
+# Environment: WORKLOADS, LOADS (default 0.25,0.5,0.75,0.9), BIMODAL_SECONDS (per load, default 4),
 # SHORT/LONG/LONG_FRACTION (default 1ms, 100ms, 0.01), HB_SECONDS (3), CYC_SECONDS (4), SB_SECONDS (4),
 # COLOC_SECONDS (3), SHARE_TARGETS (0 25 50 75), QUANTUM_TIMER (250us or off).
 set -uo pipefail
@@ -37,7 +37,7 @@ OUT=$1
 shift
 ROWS=("$@")
 WORKLOADS=${WORKLOADS:-hackbench cyclictest sysbench bimodal colocation}
-LOADS=${LOADS:-0.2,0.4,0.6,0.8}
+LOADS=${LOADS:-0.25,0.5,0.75,0.9}
 BIMODAL_SECONDS=${BIMODAL_SECONDS:-4}
 SHORT=${SHORT:-1ms}
 LONG=${LONG:-100ms}
