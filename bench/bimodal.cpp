@@ -103,20 +103,24 @@ int run_bimodal_bench(const BimodalFlags& f) {
                            o.long_fraction * 100, human_ns(static_cast<double>(o.long_ns.count())),
                            human_ns(static_cast<double>(o.short_ns.count())), (*r)["cpus"].get<unsigned>(), o.workers,
                            hint ? "; sizes hinted to the scheduler" : "");
-  std::cout << fmt::format("{:>5} {:>9} {:>9} {:>10} {:>10} {:>11} {:>11} {:>10}\n", "load", "offered/s", "goodput/s",
+  // A figure, or "-" where there is none (no requests of that kind at that load).
+  auto fig = [](const json& v, int width, int prec) {
+    return v.is_number() ? fmt::format("{:>{}.{}f}", v.get<double>(), width, prec) : fmt::format("{:>{}}", "-", width);
+  };
+  std::cout << fmt::format("{:>5} {:>9} {:>9} {:>10} {:>12} {:>12} {:>11} {:>10}\n", "load", "offered/s", "goodput/s",
                            "slowdown50", "slowdown99.9", "short p99 ms", "long p99 ms", "unfinished");
   for (const auto& l : (*r)["loads"])
-    std::cout << fmt::format("{:>5.2f} {:>9.0f} {:>9.0f} {:>10.1f} {:>12.1f} {:>12.2f} {:>11.1f} {:>10}\n",
-                             l["load"].get<double>(), l["offered_rps"].get<double>(), l["goodput_rps"].get<double>(),
-                             l["slowdown"]["p50"].get<double>(), l["slowdown"]["p999"].get<double>(),
-                             l["short_latency_ms"]["p99"].get<double>(), l["long_latency_ms"]["p99"].get<double>(),
+    std::cout << fmt::format("{:>5.2f} {:>9.0f} {:>9.0f} {} {} {} {} {:>10}\n", l["load"].get<double>(),
+                             l["offered_rps"].get<double>(), l["goodput_rps"].get<double>(),
+                             fig(l["slowdown"]["p50"], 10, 1), fig(l["slowdown"]["p999"], 12, 1),
+                             fig(l["short_latency_ms"]["p99"], 12, 2), fig(l["long_latency_ms"]["p99"], 11, 1),
                              l["unfinished"].get<size_t>());
   if (hint)
     for (const auto& l : (*r)["loads"]) {
       if (!l.contains("hint_ms")) continue;
-      std::cout << fmt::format("load {:.2f}: a hint took {:.2f} ms p50, {:.2f} ms p99 (counted in the latency); {} failed{}\n",
-                               l["load"].get<double>(), l["hint_ms"]["p50"].get<double>(),
-                               l["hint_ms"]["p99"].get<double>(), l["hint_errors"].get<size_t>(),
+      std::cout << fmt::format("load {:.2f}: a hint took {} ms p50, {} ms p99 (counted in the latency); {} failed{}\n",
+                               l["load"].get<double>(), fig(l["hint_ms"]["p50"], 0, 2), fig(l["hint_ms"]["p99"], 0, 2),
+                               l["hint_errors"].get<size_t>(),
                                l.contains("first_hint_error") ? " (first: " + l["first_hint_error"].get<std::string>() + ")"
                                                               : std::string());
     }

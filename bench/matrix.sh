@@ -7,8 +7,9 @@
 # scx_central and scx_flatcg (each schedules every task), and akts library policies by name (latency,
 # throughput, fifo, rr, wrr, ljf, wfair, share, srpt, central). The akts rows run under daemons that manage
 # every task (switch_all, like the peers), up to eight policies per daemon, one row after another by
-# `akts switch`; the circuit breaker is disarmed (a fixed policy is the row: a breaker that took over would
-# blur it), the frame's bounded wait stays on, and the quantum timer enforces quanta below the tick (250 us).
+# `akts switch`, with the apparatus (this script and the daemon) classified LC. The circuit breaker is
+# disarmed (a fixed policy is the row: a breaker that took over would blur it), the frame's bounded wait
+# stays on, and the quantum timer enforces quanta below the tick (250 us).
 #
 # Workloads, in each row (WORKLOADS, default all):
 #   hackbench    `akts workload hackbench` (BE): seconds for 100 loops per HB_SECONDS
@@ -69,6 +70,16 @@ for w in $WORKLOADS; do
 		die "no workload named '$w' (hackbench cyclictest sysbench bimodal colocation)"
 done
 
+num() { [[ $2 =~ ^[0-9]+([.][0-9]+)?$ ]] || die "$1 must be a number of seconds, not '$2'"; }
+num HB_SECONDS "$HB_SECONDS"
+num CYC_SECONDS "$CYC_SECONDS"
+num SB_SECONDS "$SB_SECONDS"
+num COLOC_SECONDS "$COLOC_SECONDS"
+num BIMODAL_SECONDS "$BIMODAL_SECONDS"
+[[ $HB_SECONDS =~ ^[1-9][0-9]*$ && $CYC_SECONDS =~ ^[1-9][0-9]*$ && $SB_SECONDS =~ ^[1-9][0-9]*$ ]] ||
+	die "HB_SECONDS, CYC_SECONDS and SB_SECONDS are whole seconds"
+[[ $LOADS =~ ^[0-9.]+(,[0-9.]+)*$ ]] || die "LOADS is a list of fractions like 0.25,0.5 (not '$LOADS')"
+[[ $SHARE_TARGETS =~ ^[0-9]+( [0-9]+)*$ ]] || die "SHARE_TARGETS is a list of percentages like '0 25 50 75' (not '$SHARE_TARGETS')"
 python3 - "$OUT/meta.json" "$WORKLOADS" "$LOADS" "$BIMODAL_SECONDS" "$SHORT" "$LONG" "$LONG_FRACTION" \
 	"$HB_SECONDS" "$CYC_SECONDS" "$SB_SECONDS" "$COLOC_SECONDS" "$SHARE_TARGETS" "$QUANTUM_TIMER" "${ROWS[@]}" <<'PY'
 import json, os, sys
@@ -77,9 +88,11 @@ json.dump({"rows": rows, "workloads": workloads.split(), "loads": [float(x) for 
            "bimodal_seconds": float(bsecs), "short": short, "long": long_, "long_fraction": float(lf),
            "hackbench_seconds": int(hb), "cyclictest_seconds": int(cyc), "sysbench_seconds": int(sb),
            "colocation_seconds": float(coloc), "share_targets": [int(t) for t in targets.split()],
-           "quantum_timer": qt, "kernel": os.uname().release, "cpus": os.cpu_count(), "emulated": True},
+           "quantum_timer": qt, "kernel": os.uname().release, "cpus": os.cpu_count(), "emulated": True,
+           "slo_slowdown": 50},
           open(path, "w"), indent=1)
 PY
+[[ -f $OUT/meta.json ]] || die "could not write $OUT/meta.json"
 
 sched_state() { echo "$(cat /sys/kernel/sched_ext/state 2>/dev/null):$(cat /sys/kernel/sched_ext/root/ops 2>/dev/null)"; }
 enable_seq() { cat /sys/kernel/sched_ext/enable_seq 2>/dev/null || echo 0; }
@@ -94,15 +107,17 @@ stop_proc() { # PID SIGNAL: the signal, up to 10 s, then SIGKILL
 	kill -KILL "$1" 2>/dev/null
 	wait "$1" 2>/dev/null
 }
-# user + system ticks of the pids together (fields 14 and 15 of /proc/PID/stat)
+# user + system ticks of the pids together (fields 14 and 15 of /proc/PID/stat), with builtins only: the
+# apparatus is scheduled by the policy under test too, and a fork per sample would wait on it.
 ticks() {
-	python3 -c '
-import sys
-t = 0
-for pid in sys.argv[1:]:
-    f = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
-    t += int(f[11]) + int(f[12])
-print(t)' "$@"
+	local pid line rest total=0 f
+	for pid in "$@"; do
+		read -r line <"/proc/$pid/stat" || continue
+		rest=${line##*) }
+		read -ra f <<<"$rest"
+		total=$((total + f[11] + f[12]))
+	done
+	echo "$total"
 }
 
 # The workloads of one row; SOCKET is the akts daemon's ("" for the others), EXPECTED the scheduler the row
@@ -129,10 +144,18 @@ run_workloads() {
 				--long-fraction "$LONG_FRACTION" "${hint[@]}" --json >"$dir/bimodal.json" 2>"$dir/bimodal.err"
 			;;
 		colocation) colocation "$row" "$socket" >"$dir/colocation.json" 2>"$dir/colocation.err" ;;
-		esac || { log "$row: $w failed: $(tail -n 2 "$dir/$w.err" | tr '\n' ' ')"; rm -f "$dir/$w.json"; }
+		esac || {
+			echo "exit $?" >>"$dir/$w.err"
+			log "$row: $w failed: $(tail -n 2 "$dir/$w.err" | tr '\n' ' ')"
+			rm -f "$dir/$w.json"
+		}
 		s1=$(sched_state) q1=$(enable_seq)
-		if [[ $s0 != "$expected" || $s1 != "$expected" || $q0 != "$q1" ]]; then
-			echo "the scheduler was $s0 at the start of $w and $s1 at its end (enable_seq $q0 -> $q1), not $expected throughout" >>"$dir/$w.err"
+		local pol=$row
+		[[ -n $socket ]] && pol=$(akts status --socket "$socket" --json 2>/dev/null | python3 -c '
+import json, sys
+print((json.load(sys.stdin).get("effective") or {}).get("policy"))' 2>/dev/null)
+		if [[ $s0 != "$expected" || $s1 != "$expected" || $q0 != "$q1" || $pol != "$row" ]]; then
+			echo "the scheduler was $s0 at the start of $w and $s1 at its end (enable_seq $q0 -> $q1; policy $pol), not $expected under $row throughout" >>"$dir/$w.err"
 			rm -f "$dir/$w.json"
 			INVALID+=("$w")
 			log "$row: $w does not count: $(tail -n 1 "$dir/$w.err")"
@@ -179,7 +202,6 @@ for line in sys.stdin:
 print(json.dumps({"targets": rows}))'
 }
 
-# row.json: the scheduler at the row's start and end, and whether the row is usable.
 # row.json: the scheduler at the row's start and end, whether the row ran, and the workloads that do not count.
 row_meta() { # ROW KIND START_STATE EXPECTED ERROR INVALID...
 	python3 - "$OUT/$1/row.json" "$1" "$2" "$3" "$(sched_state)" "$4" "${5:-}" "${@:6}" <<'PY'
@@ -194,7 +216,7 @@ PY
 }
 
 run_default() {
-	mkdir -p "$OUT/default"
+	rm -rf "$OUT/default" && mkdir -p "$OUT/default"
 	wait_detached
 	local s0
 	s0=$(sched_state)
@@ -218,7 +240,7 @@ peer_ensure() {
 
 run_peer() {
 	local row=$1 s0 err=""
-	mkdir -p "$OUT/$row"
+	rm -rf "${OUT:?}/$row" && mkdir -p "$OUT/$row"
 	PEER=$row PEER_PID=""
 	INVALID=()
 	if ! command -v "$row" >/dev/null; then
@@ -253,9 +275,13 @@ PY
 		kill -0 $dpid 2>/dev/null || break
 		sleep 0.1
 	done
+	# The apparatus (this script, its children and the daemon) is LC here: a policy that starves BE while LC
+	# work saturates the CPUs (latency) would otherwise stall the run itself for as long as the guard allows.
+	akts classify --socket $SOCK $$ lc >/dev/null && akts classify --socket $SOCK $dpid lc >/dev/null ||
+		log "could not classify the apparatus LC: the run goes on, slower under policies that starve BE"
 	ENSURE=true
 	for r in "${rows[@]}"; do
-		mkdir -p "$OUT/$r"
+		rm -rf "${OUT:?}/$r" && mkdir -p "$OUT/$r"
 		err=""
 		INVALID=()
 		akts switch "$r" --socket $SOCK >/dev/null 2>"$OUT/$r/switch.err" ||
@@ -264,7 +290,7 @@ PY
 		s0=$(sched_state)
 		[[ -z $err ]] && run_workloads "$r" "$SOCK" "enabled:akts"
 		row_meta "$r" akts "$s0" "enabled:akts" "$err" "${INVALID[@]}"
-		akts stats --socket $SOCK --json >"$OUT/$r/stats.json" 2>/dev/null
+		akts stats --socket $SOCK --json >"$OUT/$r/stats.json" 2>/dev/null # the daemon's totals so far
 	done
 	stop_proc $dpid INT
 }

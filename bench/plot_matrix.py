@@ -23,8 +23,11 @@ COLUMNS = [
     ("bimodal_high_p999", "bimodal p99.9\nslowdown, high", "x", "lower", "bimodal"),
     ("bimodal_high_goodput", "bimodal goodput,\nhigh load", "req/s", "higher", "bimodal"),
     ("bimodal_max_load", "bimodal highest\nload at SLO", "load", "higher", "bimodal"),
-    ("colocation_error", "colocation\nshare error", "pp", "lower", "colocation"),
+    ("colocation_error", "colocation\nshare error", "pp", "target", "colocation"),
+    ("colocation_lc_share", "colocation LC\nshare (no target)", "%", "none", "colocation"),
 ]
+# better: "lower"/"higher" are coloured against the default row; "target" (only share has one) and "none" (a
+# fact, not a merit: how much an LC class gets beside BE with no target to hold) are not coloured.
 
 
 def load(path):
@@ -55,6 +58,8 @@ def row_figures(d, row, meta):
         lo, hi = bm["loads"][0], bm["loads"][-1]
         out["bimodal_low_p999"] = lo["slowdown"]["p999"]
         out["bimodal_high_p999"] = hi["slowdown"]["p999"]
+        # With requests left unfinished, the percentile is a lower bound.
+        out["bimodal_low_unfinished"], out["bimodal_high_unfinished"] = lo["unfinished"], hi["unfinished"]
         out["bimodal_high_goodput"] = hi["goodput_rps"]
         out["bimodal_max_load"] = bm["max_load_at_slo"]
         out["bimodal_curve"] = [{"load": l["load"], "p999": l["slowdown"]["p999"], "goodput_rps": l["goodput_rps"],
@@ -62,20 +67,16 @@ def row_figures(d, row, meta):
                                  "long_p99_ms": l["long_latency_ms"]["p99"]} for l in bm["loads"]]
     co = load(os.path.join(rd, "colocation.json"))
     if co and co.get("targets"):
-        targets = meta.get("share_targets", [0, 25, 50, 75])
         pts = co["targets"]
-        errs = []
+        out["colocation_shares"] = [{"target": p["target"], "lc_share": p["lc_share"]} for p in pts]
         if len(pts) == 1 and pts[0]["target"] is None:
-            # No target to set: the one share it gives, scored against every target.
-            s = pts[0]["lc_share"]
-            if s is not None:
-                errs = [abs(100 * s - t) for t in targets]
-            out["colocation_shares"] = [{"target": t, "lc_share": s} for t in targets]
+            # No target to set: the share it gives is a fact about the policy, not an error against anything.
+            if pts[0]["lc_share"] is not None:
+                out["colocation_lc_share"] = 100 * pts[0]["lc_share"]
         else:
             errs = [abs(100 * p["lc_share"] - p["target"]) for p in pts if p["lc_share"] is not None]
-            out["colocation_shares"] = [{"target": p["target"], "lc_share": p["lc_share"]} for p in pts]
-        if errs:
-            out["colocation_error"] = sum(errs) / len(errs)
+            if errs:
+                out["colocation_error"] = sum(errs) / len(errs)
     errors = {}
     for w in meta.get("workloads", []):
         p = os.path.join(rd, w + ".err")
@@ -104,9 +105,15 @@ def collect(dirs):
 
 
 def cell(r, key, unit, workload):
+    if not r["usable"]:
+        return "-"
     if workload in r.get("invalid", []):
         return "ejected"
-    return fmt(r[key], unit)
+    text = fmt(r[key], unit)
+    for level in ("low", "high"):
+        if key == f"bimodal_{level}_p999" and r.get(f"bimodal_{level}_unfinished") and r[key] is not None:
+            text = ">=" + text  # requests left unfinished: a lower bound
+    return text
 
 
 def fmt(v, unit):
@@ -126,7 +133,8 @@ def table(runs):
         lines.append(f"### {run['cpus']} vCPUs (QEMU TCG: emulated figures; compare rows within this run)\n")
         lines.append(f"bimodal: {m['long_fraction'] * 100:g}% {m['long']} requests, the rest {m['short']}, loads "
                      f"{', '.join(str(x) for x in m['loads'])} of capacity, {m['bimodal_seconds']:g} s each; "
-                     f"the slowdown objective is 50. Colocation targets: {m['share_targets']} %. "
+                     f"the slowdown objective is {m.get('slo_slowdown', 50):g}. Colocation: as many LC as BE busy "
+                     f"loops; share's targets {m['share_targets']} % (the other rows have none: their LC share). "
                      f"akts quantum timer: {m['quantum_timer']}.\n")
         head = "| row | " + " | ".join(f"{lab} ({unit}, {better})".replace("\n", " ") for _, lab, unit, better, _ in COLUMNS) + " |"
         lines.append(head)
@@ -144,13 +152,11 @@ def table(runs):
 
 
 def score(v, base, better):
-    """log2 of how many times better than the default row (positive: better)."""
-    if v is None or base is None:
+    """log2 of how many times better than the default row (positive: better); None where there is no ratio."""
+    if better not in ("lower", "higher") or v is None or base is None or v <= 0 or base <= 0:
         return None
-    # Floors keep a zero (an error of 0 pp, a share of 0) finite.
-    v, base = max(v, 1e-3), max(base, 1e-3)
     s = math.log2(base / v) if better == "lower" else math.log2(v / base)
-    return max(-4.0, min(4.0, s))
+    return max(-3.0, min(3.0, s))
 
 
 def heatmap(runs, path):
@@ -167,8 +173,9 @@ def heatmap(runs, path):
         base = next((r for r in run["rows"] if r["row"] == "default" and r["usable"]), None)
         grid, text = [], []
         for r in run["rows"]:
-            grid.append([score(r[k], base[k] if base else None, better) if r["usable"] else None
-                         for k, _, _, better, _ in COLUMNS])
+            grid.append([score(r[k], base[k] if base else None, better)
+                         if r["usable"] and w not in r.get("invalid", []) else None
+                         for k, _, _, better, w in COLUMNS])
             text.append([cell(r, k, unit, w) for k, _, unit, _, w in COLUMNS])
         data = [[math.nan if v is None else v for v in g] for g in grid]
         im = ax.imshow(data, cmap="RdYlGn", vmin=-3, vmax=3, aspect="auto")
@@ -183,7 +190,7 @@ def heatmap(runs, path):
                 ax.text(j, i, t, ha="center", va="center", fontsize=8)
         ax.set_ylabel(f"{run['cpus']} vCPUs")
     fig.colorbar(im, ax=axes[:, 0].tolist(), shrink=0.6,
-                 label="log2(better than the default scheduler's row)")
+                 label="log2(better than the default scheduler's row); uncoloured: no ratio")
     fig.suptitle("akts policies x workloads, with the kernel's default and tools/sched_ext peers (QEMU TCG, emulated)",
                  fontsize=10, y=1.0 + 0.35 / max(1, n_rows))
     fig.savefig(path, dpi=110, bbox_inches="tight")
@@ -203,12 +210,14 @@ def bimodal_plot(runs, path):
             if not c or not r["usable"]:
                 continue
             style = "--" if r["kind"] != "akts" else "-"
-            ax.plot([p["load"] for p in c], [max(p["p999"], 1) for p in c], style, marker="o", label=r["row"])
-        ax.axhline(run["meta"].get("slo", 50), color="grey", lw=0.8, ls=":")
+            pts = [(p["load"], max(p["p999"], 1)) for p in c if p["p999"] is not None]
+            ax.plot([x for x, _ in pts], [y for _, y in pts], style, marker="o", label=r["row"])
+        ax.axhline(run["meta"].get("slo_slowdown", 50), color="grey", lw=0.8, ls=":")
         ax.set_yscale("log")
         ax.set_xlabel("offered load (fraction of the CPUs' capacity)")
         ax.set_ylabel("p99.9 slowdown (latency / service time)")
-        ax.set_title(f"bimodal server, {run['cpus']} vCPUs (dashed: not akts; dotted: the objective, 50)", fontsize=9)
+        ax.set_title(f"bimodal server, {run['cpus']} vCPUs (dashed: not akts; dotted: the objective, "
+                     f"{run['meta'].get('slo_slowdown', 50):g})", fontsize=9)
         ax.legend(fontsize=7, ncol=2)
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)

@@ -700,6 +700,10 @@ int main(int argc, char** argv) {
     std::cerr << "akts: an answer from the daemon is not what this akts understands (" << e.what()
               << "): are the daemon and this client the same version?\n";
     return kExitFail;
+  } catch (const std::exception& e) {
+    // Out of memory, no threads left, ...: an error, not an abort.
+    std::cerr << "akts: " << e.what() << "\n";
+    return kExitFail;
   }
   return kExitFail;
 }

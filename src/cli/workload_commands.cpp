@@ -1,6 +1,7 @@
 // `akts workload SCENARIO`: runs a scenario to its end; Ctrl-C stops it and its processes.
 #include "cli/workload_commands.h"
 
+#include <atomic>
 #include <csignal>
 #include <iostream>
 

@@ -11,7 +11,9 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <random>
+#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
@@ -48,12 +50,13 @@ double rank(const std::vector<double>& sorted, double q) {
 }
 
 json percentiles(std::vector<double> v, double scale) {
+  if (v.empty()) return {{"n", 0}, {"p50", nullptr}, {"p99", nullptr}, {"p999", nullptr}, {"max", nullptr}};
   std::sort(v.begin(), v.end());
   return {{"n", v.size()},
           {"p50", rank(v, 0.5) * scale},
           {"p99", rank(v, 0.99) * scale},
           {"p999", rank(v, 0.999) * scale},
-          {"max", v.empty() ? 0.0 : v.back() * scale}};
+          {"max", v.back() * scale}};
 }
 
 unsigned allowed_cpus() {
@@ -61,6 +64,11 @@ unsigned allowed_cpus() {
   CPU_ZERO(&set);
   if (::sched_getaffinity(0, sizeof(set), &set) != 0) return std::max(1u, std::thread::hardware_concurrency());
   return static_cast<unsigned>(std::max(1, CPU_COUNT(&set)));
+}
+
+double mean_service_s(const BimodalOptions& o) {
+  return (1 - o.long_fraction) * std::chrono::duration<double>(o.short_ns).count() +
+         o.long_fraction * std::chrono::duration<double>(o.long_ns).count();
 }
 
 struct Job {
@@ -73,22 +81,20 @@ struct Job {
 // The pool: a queue the load generator fills and idle workers take from, one job each at a time.
 class Pool {
  public:
+  // Throws std::system_error when a thread cannot be started (those started are joined first).
   Pool(unsigned n, const HintFn& hint) : hint_(hint) {
-    for (unsigned i = 0; i < n; ++i)
-      threads_.emplace_back([this, i] {
-        ::pthread_setname_np(::pthread_self(), fmt::format("bimodal-w{}", i).substr(0, 15).c_str());
-        work();
-      });
-  }
-  ~Pool() {
-    {
-      std::lock_guard lk(m_);
-      quit_ = true;
+    try {
+      for (unsigned i = 0; i < n; ++i)
+        threads_.emplace_back([this, i] {
+          ::pthread_setname_np(::pthread_self(), fmt::format("bimodal-w{}", i).substr(0, 15).c_str());
+          work();
+        });
+    } catch (...) {
+      stop();
+      throw;
     }
-    abandon_ = true;
-    cv_.notify_all();
-    for (auto& t : threads_) t.join();
   }
+  ~Pool() { stop(); }
 
   // A new load: `n` requests, none outstanding.
   void begin(size_t n) {
@@ -152,6 +158,17 @@ class Pool {
   }
 
  private:
+  void stop() {
+    {
+      std::lock_guard lk(m_);
+      quit_ = true;
+    }
+    abandon_ = true;
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+  }
+
   void work() {
     for (;;) {
       Job j;
@@ -231,6 +248,12 @@ Status check(const BimodalOptions& o) {
   if (o.cpus > 4096) return bad(fmt::format("cpus: 0 (those this process may use) to 4096, not {}", o.cpus));
   if (!(o.slo_slowdown >= 1 && o.slo_slowdown <= 1e6))
     return bad(fmt::format("the slowdown objective: 1 to 1e6, not {}", o.slo_slowdown));
+  double arrivals = 0;
+  for (double l : o.loads) arrivals += l * (o.cpus ? o.cpus : allowed_cpus()) / mean_service_s(o) * o.seconds;
+  if (arrivals > 5e6)
+    return bad(fmt::format("about {:.0f} requests in all: at most 5 million (fewer loads, seconds or CPUs, or longer "
+                           "requests)",
+                           arrivals));
   return {};
 }
 
@@ -271,7 +294,9 @@ double max_load_at_slo(const json& loads, double slo) {
   double best = 0;
   for (const auto& l : loads) {
     const json& p = l["slowdown"]["p999"];
-    if (!p.is_number() || p.get<double>() > slo || l.value("unfinished", size_t{0}) > 0) break;
+    if (!p.is_number() || p.get<double>() > slo || l.value("unfinished", size_t{0}) > 0 ||
+        l.value("requests", size_t{0}) == 0)
+      break;
     best = l.value("load", 0.0);
   }
   return best;
@@ -280,12 +305,20 @@ double max_load_at_slo(const json& loads, double slo) {
 Result<json> run_bimodal(const BimodalOptions& o, const HintFn& hint, const ProgressFn& progress) {
   if (auto st = check(o); !st) return st.error();
   unsigned cpus = o.cpus ? o.cpus : allowed_cpus();
-  double mean_s = (1 - o.long_fraction) * std::chrono::duration<double>(o.short_ns).count() +
-                  o.long_fraction * std::chrono::duration<double>(o.long_ns).count();
+  double mean_s = mean_service_s(o);
+  std::vector<double> sweep = o.loads;
+  std::sort(sweep.begin(), sweep.end());
+  sweep.erase(std::unique(sweep.begin(), sweep.end()), sweep.end());
   json loads = json::array();
-  Pool pool(o.workers, hint);
-  for (size_t li = 0; li < o.loads.size(); ++li) {
-    double load = o.loads[li];
+  std::optional<Pool> pool_slot;
+  try {
+    pool_slot.emplace(o.workers, hint);
+  } catch (const std::system_error& e) {
+    return make_error(ErrorKind::kSystem, fmt::format("cannot start {} worker threads: {}", o.workers, e.what()));
+  }
+  Pool& pool = *pool_slot;
+  for (size_t li = 0; li < sweep.size(); ++li) {
+    double load = sweep[li];
     double rate = load * cpus / mean_s;
     auto arrivals = make_arrivals(rate, o.seconds, o.long_fraction, o.seed + li);
     if (progress)
@@ -317,8 +350,10 @@ Result<json> run_bimodal(const BimodalOptions& o, const HintFn& hint, const Prog
       if (pool.hint_errors()) s["first_hint_error"] = pool.first_hint_error();
     }
     if (progress)
-      progress(fmt::format("load {:.2f}: p99.9 slowdown {:.1f}, goodput {:.0f}/s of {:.0f}/s offered{}", load,
-                           s["slowdown"]["p999"].get<double>(), s["goodput_rps"].get<double>(), rate,
+      progress(fmt::format("load {:.2f}: p99.9 slowdown {}, goodput {:.0f}/s of {:.0f}/s offered{}", load,
+                           s["slowdown"]["p999"].is_number() ? fmt::format("{:.1f}", s["slowdown"]["p999"].get<double>())
+                                                             : std::string("- (no requests)"),
+                           s["goodput_rps"].get<double>(), rate,
                            s["unfinished"].get<size_t>() ? fmt::format(", {} unfinished", s["unfinished"].get<size_t>())
                                                          : std::string()));
     loads.push_back(std::move(s));

@@ -29,7 +29,8 @@ struct BimodalOptions {
   uint64_t seed = 1;
 };
 
-// The options' ranges; the first one out of range as an error (the caller's input: kInvalidArgument).
+// The options' ranges, and at most 5 million arrivals in all; the first one out of range as an error (the
+// caller's input: kInvalidArgument).
 Status check(const BimodalOptions& o);
 
 struct Arrival {
@@ -41,23 +42,26 @@ struct Arrival {
 std::vector<Arrival> make_arrivals(double rate, double seconds, double long_fraction, uint64_t seed);
 
 struct Served {
-  double latency_ns;  // arrival to completion; for an unfinished request, arrival to the load's end
+  double latency_ns;  // arrival to completion; for an unfinished request, arrival to when it was abandoned
   double service_ns;  // the CPU time asked for
   bool is_long;
   bool finished;
   double hint_ns = -1;  // how long giving the hint took (-1: none given); its time counts in the latency
 };
-// One load's figures from its requests (unfinished ones count with their lower-bound latency).
+// One load's figures from its requests (unfinished ones count with their lower-bound latency); the
+// percentiles of no requests are null.
 nlohmann::json summarize_load(const std::vector<Served>& served, double seconds, double slo_slowdown);
-// The highest load of a sweep at and below which every load met the objective (p99.9 slowdown <= slo); 0 if
-// the first did not.
+// The highest load of a sweep (in ascending order) at and below which every load met the objective: p99.9
+// slowdown <= slo, every request finished, and at least one request; 0 if the first did not.
 double max_load_at_slo(const nlohmann::json& loads, double slo_slowdown);
 
 // Asks the scheduler to run this thread's request, which needs `remaining` CPU time (srpt's hint).
 using HintFn = std::function<Status(pid_t tid, std::chrono::nanoseconds remaining)>;
 using ProgressFn = std::function<void(const std::string&)>;
 
-// Runs every load in turn, in this process. The report: {workload, options..., loads: [...], max_load_at_slo}.
+// Runs every load in turn, lowest first, in this process. The report: {workload, options..., loads: [...],
+// max_load_at_slo}. A request still running 30 s after its load's drain deadline (max(10 s, 2 x seconds) +
+// 4 long requests after the last arrival) is an error; the worker threads are then joined when they next run.
 Result<nlohmann::json> run_bimodal(const BimodalOptions& o, const HintFn& hint, const ProgressFn& progress);
 
 }  // namespace akts::workload

@@ -63,6 +63,7 @@ TESTS=(
 	reasoning           # the detector switches into latency during a real burst and back after it
 	llm                 # the llm controller against llama-server with a random model: inert on noise
 	serving             # a smoke run of the serving experiment: every arm's plumbing, not its figures
+	matrix              # a smoke run of the policy x workload matrix; an ejected peer's workload kept out of it
 	bench               # every benchmark arm runs and reports sane numbers
 )
 
