@@ -76,7 +76,7 @@ k = sys.argv[1]
 rm = json.load(open(os.path.join(k, "scx_simple", "row.json")))
 lost = not os.path.exists(os.path.join(k, "scx_simple", "bimodal.json"))
 err = open(os.path.join(k, "scx_simple", "bimodal.err")).read() if os.path.exists(os.path.join(k, "scx_simple", "bimodal.err")) else ""
-print("ok" if lost and rm.get("invalid") == ["bimodal"] and "not enabled:simple throughout" in err else "not",
+print("ok" if lost and rm.get("invalid") == ["bimodal"] and "not enabled:simple under scx_simple throughout" in err else "not",
       f"a peer stopped during bimodal: its figures are dropped and it is listed invalid ({rm.get('invalid')}; {err.strip()[-160:]})", sep="\t")
 print("ok" if os.path.exists(os.path.join(k, "scx_simple", "hackbench.json")) else "not",
       "the peer is started again and the next workload (hackbench) counts", sep="\t")
