@@ -20,6 +20,7 @@ COLUMNS = [
     ("cyclictest_be_ops", "stress-ng\nbeside it", "bogo/s", "higher", "cyclictest"),
     ("sysbench_eps", "sysbench\ncpu", "events/s", "higher", "sysbench"),
     ("bimodal_low_p999", "bimodal p99.9\nslowdown, low", "x", "lower", "bimodal"),
+    ("bimodal_mid_p999", "bimodal p99.9\nslowdown, mid", "x", "lower", "bimodal"),
     ("bimodal_high_p999", "bimodal p99.9\nslowdown, high", "x", "lower", "bimodal"),
     ("bimodal_high_goodput", "bimodal goodput,\nhigh load", "req/s", "higher", "bimodal"),
     ("bimodal_max_load", "bimodal highest\nload at SLO", "load", "higher", "bimodal"),
@@ -55,11 +56,14 @@ def row_figures(d, row, meta):
         out["sysbench_eps"] = sb["metrics"].get("events_per_s")
     bm = load(os.path.join(rd, "bimodal.json"))
     if bm and bm.get("loads"):
-        lo, hi = bm["loads"][0], bm["loads"][-1]
+        lo, mid, hi = bm["loads"][0], bm["loads"][(len(bm["loads"]) - 1) // 2], bm["loads"][-1]
         out["bimodal_low_p999"] = lo["slowdown"]["p999"]
+        out["bimodal_mid_p999"] = mid["slowdown"]["p999"]
         out["bimodal_high_p999"] = hi["slowdown"]["p999"]
         # With requests left unfinished, the percentile is a lower bound.
         out["bimodal_low_unfinished"], out["bimodal_high_unfinished"] = lo["unfinished"], hi["unfinished"]
+        out["bimodal_mid_unfinished"] = mid["unfinished"]
+        out["bimodal_loads"] = [lo["load"], mid["load"], hi["load"]]
         out["bimodal_high_goodput"] = hi["goodput_rps"]
         out["bimodal_max_load"] = bm["max_load_at_slo"]
         out["bimodal_curve"] = [{"load": l["load"], "p999": l["slowdown"]["p999"], "goodput_rps": l["goodput_rps"],
@@ -110,7 +114,7 @@ def cell(r, key, unit, workload):
     if workload in r.get("invalid", []):
         return "ejected"
     text = fmt(r[key], unit)
-    for level in ("low", "high"):
+    for level in ("low", "mid", "high"):
         if key == f"bimodal_{level}_p999" and r.get(f"bimodal_{level}_unfinished") and r[key] is not None:
             text = ">=" + text  # requests left unfinished: a lower bound
     return text
@@ -131,8 +135,10 @@ def table(runs):
     for run in runs:
         m = run["meta"]
         lines.append(f"### {run['cpus']} vCPUs (QEMU TCG: emulated figures; compare rows within this run)\n")
+        ls = sorted(set(m["loads"]))
         lines.append(f"bimodal: {m['long_fraction'] * 100:g}% {m['long']} requests, the rest {m['short']}, loads "
-                     f"{', '.join(str(x) for x in m['loads'])} of capacity, {m['bimodal_seconds']:g} s each; "
+                     f"{', '.join(str(x) for x in ls)} of capacity, {m['bimodal_seconds']:g} s each (low, mid, high: "
+                     f"{ls[0]}, {ls[(len(ls) - 1) // 2]}, {ls[-1]}); "
                      f"the slowdown objective is {m.get('slo_slowdown', 50):g}. Colocation: as many LC as BE busy "
                      f"loops; share's targets {m['share_targets']} % (the other rows have none: their LC share). "
                      f"akts quantum timer: {m['quantum_timer']}.\n")
