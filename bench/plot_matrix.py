@@ -172,7 +172,7 @@ def heatmap(runs, path):
     import matplotlib.pyplot as plt
 
     n_rows = sum(len(r["rows"]) for r in runs)
-    fig, axes = plt.subplots(len(runs), 1, figsize=(15, 1.4 + 0.42 * n_rows + 0.8 * len(runs)), squeeze=False,
+    fig, axes = plt.subplots(len(runs), 1, figsize=(18, 1.4 + 0.42 * n_rows + 0.8 * len(runs)), squeeze=False,
                              gridspec_kw={"height_ratios": [max(1, len(r["rows"])) for r in runs]})
     im = None
     for ax, run in zip(axes[:, 0], runs):
@@ -188,7 +188,7 @@ def heatmap(runs, path):
         ax.set_yticks(range(len(run["rows"])))
         ax.set_yticklabels([r["row"] + ("" if r["usable"] else " (unusable)") for r in run["rows"]])
         ax.set_xticks(range(len(COLUMNS)))
-        ax.set_xticklabels([f"{lab}\n({unit}, {better})" for _, lab, unit, better, _ in COLUMNS], fontsize=7.5)
+        ax.set_xticklabels([f"{lab}\n({unit}, {better})" for _, lab, unit, better, _ in COLUMNS], fontsize=7)
         ax.tick_params(axis="x", pad=2)
         ax.xaxis.tick_top()
         for i, row in enumerate(text):
@@ -210,6 +210,8 @@ def bimodal_plot(runs, path):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(runs), figsize=(7 * len(runs), 5), squeeze=False)
+    names = sorted({r["row"] for run in runs for r in run["rows"]})
+    colour = {n: plt.cm.tab20(i % 20) for i, n in enumerate(names)}  # a row keeps its colour in every panel
     for ax, run in zip(axes[0], runs):
         for r in run["rows"]:
             c = r.get("bimodal_curve")
@@ -217,7 +219,7 @@ def bimodal_plot(runs, path):
                 continue
             style = "--" if r["kind"] != "akts" else "-"
             pts = [(p["load"], max(p["p999"], 1)) for p in c if p["p999"] is not None]
-            ax.plot([x for x, _ in pts], [y for _, y in pts], style, marker="o", label=r["row"])
+            ax.plot([x for x, _ in pts], [y for _, y in pts], style, marker="o", color=colour[r["row"]], label=r["row"])
         ax.axhline(run["meta"].get("slo_slowdown", 50), color="grey", lw=0.8, ls=":")
         ax.set_yscale("log")
         ax.set_xlabel("offered load (fraction of the CPUs' capacity)")
