@@ -45,7 +45,8 @@ struct BimodalFlags {
   double seconds = 5;
   std::string short_time = "1ms", long_time = "100ms";
   double long_fraction = 0.01;
-  unsigned workers = 128;
+  unsigned workers = 256;
+  bool no_rt_generator = false;
   unsigned cpus = 0;
   double slo = 50;
   uint64_t seed = 1;

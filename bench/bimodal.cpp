@@ -62,6 +62,7 @@ int run_bimodal_bench(const BimodalFlags& f) {
   o.cpus = f.cpus;
   o.slo_slowdown = f.slo;
   o.seed = f.seed;
+  o.rt_generator = !f.no_rt_generator;
   if (auto st = workload::check(o); !st) {
     std::cerr << "akts: bench bimodal: " << st.error().message << "\n";
     return cli::kExitUsage;
@@ -99,22 +100,24 @@ int run_bimodal_bench(const BimodalFlags& f) {
     std::cout << r->dump(1) << "\n";
     return cli::kExitOk;
   }
-  std::cout << fmt::format("bimodal: {:.2f}% long requests of {}, the rest {}; {} CPUs' capacity; {} worker threads{}\n",
-                           o.long_fraction * 100, human_ns(static_cast<double>(o.long_ns.count())),
-                           human_ns(static_cast<double>(o.short_ns.count())), (*r)["cpus"].get<unsigned>(), o.workers,
-                           hint ? "; sizes hinted to the scheduler" : "");
+  std::cout << fmt::format(
+      "bimodal: {:.2f}% long requests of {}, the rest {}; {} CPUs' capacity; {} worker threads; arrivals from a {} "
+      "thread{}\n",
+      o.long_fraction * 100, human_ns(static_cast<double>(o.long_ns.count())),
+      human_ns(static_cast<double>(o.short_ns.count())), (*r)["cpus"].get<unsigned>(), o.workers,
+      (*r)["generator"].get<std::string>(), hint ? "; sizes hinted to the scheduler" : "");
   // A figure, or "-" where there is none (no requests of that kind at that load).
   auto fig = [](const json& v, int width, int prec) {
     return v.is_number() ? fmt::format("{:>{}.{}f}", v.get<double>(), width, prec) : fmt::format("{:>{}}", "-", width);
   };
-  std::cout << fmt::format("{:>5} {:>9} {:>9} {:>10} {:>12} {:>12} {:>11} {:>10}\n", "load", "offered/s", "goodput/s",
-                           "slowdown50", "slowdown99.9", "short p99 ms", "long p99 ms", "unfinished");
+  std::cout << fmt::format("{:>5} {:>9} {:>9} {:>10} {:>12} {:>12} {:>11} {:>10} {:>10}\n", "load", "offered/s", "goodput/s",
+                           "slowdown50", "slowdown99.9", "short p99 ms", "long p99 ms", "unfinished", "app-queued");
   for (const auto& l : (*r)["loads"])
-    std::cout << fmt::format("{:>5.2f} {:>9.0f} {:>9.0f} {} {} {} {} {:>10}\n", l["load"].get<double>(),
+    std::cout << fmt::format("{:>5.2f} {:>9.0f} {:>9.0f} {} {} {} {} {:>10} {:>10}\n", l["load"].get<double>(),
                              l["offered_rps"].get<double>(), l["goodput_rps"].get<double>(),
                              fig(l["slowdown"]["p50"], 10, 1), fig(l["slowdown"]["p999"], 12, 1),
                              fig(l["short_latency_ms"]["p99"], 12, 2), fig(l["long_latency_ms"]["p99"], 11, 1),
-                             l["unfinished"].get<size_t>());
+                             l["unfinished"].get<size_t>(), l["app_queued"].get<size_t>());
   if (hint)
     for (const auto& l : (*r)["loads"]) {
       if (!l.contains("hint_ms")) continue;

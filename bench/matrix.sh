@@ -120,18 +120,37 @@ ticks() {
 	echo "$total"
 }
 
+# The policy the daemon on SOCKET applies now (its effective one), or the row's own name without a daemon.
+policy_now() { # ROW SOCKET
+	if [[ -z $2 ]]; then
+		echo "$1"
+		return
+	fi
+	akts status --socket "$2" --json 2>/dev/null | python3 -c '
+import json, sys
+print((json.load(sys.stdin).get("effective") or {}).get("policy"))' 2>/dev/null
+}
+
 # The workloads of one row; SOCKET is the akts daemon's ("" for the others), EXPECTED the scheduler the row
-# runs under ("enabled:akts", "disabled:", ...). A workload during which the scheduler changed (an ejection)
-# keeps no figures: its WORKLOAD.err says why, and the row's INVALID lists it. ENSURE (a function, or
-# "true") is run before each workload: a peer ejected during one is started again for the next.
+# runs under ("enabled:akts", "disabled:", ...). A workload keeps no figures (its WORKLOAD.err says why, and
+# the row's INVALID lists it) when, at its start or end, the scheduler or the daemon's effective policy was
+# not the row's, or the kernel enabled a scheduler in between (enable_seq: an ejection and a restart). A
+# switch away and back within one workload that no ejection marks is not seen; nothing in this run switches.
+# ENSURE (a function, or "true") runs before each workload: a peer ejected during one is started again for
+# the next; if it cannot be, that workload is skipped and listed.
 run_workloads() {
-	local row=$1 socket=$2 expected=$3 dir=$OUT/$1 w s0 q0 s1 q1
+	local row=$1 socket=$2 expected=$3 dir=$OUT/$1 w s0 q0 p0 s1 q1 p1
 	local sockarg=() runlc=()
 	INVALID=()
 	[[ -n $socket ]] && sockarg=(--socket "$socket") && runlc=(akts run --class lc --socket "$socket" --)
 	for w in $WORKLOADS; do
-		"$ENSURE"
-		s0=$(sched_state) q0=$(enable_seq)
+		if ! "$ENSURE"; then
+			echo "$row was not attached at the start of $w (see its log): skipped" >"$dir/$w.err"
+			INVALID+=("$w")
+			log "$row: $w skipped: the scheduler is not attached"
+			continue
+		fi
+		s0=$(sched_state) q0=$(enable_seq) p0=$(policy_now "$row" "$socket")
 		log "$row: $w"
 		case $w in
 		hackbench) akts workload hackbench --seconds "$HB_SECONDS" "${sockarg[@]}" --json >"$dir/hackbench.json" 2>"$dir/hackbench.err" ;;
@@ -149,13 +168,9 @@ run_workloads() {
 			log "$row: $w failed: $(tail -n 2 "$dir/$w.err" | tr '\n' ' ')"
 			rm -f "$dir/$w.json"
 		}
-		s1=$(sched_state) q1=$(enable_seq)
-		local pol=$row
-		[[ -n $socket ]] && pol=$(akts status --socket "$socket" --json 2>/dev/null | python3 -c '
-import json, sys
-print((json.load(sys.stdin).get("effective") or {}).get("policy"))' 2>/dev/null)
-		if [[ $s0 != "$expected" || $s1 != "$expected" || $q0 != "$q1" || $pol != "$row" ]]; then
-			echo "the scheduler was $s0 at the start of $w and $s1 at its end (enable_seq $q0 -> $q1; policy $pol), not $expected under $row throughout" >>"$dir/$w.err"
+		s1=$(sched_state) q1=$(enable_seq) p1=$(policy_now "$row" "$socket")
+		if [[ $s0 != "$expected" || $s1 != "$expected" || $q0 != "$q1" || $p0 != "$row" || $p1 != "$row" ]]; then
+			echo "the scheduler was $s0 at the start of $w and $s1 at its end (enable_seq $q0 -> $q1; policy $p0 -> $p1), not $expected under $row throughout" >>"$dir/$w.err"
 			rm -f "$dir/$w.json"
 			INVALID+=("$w")
 			log "$row: $w does not count: $(tail -n 1 "$dir/$w.err")"
@@ -167,30 +182,41 @@ print((json.load(sys.stdin).get("effective") or {}).get("policy"))' 2>/dev/null)
 # {"targets": [{"target": T|null, "lc_ticks", "be_ticks", "lc_share"}, ...]}: as many LC busy loops as CPUs
 # beside as many BE ones, unpinned; the LC loops' part of the loops' CPU time.
 colocation() {
-	local row=$1 socket=$2 t a0 b0 a1 b1 out=() lc=() be=() i p
-	for ((i = 0; i < $(nproc); i++)); do
+	local row=$1 socket=$2 t a0 b0 a1 b1 out=() lc=() be=() i p n
+	n=$(nproc)
+	for ((i = 0; i < n; i++)); do
 		bash -c 'while :; do :; done' &
 		lc+=($!)
 		bash -c 'while :; do :; done' &
 		be+=($!)
 	done
-	if [[ -n $socket ]]; then
-		for p in "${lc[@]}"; do akts classify --socket "$socket" "$p" lc >/dev/null || { kill "${lc[@]}" "${be[@]}"; return 1; }; done
-		for p in "${be[@]}"; do akts classify --socket "$socket" "$p" be >/dev/null || { kill "${lc[@]}" "${be[@]}"; return 1; }; done
-	fi
-	local targets=(null)
+	COLOC_PIDS=("${lc[@]}" "${be[@]}")
+	local targets=(null) failed=""
 	[[ $row == share ]] && targets=($SHARE_TARGETS)
+	if [[ -n $socket ]]; then
+		for p in "${lc[@]}"; do akts classify --socket "$socket" "$p" lc >/dev/null || failed="cannot classify $p LC"; done
+		for p in "${be[@]}"; do akts classify --socket "$socket" "$p" be >/dev/null || failed="cannot classify $p BE"; done
+	fi
 	for t in "${targets[@]}"; do
-		[[ $t != null ]] && { akts set share.lc_share "$t" --socket "$socket" >/dev/null || { kill "${lc[@]}" "${be[@]}"; return 1; }; }
+		[[ -n $failed ]] && break
+		if [[ $t != null ]] && ! akts set share.lc_share "$t" --socket "$socket" >/dev/null; then
+			failed="cannot set share.lc_share $t"
+			break
+		fi
 		sleep 0.5
 		a0=$(ticks "${lc[@]}") b0=$(ticks "${be[@]}")
 		sleep "$COLOC_SECONDS"
 		a1=$(ticks "${lc[@]}") b1=$(ticks "${be[@]}")
 		out+=("$t $((a1 - a0)) $((b1 - b0))")
 	done
-	kill "${lc[@]}" "${be[@]}"
-	wait "${lc[@]}" "${be[@]}" 2>/dev/null
+	kill "${COLOC_PIDS[@]}" 2>/dev/null
+	wait "${COLOC_PIDS[@]}" 2>/dev/null
+	COLOC_PIDS=()
 	[[ $row == share ]] && akts set share.lc_share 50 --socket "$socket" >/dev/null
+	if [[ -n $failed ]]; then
+		echo "$failed" >&2
+		return 1
+	fi
 	printf '%s\n' "${out[@]}" | python3 -c '
 import json, sys
 rows = []
@@ -217,11 +243,12 @@ PY
 
 run_default() {
 	rm -rf "$OUT/default" && mkdir -p "$OUT/default"
-	wait_detached
 	local s0
+	wait_detached
 	s0=$(sched_state)
-	ENSURE=true
-	run_workloads default "" "disabled:"
+	ENSURE=wait_detached
+	INVALID=()
+	[[ $s0 == disabled: ]] && run_workloads default "" "disabled:"
 	row_meta default default "$s0" "disabled:" "" "${INVALID[@]}"
 }
 
@@ -231,7 +258,7 @@ PEER=""
 peer_ensure() {
 	[[ $(sched_state) == "enabled:${PEER#scx_}" ]] && return 0
 	[[ -n $PEER_PID ]] && stop_proc "$PEER_PID" INT
-	wait_detached
+	wait_detached || return 1
 	"$PEER" >>"$OUT/$PEER/$PEER.log" 2>&1 &
 	PEER_PID=$!
 	for _ in $(seq 1 200); do [[ $(sched_state) == "enabled:${PEER#scx_}" ]] && return 0; sleep 0.1; done
@@ -253,12 +280,12 @@ run_peer() {
 	[[ -z $err ]] && run_workloads "$row" "" "enabled:${row#scx_}"
 	row_meta "$row" peer "$s0" "enabled:${row#scx_}" "$err" "${INVALID[@]}"
 	[[ -n $PEER_PID ]] && stop_proc "$PEER_PID" INT
+	PEER_PID=""
 }
 
 # Up to eight akts rows under one daemon, one after another.
 run_akts_group() {
 	local rows=("$@") dpid cfg=$OUT/akts-${1}.json r s0 err
-	wait_detached
 	python3 - "$SOCK" "$QUANTUM_TIMER" "${rows[@]}" >"$cfg" <<'PY'
 import json, sys
 sock, qt, *rows = sys.argv[1:]
@@ -268,8 +295,10 @@ print(json.dumps({"socket": sock, "switch_all": True, "policies": rows, "initial
                   "classes": [{"class": "lc", "comm": "cyclictest"}, {"class": "be", "comm": "stress-ng"},
                               {"class": "be", "comm": "hackbench"}, {"class": "be", "comm": "sysbench"}]}))
 PY
+	wait_detached || log "starting the daemon anyway: it will refuse to attach over another scheduler"
 	akts daemon -c "$cfg" >"$OUT/akts-${1}.log" 2>&1 &
 	dpid=$!
+	DAEMON_PID=$dpid
 	for _ in $(seq 1 900); do
 		[[ -S $SOCK ]] && akts status --socket $SOCK >/dev/null 2>&1 && break
 		kill -0 $dpid 2>/dev/null || break
@@ -288,12 +317,26 @@ PY
 			err="the daemon did not take the switch to $r: $(tail -n 2 "$OUT/$r/switch.err" "$OUT/akts-${1}.log" | tr '\n' ' ')"
 		sleep 0.3
 		s0=$(sched_state)
+		# The daemon's counters before and after the row (they are totals since it started).
+		akts stats --socket $SOCK --json >"$OUT/$r/stats0.json" 2>/dev/null
 		[[ -z $err ]] && run_workloads "$r" "$SOCK" "enabled:akts"
 		row_meta "$r" akts "$s0" "enabled:akts" "$err" "${INVALID[@]}"
-		akts stats --socket $SOCK --json >"$OUT/$r/stats.json" 2>/dev/null # the daemon's totals so far
+		akts stats --socket $SOCK --json >"$OUT/$r/stats.json" 2>/dev/null
 	done
 	stop_proc $dpid INT
+	DAEMON_PID=""
 }
+
+# Whatever ends the run (an error, a signal), nothing it started outlives it.
+DAEMON_PID="" PEER_PID="" COLOC_PIDS=()
+cleanup() {
+	((${#COLOC_PIDS[@]})) && kill "${COLOC_PIDS[@]}" 2>/dev/null
+	[[ -n $PEER_PID ]] && kill -INT "$PEER_PID" 2>/dev/null
+	[[ -n $DAEMON_PID ]] && kill -INT "$DAEMON_PID" 2>/dev/null
+	wait 2>/dev/null
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 group=()
 for r in "${ROWS[@]}"; do

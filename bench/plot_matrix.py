@@ -26,9 +26,11 @@ COLUMNS = [
     ("bimodal_max_load", "bimodal highest\nload at SLO", "load", "higher", "bimodal"),
     ("colocation_error", "colocation\nshare error", "pp", "target", "colocation"),
     ("colocation_lc_share", "colocation LC\nshare (no target)", "%", "none", "colocation"),
+    ("guard_rescues", "guard rescues\n(akts rows)", "tasks", "none", None),
 ]
 # better: "lower"/"higher" are coloured against the default row; "target" (only share has one) and "none" (a
-# fact, not a merit: how much an LC class gets beside BE with no target to hold) are not coloured.
+# fact, not a merit: how much an LC class gets beside BE with no target to hold; how often the frame's
+# bounded-wait guard had to run a task the policy left waiting, all workloads of the row) are not coloured.
 
 
 def load(path):
@@ -64,6 +66,14 @@ def row_figures(d, row, meta):
         out["bimodal_low_unfinished"], out["bimodal_high_unfinished"] = lo["unfinished"], hi["unfinished"]
         out["bimodal_mid_unfinished"] = mid["unfinished"]
         out["bimodal_loads"] = [lo["load"], mid["load"], hi["load"]]
+        # Requests that found every worker busy waited in the application, not in the kernel's queues.
+        out["bimodal_app_queued"] = {str(l["load"]): l["app_queued"] for l in bm["loads"] if l.get("app_queued")}
+        if bm.get("hints"):
+            asked = sum(l["requests"] for l in bm["loads"])
+            failed = sum(l.get("hint_errors", 0) for l in bm["loads"])
+            out["bimodal_hints_failed"] = [failed, asked]
+            out["bimodal_hint_p50_ms"] = {str(l["load"]): round((l.get("hint_ms") or {}).get("p50") or 0, 1)
+                                          for l in bm["loads"]}
         out["bimodal_high_goodput"] = hi["goodput_rps"]
         out["bimodal_max_load"] = bm["max_load_at_slo"]
         out["bimodal_curve"] = [{"load": l["load"], "p999": l["slowdown"]["p999"], "goodput_rps": l["goodput_rps"],
@@ -81,6 +91,13 @@ def row_figures(d, row, meta):
             errs = [abs(100 * p["lc_share"] - p["target"]) for p in pts if p["lc_share"] is not None]
             if errs:
                 out["colocation_error"] = sum(errs) / len(errs)
+    s0, s1 = load(os.path.join(rd, "stats0.json")), load(os.path.join(rd, "stats.json"))
+    if s0 and s1:
+        try:
+            out["guard_rescues"] = sum(s1["guard"]["classes"][c]["rescues"] - s0["guard"]["classes"][c]["rescues"]
+                                       for c in s1["guard"]["classes"])
+        except (KeyError, TypeError):
+            pass
     errors = {}
     for w in meta.get("workloads", []):
         p = os.path.join(rd, w + ".err")
@@ -112,7 +129,7 @@ def cell(r, key, unit, workload):
     if not r["usable"]:
         return "-"
     if workload in r.get("invalid", []):
-        return "ejected"
+        return "invalid"
     text = fmt(r[key], unit)
     for level in ("low", "mid", "high"):
         if key == f"bimodal_{level}_p999" and r.get(f"bimodal_{level}_unfinished") and r[key] is not None:
@@ -148,19 +165,29 @@ def table(runs):
         for r in run["rows"]:
             name = r["row"] + ("" if r["usable"] else " (unusable: " + str(r["error"]) + ")")
             lines.append(f"| {name} | " + " | ".join(cell(r, k, unit, w) for k, _, unit, _, w in COLUMNS) + " |")
-        failed = [(r["row"], w, e) for r in run["rows"] for w, e in (r.get("errors") or {}).items()]
-        if failed:
+        notes = [f"- {r['row']}/{w} does not count: {e.splitlines()[-1] if e else '(no message)'}"
+                 for r in run["rows"] for w, e in (r.get("errors") or {}).items()]
+        for r in run["rows"]:
+            if r.get("bimodal_hints_failed") and r["bimodal_hints_failed"][0]:
+                f, n = r["bimodal_hints_failed"]
+                notes.append(f"- {r['row']}/bimodal: {f} of {n} hints failed (median hint time per load, ms: "
+                             f"{r.get('bimodal_hint_p50_ms')}): its figures measure the hint path as much as the policy")
+            if r.get("bimodal_app_queued"):
+                notes.append(f"- {r['row']}/bimodal: requests that found all workers busy and waited in the "
+                             f"application, per load: {r['bimodal_app_queued']}")
+        if notes:
             lines.append("")
-            for row, w, e in failed:
-                lines.append(f"- {row}/{w} failed: {e.splitlines()[-1] if e else '(no message)'}")
+            lines += notes
         lines.append("")
     return "\n".join(lines)
 
 
 def score(v, base, better):
     """log2 of how many times better than the default row (positive: better); None where there is no ratio."""
-    if better not in ("lower", "higher") or v is None or base is None or v <= 0 or base <= 0:
+    if better not in ("lower", "higher") or v is None or base is None or base <= 0:
         return None
+    if v <= 0:  # nothing at all: the worst for "higher", the best for "lower"
+        return -3.0 if better == "higher" else 3.0
     s = math.log2(base / v) if better == "lower" else math.log2(v / base)
     return max(-3.0, min(3.0, s))
 
@@ -196,7 +223,7 @@ def heatmap(runs, path):
                 ax.text(j, i, t, ha="center", va="center", fontsize=8)
         ax.set_ylabel(f"{run['cpus']} vCPUs")
     fig.colorbar(im, ax=axes[:, 0].tolist(), shrink=0.6,
-                 label="log2(better than the default scheduler's row); uncoloured: no ratio")
+                 label="log2(times better than the default scheduler's row), clamped to +-3; uncoloured: no ratio")
     fig.suptitle("akts policies x workloads, with the kernel's default and tools/sched_ext peers (QEMU TCG, emulated)",
                  fontsize=10, y=1.0 + 0.35 / max(1, n_rows))
     fig.savefig(path, dpi=110, bbox_inches="tight")

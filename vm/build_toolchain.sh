@@ -20,18 +20,20 @@ peers_stamp="$OUT/stamp-peers-$(cat "$AKTS_CACHE/kernel/release")-$(
 build_peers() {
 	akts_log "building the kernel's tools/sched_ext peer schedulers: ${PEERS[*]}"
 	mkdir -p "$OUT/obj/scx" "$OUT/scx"
-	local p bin
-	# One at a time: a peer that does not build costs only its own rows.
+	local p bin built=0
+	# One at a time: a peer that does not build costs only its own rows (and is tried again next setup).
 	for p in "${PEERS[@]}"; do
 		if make -s -C "$SRC/tools/sched_ext" -j"$jobs" CLANG=clang-19 LLVM_STRIP=llvm-strip-19 \
 			VMLINUX_BTF="$AKTS_CACHE/kernel/vmlinux" O="$OUT/obj/scx" "$p" >"$OUT/scx-$p.log" 2>&1 &&
 			bin=$(find "$OUT/obj/scx" -path "*/bin/*" -type f -name "$p" -perm -u+x | head -n 1) && [[ -n $bin ]]; then
 			cp "$bin" "$OUT/scx/"
+			built=$((built + 1))
 		else
 			akts_warn "the peer $p did not build (log: $OUT/scx-$p.log); benchmarks against it will be skipped"
 		fi
 	done
-	touch "$peers_stamp"
+	((built == ${#PEERS[@]})) && touch "$peers_stamp"
+	return 0
 }
 jobs=$(nproc)
 if [[ -f "$stamp" ]]; then

@@ -576,7 +576,8 @@ int main(int argc, char** argv) {
       "scheduler picks. Per offered load: p99.9 slowdown (latency / service time), goodput (requests within\n"
       "the slowdown objective per second), short and long latencies. Examples:\n"
       "  akts run --class lc -- akts bench bimodal --loads 0.3,0.6,0.9 --seconds 8\n"
-      "  akts bench bimodal --hint-socket /run/akts/akts.sock      (srpt: each request's size as a hint)");
+      "  akts bench bimodal --hint-socket /run/akts/akts.sock      (srpt: each request's size as a hint)\n"
+      "A request that finds every worker busy waits in the application (app-queued in the report).");
   bimodal->add_option("--loads", bm.loads, "offered loads, fractions of the CPUs' capacity (0 to 2]")
       ->capture_default_str();
   bimodal->add_option("--seconds", bm.seconds, "seconds of arrivals per load")->capture_default_str();
@@ -584,6 +585,9 @@ int main(int argc, char** argv) {
   bimodal->add_option("--long", bm.long_time, "a long request's CPU time")->capture_default_str();
   bimodal->add_option("--long-fraction", bm.long_fraction, "the long requests' fraction (0 to 1)")->capture_default_str();
   bimodal->add_option("--workers", bm.workers, "server threads")->capture_default_str();
+  bimodal->add_flag("--no-rt-generator", bm.no_rt_generator,
+                    "leave the arrivals' thread under the scheduler being measured (by default it is SCHED_FIFO 1,\n"
+                    "above it, as a NIC's interrupts would be: a late arrival then means the server, not the client)");
   bimodal->add_option("--cpus", bm.cpus, "CPUs the capacity is counted on (default: those this process may use)");
   bimodal->add_option("--slo", bm.slo, "the slowdown objective goodput counts within")->capture_default_str();
   bimodal->add_option("--seed", bm.seed, "the arrivals' random seed")->capture_default_str();

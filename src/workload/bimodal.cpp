@@ -2,11 +2,15 @@
 #include "workload/bimodal.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <memory>
 #include <cmath>
 #include <condition_variable>
 #include <deque>
@@ -95,6 +99,16 @@ class Pool {
     }
   }
   ~Pool() { stop(); }
+
+  // Tells every thread to stop, without waiting for them.
+  void let_go() {
+    {
+      std::lock_guard lk(m_);
+      quit_ = true;
+    }
+    abandon_ = true;
+    cv_.notify_all();
+  }
 
   // A new load: `n` requests, none outstanding.
   void begin(size_t n) {
@@ -281,7 +295,7 @@ json summarize_load(const std::vector<Served>& served, double seconds, double sl
   json out = {{"requests", served.size()},
           {"finished", finished},
           {"unfinished", served.size() - finished},
-          {"achieved_rps", static_cast<double>(finished) / seconds},
+          {"achieved_rps", static_cast<double>(finished) / seconds},  // finished, over the arrivals' seconds
           {"goodput_rps", static_cast<double>(good) / seconds},
           {"slowdown", percentiles(slowdown, 1.0)},
           {"short_latency_ms", percentiles(short_lat, 1e-6)},
@@ -310,13 +324,33 @@ Result<json> run_bimodal(const BimodalOptions& o, const HintFn& hint, const Prog
   std::sort(sweep.begin(), sweep.end());
   sweep.erase(std::unique(sweep.begin(), sweep.end()), sweep.end());
   json loads = json::array();
-  std::optional<Pool> pool_slot;
+  std::unique_ptr<Pool> pool_owner;
   try {
-    pool_slot.emplace(o.workers, hint);
+    pool_owner = std::make_unique<Pool>(o.workers, hint);
   } catch (const std::system_error& e) {
     return make_error(ErrorKind::kSystem, fmt::format("cannot start {} worker threads: {}", o.workers, e.what()));
   }
-  Pool& pool = *pool_slot;
+  Pool& pool = *pool_owner;
+  // The arrivals' thread (this one) above every policy under test; restored when the run ends.
+  int old_policy = ::sched_getscheduler(0);
+  sched_param old_param{};
+  ::sched_getparam(0, &old_param);
+  bool rt = false;
+  std::string rt_error;
+  if (o.rt_generator) {
+    sched_param sp{};
+    sp.sched_priority = 1;
+    rt = ::sched_setscheduler(0, SCHED_FIFO, &sp) == 0;
+    if (!rt) rt_error = std::strerror(errno);
+  }
+  struct Restore {
+    bool on;
+    int policy;
+    sched_param param;
+    ~Restore() {
+      if (on) ::sched_setscheduler(0, policy, &param);
+    }
+  } restore{rt, old_policy, old_param};
   for (size_t li = 0; li < sweep.size(); ++li) {
     double load = sweep[li];
     double rate = load * cpus / mean_s;
@@ -337,9 +371,14 @@ Result<json> run_bimodal(const BimodalOptions& o, const HintFn& hint, const Prog
     int64_t end = t0 + static_cast<int64_t>(o.seconds * 1e9);
     // Stable loads drain in a few long requests' time; a backlog the policy cannot clear is cut off.
     int64_t drain_ns = static_cast<int64_t>(std::max(10.0, 2 * o.seconds) * 1e9) + 4 * o.long_ns.count();
-    if (!pool.drain(arrivals.size(), std::max(end, mono_ns()) + drain_ns, 30'000'000'000LL))
+    if (!pool.drain(arrivals.size(), std::max(end, mono_ns()) + drain_ns, 30'000'000'000LL)) {
+      // Joining threads the scheduler does not run would hang: told to stop, they end on their own, and the
+      // pool they use is never freed.
+      pool.let_go();
+      (void)pool_owner.release();
       return make_error(ErrorKind::kTimeout,
                         fmt::format("load {:.2f}: requests still running 30 s after they were abandoned", load));
+    }
     json s = summarize_load(pool.served(), o.seconds, o.slo_slowdown);
     s["load"] = load;
     s["offered_rps"] = rate;
@@ -368,6 +407,8 @@ Result<json> run_bimodal(const BimodalOptions& o, const HintFn& hint, const Prog
               {"seconds", o.seconds},
               {"slo_slowdown", o.slo_slowdown},
               {"hints", static_cast<bool>(hint)},
+              {"generator", rt ? "SCHED_FIFO 1" : o.rt_generator ? "normal (SCHED_FIFO refused: " + rt_error + ")"
+                                                                 : "normal"},
               {"seed", o.seed},
               {"loads", loads},
               {"max_load_at_slo", max_load_at_slo(loads, o.slo_slowdown)}};

@@ -23,7 +23,10 @@ struct BimodalOptions {
   std::chrono::nanoseconds short_ns{1'000'000};      // a short request's CPU time (a GET)
   std::chrono::nanoseconds long_ns{100'000'000};     // a long one's (a SCAN)
   double long_fraction = 0.01;                       // of the requests
-  unsigned workers = 128;  // threads: more than can be busy at once, so requests wait in the kernel's queues
+  unsigned workers = 256;  // threads: more than can be busy at once, so requests wait in the kernel's queues
+                           // (a request that finds none idle waits in the application: counted, app_queued)
+  bool rt_generator = true;  // the arrivals' thread at SCHED_FIFO, above the policy under test (as a NIC's
+                             // interrupts would be): a late arrival then means the server, not the client
   unsigned cpus = 0;       // the capacity's basis; 0: the CPUs this process may run on
   double slo_slowdown = 50;
   uint64_t seed = 1;
@@ -61,7 +64,8 @@ using ProgressFn = std::function<void(const std::string&)>;
 
 // Runs every load in turn, lowest first, in this process. The report: {workload, options..., loads: [...],
 // max_load_at_slo}. A request still running 30 s after its load's drain deadline (max(10 s, 2 x seconds) +
-// 4 long requests after the last arrival) is an error; the worker threads are then joined when they next run.
+// 4 long requests after the last arrival) is an error; its threads are then left to end when they next run
+// (the pool is not freed), so the caller gets the error at once.
 Result<nlohmann::json> run_bimodal(const BimodalOptions& o, const HintFn& hint, const ProgressFn& progress);
 
 }  // namespace akts::workload
