@@ -159,7 +159,8 @@ run_workloads() {
 		bimodal)
 			local hint=()
 			[[ $row == srpt ]] && hint=(--hint-socket "$socket")
-			"${runlc[@]}" akts bench bimodal --loads "$LOADS" --seconds "$BIMODAL_SECONDS" --short "$SHORT" --long "$LONG" \
+			# Bounded: a stuck run costs its row's figure, not the whole matrix.
+			timeout -k 10 900 "${runlc[@]}" akts bench bimodal --loads "$LOADS" --seconds "$BIMODAL_SECONDS" --short "$SHORT" --long "$LONG" \
 				--long-fraction "$LONG_FRACTION" "${hint[@]}" --json >"$dir/bimodal.json" 2>"$dir/bimodal.err"
 			;;
 		colocation) colocation "$row" "$socket" >"$dir/colocation.json" 2>"$dir/colocation.err" ;;
