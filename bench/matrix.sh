@@ -22,9 +22,10 @@
 #                one share against each target)
 #
 # Per row, OUT/ROW/ holds WORKLOAD.json (or WORKLOAD.err) and row.json. A workload during which the row's
-# scheduler changed (an ejection: the kernel's watchdog, or the scheduler's own exit) keeps no figures and
-# is listed in row.json's "invalid"; a peer ejected during one is started again for the next. A row whose
-# scheduler never attached is marked unusable. OUT/meta.json says how it ran. Progress goes to stderr.
+# scheduler changed (an ejection: the kernel's watchdog, or the scheduler's own exit), or under an akts
+# daemon whose effective policy was not the row's, keeps no figures and is listed in row.json's "invalid";
+# a peer ejected during one is started again for the next. A row whose scheduler never attached is marked
+# unusable. OUT/meta.json says how it ran. Progress goes to stderr.
 #
 # Environment: WORKLOADS, LOADS (default 0.25,0.5,0.75,0.9), BIMODAL_SECONDS (per load, default 4),
 # SHORT/LONG/LONG_FRACTION (default 1ms, 100ms, 0.01), HB_SECONDS (3), CYC_SECONDS (4), SB_SECONDS (4),
@@ -159,9 +160,15 @@ run_workloads() {
 		bimodal)
 			local hint=()
 			[[ $row == srpt ]] && hint=(--hint-socket "$socket")
-			# Bounded: a stuck run costs its row's figure, not the whole matrix.
+			# Bounded: a stuck run costs its row's figure, not the whole matrix. In the background, so that a
+			# signal reaches the trap at once; timeout leads a process group of its own, which the trap stops.
 			timeout -k 10 900 "${runlc[@]}" akts bench bimodal --loads "$LOADS" --seconds "$BIMODAL_SECONDS" --short "$SHORT" --long "$LONG" \
-				--long-fraction "$LONG_FRACTION" "${hint[@]}" --json >"$dir/bimodal.json" 2>"$dir/bimodal.err"
+				--long-fraction "$LONG_FRACTION" "${hint[@]}" --json >"$dir/bimodal.json" 2>"$dir/bimodal.err" &
+			WL_PID=$!
+			wait $WL_PID
+			local wrc=$?
+			WL_PID=""
+			((wrc == 0))
 			;;
 		colocation) colocation "$row" "$socket" >"$dir/colocation.json" 2>"$dir/colocation.err" ;;
 		esac || {
@@ -328,16 +335,19 @@ PY
 	DAEMON_PID=""
 }
 
-# Whatever ends the run (an error, a signal), nothing it started outlives it.
-DAEMON_PID="" PEER_PID="" COLOC_PIDS=()
+# Whatever ends the run (an error, a signal), what it started is stopped: the colocation loops, the bimodal
+# run's process group, the peer and the daemon (each: a signal, up to 10 s, then SIGKILL). The workloads of
+# `akts workload` stop with their runner.
+DAEMON_PID="" PEER_PID="" WL_PID="" COLOC_PIDS=()
 cleanup() {
 	((${#COLOC_PIDS[@]})) && kill "${COLOC_PIDS[@]}" 2>/dev/null
-	[[ -n $PEER_PID ]] && kill -INT "$PEER_PID" 2>/dev/null
-	[[ -n $DAEMON_PID ]] && kill -INT "$DAEMON_PID" 2>/dev/null
-	wait 2>/dev/null
+	[[ -n $WL_PID ]] && kill -TERM -- "-$WL_PID" 2>/dev/null
+	[[ -n $PEER_PID ]] && stop_proc "$PEER_PID" INT
+	[[ -n $DAEMON_PID ]] && stop_proc "$DAEMON_PID" INT
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 group=()
 for r in "${ROWS[@]}"; do

@@ -26,7 +26,7 @@ COLUMNS = [
     ("bimodal_max_load", "bimodal highest\nload at SLO", "load", "higher", "bimodal"),
     ("colocation_error", "colocation\nshare error", "pp", "target", "colocation"),
     ("colocation_lc_share", "colocation LC\nshare (no target)", "%", "none", "colocation"),
-    ("guard_rescues", "guard rescues\n(akts rows)", "tasks", "none", None),
+    ("guard_rescues", "guard rescues\n(akts rows)", "tasks", "none", None),  # rescues, of tasks
 ]
 # better: "lower"/"higher" are coloured against the default row; "target" (only share has one) and "none" (a
 # fact, not a merit: how much an LC class gets beside BE with no target to hold; how often the frame's
@@ -140,6 +140,8 @@ def cell(r, key, unit, workload):
 def fmt(v, unit):
     if v is None:
         return "-"
+    if unit == "tasks":
+        return str(int(v))
     if unit in ("load",):
         return f"{v:.2f}"
     if abs(v) >= 100:

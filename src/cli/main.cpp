@@ -587,7 +587,7 @@ int main(int argc, char** argv) {
   bimodal->add_option("--workers", bm.workers, "server threads")->capture_default_str();
   bimodal->add_flag("--no-rt-generator", bm.no_rt_generator,
                     "leave the arrivals' thread under the scheduler being measured (by default it is SCHED_FIFO 1,\n"
-                    "above it, as a NIC's interrupts would be: a late arrival then means the server, not the client)");
+                    "above it, as a NIC's interrupts would be, so that it does not hold arrivals back)");
   bimodal->add_option("--cpus", bm.cpus, "CPUs the capacity is counted on (default: those this process may use)");
   bimodal->add_option("--slo", bm.slo, "the slowdown objective goodput counts within")->capture_default_str();
   bimodal->add_option("--seed", bm.seed, "the arrivals' random seed")->capture_default_str();

@@ -26,7 +26,7 @@ struct BimodalOptions {
   unsigned workers = 256;  // threads: more than can be busy at once, so requests wait in the kernel's queues
                            // (a request that finds none idle waits in the application: counted, app_queued)
   bool rt_generator = true;  // the arrivals' thread at SCHED_FIFO, above the policy under test (as a NIC's
-                             // interrupts would be): a late arrival then means the server, not the client
+                             // interrupts would be), so that the policy does not hold arrivals back
   unsigned cpus = 0;       // the capacity's basis; 0: the CPUs this process may run on
   double slo_slowdown = 50;
   uint64_t seed = 1;
