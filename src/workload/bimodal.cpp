@@ -12,11 +12,11 @@
 #include <cstring>
 #include <memory>
 #include <cmath>
+#include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <optional>
 #include <random>
-#include <semaphore>
 #include <system_error>
 #include <thread>
 
@@ -82,30 +82,9 @@ struct Job {
   bool is_long;
 };
 
-// A mutex with priority inheritance: a worker the policy under test preempted while it held the lock runs at
-// the generator's real-time priority until it lets go, so the generator never waits on the policy.
-class PiMutex {
- public:
-  PiMutex() {
-    pthread_mutexattr_t a;
-    ::pthread_mutexattr_init(&a);
-    ::pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT);
-    ::pthread_mutex_init(&m_, &a);
-    ::pthread_mutexattr_destroy(&a);
-  }
-  ~PiMutex() { ::pthread_mutex_destroy(&m_); }
-  PiMutex(const PiMutex&) = delete;
-  PiMutex& operator=(const PiMutex&) = delete;
-  void lock() { ::pthread_mutex_lock(&m_); }
-  void unlock() { ::pthread_mutex_unlock(&m_); }
-
- private:
-  pthread_mutex_t m_;
-};
-
-// The pool: a queue the load generator fills and idle workers take from, one job each at a time. The
-// generator's path takes only the priority-inheriting lock and posts a semaphore (a futex): no condition
-// variable, whose internal lock a preempted worker could hold.
+// The pool: a queue the load generator fills and idle workers take from, one job each at a time. Its lock
+// has no priority inheritance: a worker the policy under test preempts while holding it holds back the
+// generator too (the report's arrivals_late_max_ms shows how much).
 class Pool {
  public:
   // Throws std::system_error when a thread cannot be started (those started are joined first).
@@ -130,7 +109,7 @@ class Pool {
       quit_ = true;
     }
     abandon_ = true;
-    jobs_.release(static_cast<std::ptrdiff_t>(threads_.size()));
+    cv_.notify_all();
   }
 
   // A new load: `n` requests, none outstanding.
@@ -150,35 +129,30 @@ class Pool {
       if (q_.size() >= idle_) ++app_queued_;
       q_.push_back(j);
     }
-    jobs_.release();
+    cv_.notify_one();
   }
 
   // Until every request of the load was served, or `deadline_ns`: then the unfinished ones are abandoned
   // (queued ones recorded at once, running ones as soon as their thread sees it). False if even they did
-  // not come back within `grace_ns`. Polls every 5 ms.
+  // not come back within `grace_ns`.
   bool drain(size_t n, int64_t deadline_ns, int64_t grace_ns) {
+    std::unique_lock lk(m_);
     auto until = [&](int64_t ns) {
-      for (;;) {
-        {
-          std::lock_guard lk(m_);
-          if (done_ >= n) return true;
-        }
-        if (mono_ns() >= ns) return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      while (done_ < n) {
+        int64_t left = ns - mono_ns();
+        if (left <= 0) return false;
+        done_cv_.wait_for(lk, std::chrono::nanoseconds(std::min<int64_t>(left, 50'000'000)));
       }
+      return true;
     };
     if (until(deadline_ns)) return true;
+    abandon_ = true;
     int64_t now = mono_ns();
-    {
-      std::lock_guard lk(m_);
-      abandon_ = true;
-      for (const auto& j : q_) {
-        served_[j.idx] = {static_cast<double>(now - j.arrival_ns), static_cast<double>(j.service_ns), j.is_long,
-                          false};
-        ++done_;
-      }
-      q_.clear();
+    for (const auto& j : q_) {
+      served_[j.idx] = {static_cast<double>(now - j.arrival_ns), static_cast<double>(j.service_ns), j.is_long, false};
+      ++done_;
     }
+    q_.clear();
     return until(now + grace_ns);
   }
 
@@ -201,30 +175,31 @@ class Pool {
 
  private:
   void stop() {
-    let_go();
+    {
+      std::lock_guard lk(m_);
+      quit_ = true;
+    }
+    abandon_ = true;
+    cv_.notify_all();
     for (auto& t : threads_) t.join();
     threads_.clear();
   }
 
   void work() {
     for (;;) {
-      {
-        std::lock_guard lk(m_);
-        ++idle_;
-      }
-      jobs_.acquire();
       Job j;
       {
-        std::lock_guard lk(m_);
+        std::unique_lock lk(m_);
+        ++idle_;
+        cv_.wait(lk, [&] { return quit_ || !q_.empty(); });
         --idle_;
         if (quit_) return;
-        if (q_.empty()) continue;  // its job was abandoned with the queue
         j = q_.front();
         q_.pop_front();
       }
       bool hint_failed = false;
       double hint_ns = -1;
-      if (hint_) {
+      if (has_hint_) {
         int64_t h0 = mono_ns();
         auto st = hint_(static_cast<pid_t>(::gettid()), std::chrono::nanoseconds(j.service_ns));
         hint_ns = static_cast<double>(mono_ns() - h0);
@@ -236,11 +211,14 @@ class Pool {
       }
       bool finished = spin(j.service_ns);
       int64_t end = mono_ns();
-      std::lock_guard lk(m_);
-      served_[j.idx] = {static_cast<double>(end - j.arrival_ns), static_cast<double>(j.service_ns), j.is_long,
-                        finished, hint_ns};
-      hint_errors_ += hint_failed;
-      ++done_;
+      {
+        std::lock_guard lk(m_);
+        served_[j.idx] = {static_cast<double>(end - j.arrival_ns), static_cast<double>(j.service_ns), j.is_long,
+                          finished, hint_ns};
+        hint_errors_ += hint_failed;
+        ++done_;
+      }
+      done_cv_.notify_all();
     }
   }
 
@@ -255,8 +233,9 @@ class Pool {
   }
 
   const HintFn hint_;  // a copy: on a timeout the threads outlive the caller's
-  PiMutex m_;
-  std::counting_semaphore<(1 << 30)> jobs_{0};
+  bool has_hint_ = static_cast<bool>(hint_);
+  std::mutex m_;
+  std::condition_variable cv_, done_cv_;
   std::deque<Job> q_;
   std::vector<Served> served_;
   size_t done_ = 0, app_queued_ = 0, hint_errors_ = 0;
