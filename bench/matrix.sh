@@ -18,8 +18,8 @@
 #   bimodal      `akts bench bimodal` (LC) at LOADS: p99.9 slowdown and goodput; srpt's row hints each size
 #   colocation   as many LC busy loops as CPUs beside as many BE ones, for COLOC_SECONDS: the LC loops' share
 #                of their CPU time; in share's row once per target in SHARE_TARGETS (`akts set
-#                share.lc_share`), in the others once (they have no target to set: the report scores that
-#                one share against each target)
+#                share.lc_share`), in the others once (they have no target to set: the report shows the LC
+#                share they give, and scores only share's error against its targets)
 #
 # Per row, OUT/ROW/ holds WORKLOAD.json (or WORKLOAD.err) and row.json. A workload during which the row's
 # scheduler changed (an ejection: the kernel's watchdog, or the scheduler's own exit), or under an akts
@@ -335,9 +335,10 @@ PY
 	DAEMON_PID=""
 }
 
-# Whatever ends the run (an error, a signal), what it started is stopped: the colocation loops, the bimodal
-# run's process group, the peer and the daemon (each: a signal, up to 10 s, then SIGKILL). The workloads of
-# `akts workload` stop with their runner.
+# Whatever ends the run (an error, a signal), what it started is stopped: the colocation loops and the
+# bimodal run's process group (a signal), the peer and the daemon (a signal, up to 10 s, then SIGKILL). A
+# signal that comes while `akts workload` runs in the foreground is taken when that scenario ends (each ends
+# on its own within its seconds + 30 s).
 DAEMON_PID="" PEER_PID="" WL_PID="" COLOC_PIDS=()
 cleanup() {
 	((${#COLOC_PIDS[@]})) && kill "${COLOC_PIDS[@]}" 2>/dev/null
