@@ -11,6 +11,7 @@
 #include "bench.h"
 #include "cli/exit_codes.h"
 #include "common/parse.h"
+#include "common/text.h"
 #include "control/unix_server.h"
 #include "samples.h"
 #include "workload/bimodal.h"
@@ -23,10 +24,7 @@ namespace {
 
 Result<std::vector<double>> parse_loads(const std::string& text) {
   std::vector<double> out;
-  size_t at = 0;
-  while (at <= text.size()) {
-    size_t comma = text.find(',', at);
-    std::string part = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+  for (const std::string& part : split(text, ',')) {
     char* end = nullptr;
     errno = 0;
     double v = part.empty() ? 0 : std::strtod(part.c_str(), &end);
@@ -34,8 +32,6 @@ Result<std::vector<double>> parse_loads(const std::string& text) {
       return make_error(ErrorKind::kInvalidArgument,
                         fmt::format("--loads: '{}' is not a list of fractions like 0.2,0.5,0.8", text));
     out.push_back(v);
-    if (comma == std::string::npos) break;
-    at = comma + 1;
   }
   return out;
 }

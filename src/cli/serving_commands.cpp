@@ -25,17 +25,8 @@ void on_sigint(int) { g_cancel = true; }
 // "steady:6s:1:500ms,burst:6s:8" -> phases; each part NAME:DURATION:CONCURRENCY[:THINK].
 Result<std::vector<Phase>> parse_phases(const std::string& text) {
   std::vector<Phase> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    std::vector<std::string> f;
-    for (size_t a = 0;;) {
-      size_t b = part.find(':', a);
-      f.push_back(part.substr(a, b == std::string::npos ? std::string::npos : b - a));
-      if (b == std::string::npos) break;
-      a = b + 1;
-    }
+  for (const std::string& part : split(text, ',')) {
+    std::vector<std::string> f = split(part, ':');
     if (f.size() < 3 || f.size() > 4 || f[0].empty())
       return errorf(ErrorKind::kInvalidArgument,
                     "--phases: '{}' is not NAME:DURATION:CONCURRENCY[:THINK] (e.g. burst:6s:8 or steady:6s:1:500ms)",
@@ -51,8 +42,6 @@ Result<std::vector<Phase>> parse_phases(const std::string& text) {
       p.think = std::chrono::duration_cast<std::chrono::milliseconds>(*t);
     }
     out.push_back(std::move(p));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   return out;
 }

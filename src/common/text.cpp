@@ -88,4 +88,14 @@ std::string quote_escaped(std::string_view s, size_t max_bytes) {
   return out + "\"";
 }
 
+std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  for (size_t a = 0;;) {
+    size_t b = s.find(sep, a);
+    out.emplace_back(s.substr(a, b == std::string_view::npos ? std::string_view::npos : b - a));
+    if (b == std::string_view::npos) return out;
+    a = b + 1;
+  }
+}
+
 }  // namespace akts

@@ -1,4 +1,4 @@
-// Text that came from outside (a request, /proc, the kernel) made safe to put
+// Valid-UTF-8 repair, boundary-safe excerpts of outside text, and splitting a list.
 // into a message or a JSON answer: valid UTF-8 always, cut on a character
 // boundary, never in the middle of one.
 #pragma once
@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace akts {
 
@@ -18,6 +19,9 @@ std::string valid_utf8(std::string_view s);
 // At most `max_bytes` of `s` as valid UTF-8, cut before a character that
 // would not fit, with "..." appended when anything was left out.
 std::string excerpt(std::string_view s, size_t max_bytes = 40);
+
+// The parts of `s` between `sep`s, empty ones included: "a,,b" -> {"a", "", "b"}; "" -> {""}.
+std::vector<std::string> split(std::string_view s, char sep);
 
 // Text from outside, quoted for a message: cut (excerpt), valid UTF-8, quotes,
 // backslashes and control bytes escaped.

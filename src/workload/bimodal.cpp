@@ -199,7 +199,7 @@ class Pool {
       }
       bool hint_failed = false;
       double hint_ns = -1;
-      if (has_hint_) {
+      if (hint_) {
         int64_t h0 = mono_ns();
         auto st = hint_(static_cast<pid_t>(::gettid()), std::chrono::nanoseconds(j.service_ns));
         hint_ns = static_cast<double>(mono_ns() - h0);
@@ -233,7 +233,6 @@ class Pool {
   }
 
   const HintFn hint_;  // a copy: on a timeout the threads outlive the caller's
-  bool has_hint_ = static_cast<bool>(hint_);
   std::mutex m_;
   std::condition_variable cv_, done_cv_;
   std::deque<Job> q_;

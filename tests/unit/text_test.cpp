@@ -31,5 +31,13 @@ TEST(Text, ExcerptNeverSplitsACharacterAndAlwaysSerialises) {
   EXPECT_NO_THROW(nlohmann::json(excerpt("\xff\xfe\xc3")).dump());
 }
 
+TEST(Text, SplitKeepsEmptyParts) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(split("a,b", ','), (V{"a", "b"}));
+  EXPECT_EQ(split("a,,b,", ','), (V{"a", "", "b", ""}));
+  EXPECT_EQ(split("", ','), (V{""}));
+  EXPECT_EQ(split("steady:6s:1", ':'), (V{"steady", "6s", "1"}));
+}
+
 }  // namespace
 }  // namespace akts
