@@ -28,4 +28,11 @@ t_cli_errors() {
 	expect_refusal "latency_ms" akts push -- -1
 	expect_refusal "finite" akts push nan
 	expect_refusal "controller" akts daemon --check-config --controller nope
+	# The benchmark workloads refuse bad settings before they start anything.
+	expect_refusal "loads" akts bench bimodal --loads 0.3,x
+	expect_refusal "load" akts bench bimodal --loads "0,3"
+	expect_refusal "5 million" akts bench bimodal --loads 2 --short 10us --long 10us --seconds 600
+	expect_refusal "short" akts bench bimodal --short 1ms --long 0.5ms
+	expect_refusal "scenario" akts workload rm-rf
+	expect_refusal "seconds" akts workload hackbench --seconds 0
 }
