@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "akts.h"
+#include "common/http_url.h"
 #include "common/parse.h"
 #include "common/text.h"
 
@@ -214,6 +215,11 @@ Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::
       if (!v.is_string() || (!v.get<std::string>().empty() && v.get<std::string>()[0] != '/'))
         return bad(key, "must be an absolute path, or \"\" for none");
       c.state_file = v;
+    } else if (key == "metrics_listen") {
+      if (!v.is_string()) return bad(key, "must be \"HOST:PORT\", a port alone (on 127.0.0.1), or \"\" for none");
+      if (!v.get<std::string>().empty())
+        if (auto a = parse_listen_address(v.get<std::string>(), "metrics_listen", "127.0.0.1"); !a) return a.error();
+      c.metrics_listen = v;
     } else if (key == "policies") {
       if (!v.is_array() || v.empty() || v.size() > AKTS_MAX_SLOTS)
         return bad(key, fmt::format("must be a list of 1 to {} policy names", AKTS_MAX_SLOTS));
@@ -305,13 +311,22 @@ Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::
   return c;
 }
 
-Result<DaemonConfig> load_config(const std::string& path, const std::vector<std::string>& known_policies) {
+Result<nlohmann::json> read_config_document(const std::string& path) {
   std::ifstream in(path);
   if (!in) return sys_error("cannot read config " + path, errno);
   std::stringstream ss;
   ss << in.rdbuf();
   if (ss.str().size() > (1 << 20)) return errorf(ErrorKind::kInvalidArgument, "config {} is larger than 1 MiB", path);
-  auto c = parse_config(ss.str(), known_policies);
+  json j = json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return errorf(ErrorKind::kInvalidArgument, "{}: config: not valid JSON", path);
+  if (!j.is_object()) return errorf(ErrorKind::kInvalidArgument, "{}: config: must be a JSON object", path);
+  return j;
+}
+
+Result<DaemonConfig> load_config(const std::string& path, const std::vector<std::string>& known_policies) {
+  auto doc = read_config_document(path);
+  if (!doc) return doc.error();
+  auto c = parse_config(doc->dump(), known_policies);
   if (!c) {
     Error e = c.error();
     e.message = path + ": " + e.message;

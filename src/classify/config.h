@@ -29,6 +29,8 @@
 // offending key; a file that fails to parse changes nothing.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <sys/types.h>
 
 #include <chrono>
@@ -74,6 +76,8 @@ struct DaemonConfig {
   std::string audit_log = "/var/log/akts/audit.jsonl";  // "": no audit log (src/control/audit.h)
   std::string repository = "/var/lib/akts/policies";  // "": none (src/repository/policy_repository.h)
   std::string state_file = "/run/akts/state.json";       // "": no restart state, no reaper (src/daemon/state_file.h)
+  // Where /metrics is served over HTTP ("HOST:PORT", or "PORT" on 127.0.0.1); "": not served (src/metrics/).
+  std::string metrics_listen;
   std::vector<std::string> policies = {"latency", "throughput"};
   std::string initial = "0";
   bool switch_all = false;
@@ -89,5 +93,7 @@ struct DaemonConfig {
 // `known_policies`: the names a config may use.
 Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::string>& known_policies);
 Result<DaemonConfig> load_config(const std::string& path, const std::vector<std::string>& known_policies);
+// The config file as a JSON object, not yet checked beyond that (flags are merged into it, then parse_config).
+Result<nlohmann::json> read_config_document(const std::string& path);
 
 }  // namespace akts

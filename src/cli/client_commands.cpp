@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/exit_codes.h"
+#include "common/build_info.h"
 #include "common/parse.h"
 #include "control/unix_server.h"
 #include "telemetry/stats.h"
@@ -426,6 +427,16 @@ int cmd_stats(const ClientOptions& o, std::chrono::nanoseconds interval, int cou
     prev_ts = ts;
   }
   return kExitOk;
+}
+
+int cmd_stats_exposition(const ClientOptions& o, metrics::Format f) {
+  auto snap = call(o, "v1.stats", json::object());
+  if (!snap) return report(snap.error(), false);
+  auto text = metrics::render(*snap, {std::string(build_version()), std::string(build_commit())}, f);
+  if (!text) return report(text.error(), false);
+  std::cout << *text;
+  std::cout.flush();
+  return std::cout ? kExitOk : kExitFail;
 }
 
 int cmd_classify(const ClientOptions& o, const std::string& pid_text, const std::string& cls) {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "metrics/exposition.h"
+
 namespace akts::cli {
 
 struct ClientOptions {
@@ -19,6 +21,8 @@ int cmd_switch(const ClientOptions& o, const std::string& target, bool force);
 int cmd_status(const ClientOptions& o);
 // interval 0: one cumulative snapshot; else `count` deltas (0 = until interrupted).
 int cmd_stats(const ClientOptions& o, std::chrono::nanoseconds interval, int count, bool reset_longest);
+// The daemon's totals once, as its /metrics would serve them.
+int cmd_stats_exposition(const ClientOptions& o, metrics::Format f);
 int cmd_hold(const ClientOptions& o, const std::string& target, const std::string& duration);
 int cmd_release(const ClientOptions& o);
 // Without words: the current objective; with words: the goal in words (v1.objective).

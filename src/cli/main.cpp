@@ -14,6 +14,8 @@
 #include "akts.h"
 #include "bench.h"
 #include "classify/config.h"
+#include "common/build_info.h"
+#include "metrics/exposition.h"
 #include "cli/client_commands.h"
 #include "cli/serving_commands.h"
 #include "cli/admit_commands.h"
@@ -76,62 +78,49 @@ struct DaemonFlags {
   std::string controller;
   bool dry_run = false;
   bool json = false;
+  std::optional<std::string> metrics_listen;
 };
 
 int cmd_daemon(const DaemonFlags& f) {
-  akts::DaemonConfig cfg;
-  if (!f.config.empty()) {
-    auto c = akts::load_config(f.config, known_policies());
-    if (!c) {
-      if (f.json)
-        std::cout << nlohmann::json{{"valid", false}, {"error", c.error().to_string()}}.dump(2) << "\n";
-      else
-        std::cerr << "akts: " << c.error().to_string() << "\n";
-      return kExitUsage;
-    }
-    cfg = *c;
+  auto refuse = [&](const std::string& why) {
+    if (f.json)
+      std::cout << nlohmann::json{{"valid", false}, {"error", why}}.dump(2) << "\n";
+    else
+      std::cerr << "akts: " << why << "\n";
+    return kExitUsage;
+  };
+  if (!f.controller.empty()) {
+    bool known = false;
+    for (const auto& n : akts::kControllerNames) known = known || n == f.controller;
+    if (!known)
+      return refuse(fmt::format("--controller: '{}' is not a controller ({})", f.controller,
+                                fmt::join(akts::kControllerNames, ", ")));
   }
-  // Flags override the file; the result is validated the same way.
+  // Flags override the file's keys: they are merged into its document, which is then checked as a whole, so
+  // every key the flags do not name keeps the file's value.
   nlohmann::json overrides = nlohmann::json::object();
   if (!f.socket.empty()) overrides["socket"] = f.socket;
   if (!f.policies.empty()) overrides["policies"] = f.policies;
   if (!f.initial.empty()) overrides["initial"] = f.initial;
   if (f.switch_all) overrides["switch_all"] = true;
-  if (!f.controller.empty()) {
-    bool known = false;
-    for (const auto& n : akts::kControllerNames) known = known || n == f.controller;
-    if (!known) {
-      std::cerr << fmt::format("akts: --controller: '{}' is not a controller ({})\n", f.controller,
-                               fmt::join(akts::kControllerNames, ", "));
-      return kExitUsage;
-    }
-    cfg.reasoning.controller.name = f.controller;
+  if (f.metrics_listen) overrides["metrics_listen"] = *f.metrics_listen;
+  nlohmann::json doc = nlohmann::json::object();
+  if (!f.config.empty()) {
+    auto d = akts::read_config_document(f.config);
+    if (!d) return refuse(d.error().to_string());
+    doc = std::move(*d);
   }
+  doc.update(overrides);
+  if (overrides.contains("policies") && !overrides.contains("initial")) doc["initial"] = "0";
+  auto parsed = akts::parse_config(doc.dump(), known_policies());
+  if (!parsed) {
+    std::string where = f.config.empty() ? "" : f.config + (overrides.empty() ? ": " : " with the flags: ");
+    return refuse(where + parsed.error().to_string());
+  }
+  akts::DaemonConfig cfg = std::move(*parsed);
+  if (!f.controller.empty()) cfg.reasoning.controller.name = f.controller;
   if (f.dry_run) cfg.reasoning.arbiter.dry_run = true;
-  if (!overrides.empty() || !f.controller.empty()) {
-    nlohmann::json merged = {{"socket", cfg.socket_path},
-                             {"socket_mode", fmt::format("{:04o}", cfg.socket_mode)},
-                             {"policies", cfg.policies},
-                             {"initial", cfg.initial},
-                             {"switch_all", cfg.switch_all},
-                             {"scan_interval_ms", cfg.scan_interval_ms}};
-    merged.update(overrides);
-    if (overrides.contains("policies") && !overrides.contains("initial")) merged["initial"] = "0";
-    auto c = akts::parse_config(merged.dump(), known_policies());
-    if (!c) {
-      std::cerr << "akts: " << c.error().to_string() << "\n";
-      return kExitUsage;
-    }
-    // What the merged document does not carry comes from the file, checked again against the policies.
-    c->matchers = cfg.matchers;
-    c->guard = cfg.guard;
-    c->reasoning = cfg.reasoning;
-    if (auto st = akts::check_reasoning_config(c->reasoning, c->policies); !st) {
-      std::cerr << "akts: " << st.error().to_string() << "\n";
-      return kExitUsage;
-    }
-    cfg = *c;
-  }
+  if (auto st = akts::check_reasoning_config(cfg.reasoning, cfg.policies); !st) return refuse(st.error().to_string());
   if (f.check_config) {
     if (f.json) {
       nlohmann::json m = nlohmann::json::array();
@@ -149,6 +138,7 @@ int cmd_daemon(const DaemonFlags& f) {
                                   {"decision_log", cfg.reasoning.log.path},
                                   {"audit_log", cfg.audit_log},
                                   {"socket_group", cfg.socket_group},
+                                  {"metrics_listen", cfg.metrics_listen},
                                   {"breaker", cfg.breaker.to_json()},
                                   {"classes", m}}
                        .dump(2)
@@ -158,6 +148,8 @@ int cmd_daemon(const DaemonFlags& f) {
                                cfg.socket_mode, cfg.socket_group.empty() ? "" : ", group " + cfg.socket_group,
                                fmt::join(cfg.policies, ","), cfg.initial, cfg.switch_all ? "all tasks" : "partial mode");
       std::cout << fmt::format("audit log: {}\n", cfg.audit_log.empty() ? "none" : cfg.audit_log);
+      std::cout << fmt::format("metrics: {}\n", cfg.metrics_listen.empty() ? "not served (metrics_listen)"
+                                                                            : "http://" + cfg.metrics_listen + "/metrics");
       if (cfg.breaker.armed)
         std::cout << fmt::format("breaker: armed for {}, trips at an oldest wait of {} ms{}, safe slot {}, cool-down {} ms\n",
                                  cfg.breaker.cls == AKTS_CLASS_LC ? "lc" : "be",
@@ -200,7 +192,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int verbose = 0;
   app.add_flag("-v,--verbose", verbose, "more output (-v: debug and libbpf's log, -vv: trace)");
-  app.set_version_flag("--version", std::string("akts ") + AKTS_VERSION);
+  app.set_version_flag("--version", fmt::format("akts {} (commit {})", akts::build_version(), akts::build_commit()));
 
   // daemon
   DaemonFlags df;
@@ -219,6 +211,10 @@ int main(int argc, char** argv) {
                      "config)");
   daemon->add_flag("--dry-run", df.dry_run, "log the controller's decisions without applying them");
   daemon->add_flag("--json", df.json, "with --check-config: print JSON");
+  daemon->add_option("--metrics-listen", df.metrics_listen,
+                     "serve Prometheus metrics over HTTP at http://ADDR/metrics: HOST:PORT, or a PORT alone on\n"
+                     "127.0.0.1 (off by default; OpenMetrics when the scraper's Accept header asks for it).\n"
+                     "Another host (0.0.0.0, a node's address) exposes them to its network: a fleet's Prometheus");
 
   // client commands
   akts::cli::ClientOptions co;
@@ -246,6 +242,12 @@ int main(int argc, char** argv) {
   stats->add_option("-i,--interval", interval_text, "e.g. 1s, 500ms");
   stats->add_option("-n,--count", count, "intervals to print (default: until interrupted)")->check(CLI::Range(0, 1000000));
   bool reset_longest = false;
+  std::string stats_format;
+  auto* prom_flag = stats->add_flag("--prometheus{prometheus}", stats_format,
+                  "print the totals once in the Prometheus text format (the daemon's /metrics, see akts daemon "
+                  "--metrics-listen)");
+  stats->add_flag("--openmetrics{openmetrics}", stats_format, "the same in the OpenMetrics 1.0 text format")
+      ->excludes(prom_flag);
   stats->add_flag("--reset-longest", reset_longest,
                   "start the exact longest waits afresh after each reading (the daemon keeps one set for all "
                   "clients)");
@@ -665,6 +667,16 @@ int main(int argc, char** argv) {
         return kExitUsage;
       }
       interval = *d;
+    }
+    if (!stats_format.empty()) {
+      if (interval.count() || count || reset_longest || co.json) {
+        std::cerr << "akts: --" << stats_format
+                  << " prints the totals once: it takes no --interval, --count, --reset-longest or --json (a "
+                     "scraper computes rates from the counters)\n";
+        return kExitUsage;
+      }
+      return akts::cli::cmd_stats_exposition(co, stats_format == "openmetrics" ? akts::metrics::Format::kOpenMetrics
+                                                                               : akts::metrics::Format::kPrometheus);
     }
     return akts::cli::cmd_stats(co, interval, count, reset_longest);
   }

@@ -14,6 +14,8 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/exit_codes.h"
+#include "common/build_info.h"
+#include "common/http_url.h"
 #include "common/parse.h"
 #include "admission/compile.h"
 #include "common/text.h"
@@ -24,23 +26,8 @@
 #include "workload/scenarios.h"
 
 namespace akts::cli {
-namespace {
 
 using json = nlohmann::json;
-
-Result<std::pair<std::string, int>> parse_listen(const std::string& text) {
-  size_t colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0)
-    return errorf(ErrorKind::kInvalidArgument, "--http: '{}' is not HOST:PORT (e.g. 127.0.0.1:8765)", text);
-  std::string host = text.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  auto port = parse_u32(text.substr(colon + 1), "--http port");
-  if (!port) return port.error();
-  if (*port > 65535) return errorf(ErrorKind::kInvalidArgument, "--http: port {} is out of range", *port);
-  return std::make_pair(host, static_cast<int>(*port));
-}
-
-}  // namespace
 
 int cmd_mcp(const McpFlags& f) {
   // Every call gets the daemon's answer; a daemon that is not there is an error the agent reads, not a crash.
@@ -173,7 +160,7 @@ int cmd_mcp(const McpFlags& f) {
 
   mcp::ServerInfo info;
   info.title = "akts: run-time CPU scheduling policy switching";
-  info.version = AKTS_VERSION;
+  info.version = std::string(build_version());
   info.instructions = mcp::akts_instructions();
   info.page_size = f.page_size;
   mcp::Server server(info, mcp::akts_tools(up, runner, admit), mcp::akts_resources(up));
@@ -183,7 +170,7 @@ int cmd_mcp(const McpFlags& f) {
     return mcp::serve_stdio(server);
   }
 
-  auto listen = parse_listen(f.http);
+  auto listen = parse_listen_address(f.http, "--http");
   if (!listen) {
     std::cerr << "akts: " << listen.error().to_string() << "\n";
     return kExitUsage;
@@ -209,8 +196,8 @@ int cmd_mcp(const McpFlags& f) {
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   mcp::HttpOptions ho;
-  ho.host = listen->first;
-  ho.port = listen->second;
+  ho.host = listen->host;
+  ho.port = listen->port;
   ho.path = f.path;
   ho.token = *token;
   auto http = mcp::HttpServer::start(server, ho);

@@ -24,6 +24,29 @@ std::string q(std::string_view s) { return "\"" + excerpt(s, 60) + "\""; }
 
 }  // namespace
 
+Result<ListenAddress> parse_listen_address(std::string_view text, std::string_view what,
+                                           std::string_view default_host) {
+  size_t colon = text.rfind(':');
+  std::string host;
+  std::string_view port_text;
+  if (colon == std::string_view::npos && !default_host.empty()) {
+    host = default_host;
+    port_text = text;
+  } else if (colon == std::string_view::npos || colon == 0) {
+    return errorf(ErrorKind::kInvalidArgument, "{}: {} is not HOST:PORT (e.g. 127.0.0.1:9090)", what, q(text));
+  } else {
+    host = text.substr(0, colon);
+    port_text = text.substr(colon + 1);
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    else if (host.find(':') != std::string::npos)
+      return errorf(ErrorKind::kInvalidArgument, "{}: write an IPv6 address in brackets, e.g. [::1]:9090", what);
+  }
+  auto port = parse_u32(port_text, fmt::format("{} port", what));
+  if (!port) return port.error();
+  if (*port > 65535) return errorf(ErrorKind::kInvalidArgument, "{}: port {} is out of range", what, *port);
+  return ListenAddress{host, static_cast<int>(*port)};
+}
+
 Result<HttpUrl> parse_http_url(std::string_view text, std::string_view what) {
   constexpr std::string_view kForm = "http://host:port with an optional path, e.g. http://127.0.0.1:8081";
   if (text.starts_with("https://"))

@@ -1,5 +1,6 @@
 // http://host:port[/path] as the config writes it (an llm endpoint, a metrics
-// endpoint), split and checked. No https: akts has no TLS.
+// endpoint), split and checked, and the HOST:PORT a server listens on. No
+// https: akts has no TLS.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,15 @@ struct HttpUrl {
   uint16_t port = 0;
   std::string prefix;  // "" or "/path", no trailing slash
 };
+
+// Where a server listens: "HOST:PORT", "[::1]:PORT", or a bare "PORT" on `default_host` when one is given.
+// `what` names the option in errors ("--http", "--metrics-listen"). Port 0 means any free port.
+struct ListenAddress {
+  std::string host;  // as written, without IPv6 brackets
+  int port = 0;
+};
+Result<ListenAddress> parse_listen_address(std::string_view text, std::string_view what,
+                                           std::string_view default_host = {});
 
 // `what` names the setting in errors ("llm.endpoint", "telemetry.metrics_url").
 Result<HttpUrl> parse_http_url(std::string_view text, std::string_view what);

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "akts.h"
+#include "common/build_info.h"
 #include "common/parse.h"
 #include "common/text.h"
 #include "reasoning/controller.h"
@@ -76,7 +77,7 @@ Result<uint32_t> parse_class(std::string_view text) {
 void register_v1(Dispatcher& d, ControlBackend& b) {
   d.add("v1.version", [&d](const json& params) -> Result<json> {
     if (auto st = check_param_names(params, {}); !st) return st.error();
-    return json{{"api_version", kApiVersion}, {"akts_version", AKTS_VERSION}, {"methods", d.methods()}};
+    return json{{"api_version", kApiVersion}, {"akts_version", std::string(build_version())}, {"commit", std::string(build_commit())}, {"methods", d.methods()}};
   });
 
   d.add("v1.policies", [&b](const json& params) -> Result<json> {

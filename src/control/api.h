@@ -2,7 +2,7 @@
 // with the execution plane; unit tests back it with a fake. Validation lives
 // here, so every transport (socket, CLI, MCP later) refuses the same inputs.
 //
-//   v1.version                     -> {api_version, akts_version, methods}
+//   v1.version                     -> {api_version, akts_version, commit, methods}
 //   v1.policies {docs?}            -> {slots, policies: [{slot, name, summary, pick_when, doc?, parameters?,
 //        results?}], selected, effective}. docs: true adds each policy's documentation (its source's opening
 //        essay) and, from the policy repository, its parameters and its last 10 results.

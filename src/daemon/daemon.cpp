@@ -23,6 +23,8 @@
 #include "daemon/reasoning_worker.h"
 #include "daemon/state_file.h"
 #include "daemon/tracker_worker.h"
+#include "common/build_info.h"
+#include "common/http_url.h"
 #include "common/parse.h"
 #include "common/text.h"
 #include "control/api.h"
@@ -32,6 +34,9 @@
 #include "exec/execution_plane.h"
 #include "exec/policy_library.h"
 #include "exec/sched_ext_sysfs.h"
+#include "metrics/exposition.h"
+#include "metrics/http_endpoint.h"
+#include "metrics/process_self.h"
 
 namespace akts {
 namespace {
@@ -409,6 +414,11 @@ class DaemonBackend : public control::ControlBackend {
     json names = json::object();
     for (const auto& p : plane_.policies()) names[std::to_string(p.slot)] = p.name;
     j["policy_names"] = names;
+    auto counts = tracker_.class_counts();
+    j["managed"] = {{"lc", counts[AKTS_CLASS_LC]}, {"be", counts[AKTS_CLASS_BE]}};
+    j["scheduler"] = {{"state", read_sched_ext_state().state}, {"attached", plane_.attached()}};
+    auto self = metrics::read_process();
+    j["process"] = self ? *self : json(nullptr);
     return j;
   }
   Status classify(uint32_t pid, uint32_t cls) override {
@@ -962,6 +972,32 @@ int run_daemon(const DaemonConfig& cfg) {
     spdlog::error("{}", server.error().to_string());
     return 1;
   }
+  // /metrics, answered on this thread like a socket request (metrics/http_endpoint.h); bound before the
+  // scheduler attaches, so an address in use changes nothing.
+  std::unique_ptr<metrics::MetricsEndpoint> metrics_http;
+  const metrics::BuildInfo build{std::string(build_version()), std::string(build_commit())};
+  auto render_metrics = [&](metrics::Format f) -> Result<std::string> {
+    auto st = backend.stats(false);
+    if (!st) return st.error();
+    return metrics::render(*st, build, f);
+  };
+  if (!cfg.metrics_listen.empty()) {
+    auto addr = parse_listen_address(cfg.metrics_listen, "metrics_listen", "127.0.0.1");
+    if (!addr) {
+      spdlog::error("{}", addr.error().to_string());
+      return 2;
+    }
+    auto m = metrics::MetricsEndpoint::start({addr->host, addr->port});
+    if (!m) {
+      spdlog::error("metrics: {}", m.error().to_string());
+      return 1;
+    }
+    metrics_http = std::move(*m);
+    spdlog::info("metrics at {}{}", metrics_http->url(),
+                 addr->host == "127.0.0.1" || addr->host == "::1" || addr->host == "localhost"
+                     ? ""
+                     : " (not a loopback address: anyone who reaches it can read them)");
+  }
   if (auto st = (*plane)->attach(); !st) {
     spdlog::error("{}", st.error().to_string());
     return 1;
@@ -994,18 +1030,21 @@ int run_daemon(const DaemonConfig& cfg) {
                cfg.reasoning.telemetry.period.count());
   while (true) {
     auto fds = (*server)->poll_fds();
+    const size_t n_socket = fds.size();  // the control socket's own, first
     fds.push_back({sig_fd, POLLIN, 0});
     fds.push_back({timer_fd, POLLIN, 0});
+    if (metrics_http) fds.push_back({metrics_http->fd(), POLLIN, 0});
     // Requests already received but not yet answered (a client's turn ran out): do not block.
     if (::poll(fds.data(), fds.size(), (*server)->backlog() ? 0 : -1) < 0 && errno != EINTR) break;
-    if (fds[fds.size() - 2].revents) {
+    if (metrics_http && fds[n_socket + 2].revents) metrics_http->serve(render_metrics);
+    if (fds[n_socket].revents) {
       signalfd_siginfo si{};
       (void)!::read(sig_fd, &si, sizeof(si));
       spdlog::info("signal {}: shutting down",
                    si.ssi_signo == SIGINT ? "SIGINT" : si.ssi_signo == SIGHUP ? "SIGHUP" : "SIGTERM");
       break;
     }
-    if (fds.back().revents) {
+    if (fds[n_socket + 1].revents) {
       uint64_t ticks;
       (void)!::read(timer_fd, &ticks, sizeof(ticks));
       auto ei = (*plane)->exit_info();
@@ -1069,10 +1108,11 @@ int run_daemon(const DaemonConfig& cfg) {
       persist();  // a controller's switches and the tracker's scans, at most a tick late
       (*server)->sweep(control::UnixServer::Clock::now());
     }
-    fds.resize(fds.size() - 2);
+    fds.resize(n_socket);
     (*server)->on_ready(fds);
   }
 
+  if (metrics_http) metrics_http->stop();  // waiting scrapes are answered 503 before the state goes
   reasoner.stop();
   worker.stop();
   // Every thread gets its own policy back; the state keeps the explicit classes for the next daemon.

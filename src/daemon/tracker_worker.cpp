@@ -3,6 +3,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "akts.h"
+
 namespace akts {
 
 TrackerWorker::TrackerWorker(ProcessTracker& tracker, std::chrono::milliseconds period)
@@ -63,6 +65,8 @@ void TrackerWorker::loop() {
 
 void TrackerWorker::publish() {
   auto j = tracker_.to_json();
+  std::array<uint64_t, 2> counts{};
+  for (const auto& m : j) ++counts[m["class"] == "lc" ? AKTS_CLASS_LC : AKTS_CLASS_BE];
   // The record is serialised again only when the tracker changed: a scan that found nothing new costs nothing here.
   std::shared_ptr<const std::string> rec;
   if (!record_ || tracker_.version() != record_version_) {
@@ -71,6 +75,7 @@ void TrackerWorker::publish() {
   }
   std::lock_guard lock(snap_mu_);
   snap_ = std::move(j);
+  counts_ = counts;
   if (rec && (!record_ || *record_ != *rec)) {
     record_ = std::move(rec);
     ++record_gen_;
@@ -85,6 +90,11 @@ void TrackerWorker::publish_now() {
 TrackerWorker::Record TrackerWorker::record_snapshot() const {
   std::lock_guard lock(snap_mu_);
   return {record_gen_, record_ ? record_ : std::make_shared<const std::string>("{\"processes\":[]}")};
+}
+
+std::array<uint64_t, 2> TrackerWorker::class_counts() const {
+  std::lock_guard lock(snap_mu_);
+  return counts_;
 }
 
 nlohmann::json TrackerWorker::snapshot() const {

@@ -6,7 +6,9 @@
 // every change, and never waits.
 #pragma once
 
+#include <array>
 #include <atomic>
+#include <cstdint>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -59,6 +61,8 @@ class TrackerWorker {
   }
   // Managed processes as of the last scan or change.
   nlohmann::json snapshot() const;
+  // How many of them are in each class (indexed by AKTS_CLASS_*), as of the same moment.
+  std::array<uint64_t, 2> class_counts() const;
   // The tracker's record (ProcessTracker::record) as of the last scan or
   // change, serialised, with a generation that grows when it changes. Never
   // older than a previous answer: snapshots are published under the tracker's lock.
@@ -82,6 +86,7 @@ class TrackerWorker {
   std::atomic<bool> dirty_{false};  // a request changed the tracker since the last snapshot
   mutable std::mutex snap_mu_;
   nlohmann::json snap_ = nlohmann::json::array();
+  std::array<uint64_t, 2> counts_{};
   std::shared_ptr<const std::string> record_;
   uint64_t record_gen_ = 0;
   uint64_t record_version_ = 0;  // the tracker's version record_ was made from (under mu_)

@@ -327,6 +327,12 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const Server& server, Http
   auto impl = std::make_unique<Impl>(server, std::move(o));
   Impl* p = impl.get();
   p->http.set_payload_max_length(p->o.max_body);
+  // httplib's default also sets SO_REUSEPORT, which would let a second server bind the same port and take
+  // half the sessions: reuse an address in TIME_WAIT (a restart), never share a live one.
+  p->http.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   p->http.Post(p->o.path, [p](const httplib::Request& req, httplib::Response& res) { p->post(req, res); });
   p->http.Delete(p->o.path, [p](const httplib::Request& req, httplib::Response& res) { p->del(req, res); });
   p->http.Get(p->o.path, [p](const httplib::Request& req, httplib::Response& res) {

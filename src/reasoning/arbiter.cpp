@@ -29,8 +29,10 @@ bool Arbiter::locked(Clock::time_point now, std::string* why) const {
   return locked_unlocked(now, why);
 }
 
-void Arbiter::note_change(uint32_t from, uint32_t to, Clock::time_point now) {
-  if (from != to) last_change_ = now;
+void Arbiter::note_change(uint32_t from, uint32_t to, Clock::time_point now, uint64_t& counter) {
+  if (from == to) return;
+  last_change_ = now;
+  ++counter;
 }
 
 Status Arbiter::operator_switch(uint32_t slot, Clock::time_point now) {
@@ -41,7 +43,7 @@ Status Arbiter::operator_switch(uint32_t slot, Clock::time_point now) {
                   seconds(hold_until_ - now));
   uint32_t prev = plane_.selected();
   plane_.select(slot);
-  note_change(prev, slot, now);
+  note_change(prev, slot, now, switches_.operator_);
   grace_until_ = now + o_.operator_grace;
   return {};
 }
@@ -56,7 +58,7 @@ Status Arbiter::hold(uint32_t slot, std::chrono::milliseconds duration, Clock::t
                   seconds(hold_until_ - now));
   uint32_t prev = plane_.selected();
   plane_.select(slot);
-  note_change(prev, slot, now);
+  note_change(prev, slot, now, switches_.operator_);
   hold_slot_ = slot;
   hold_until_ = now + duration;
   return {};
@@ -81,22 +83,31 @@ bool Arbiter::release_hold_on(uint32_t slot, Clock::time_point now) {
 Arbiter::Verdict Arbiter::controller_proposes(uint32_t slot, Clock::time_point now) {
   std::lock_guard lock(mu_);
   std::string why;
-  if (locked_unlocked(now, &why)) return {false, why};
+  if (locked_unlocked(now, &why)) return {false, why, "locked"};
   uint32_t prev = plane_.selected();
-  if (prev == slot) return {false, "already selected"};
+  if (prev == slot) return {false, "already selected", "unchanged"};
   if (last_change_ && now - *last_change_ < o_.min_dwell)
-    return {false, fmt::format("minimum dwell: the selection changed {:.2f} s ago (min {:.2f} s)",
-                               seconds(now - *last_change_), seconds(o_.min_dwell))};
+    return {false,
+            fmt::format("minimum dwell: the selection changed {:.2f} s ago (min {:.2f} s)",
+                        seconds(now - *last_change_), seconds(o_.min_dwell)),
+            "min_dwell"};
   while (!controller_switches_.empty() && now - controller_switches_.front() >= std::chrono::minutes(1))
     controller_switches_.pop_front();
   if (controller_switches_.size() >= o_.max_switches_per_minute)
-    return {false, fmt::format("rate limit: {} controller switches in the last minute (max {})",
-                               controller_switches_.size(), o_.max_switches_per_minute)};
-  if (o_.dry_run) return {false, "dry run: logged, not applied"};
+    return {false,
+            fmt::format("rate limit: {} controller switches in the last minute (max {})", controller_switches_.size(),
+                        o_.max_switches_per_minute),
+            "rate_limit"};
+  if (o_.dry_run) return {false, "dry run: logged, not applied", "dry_run"};
   plane_.select(slot);
-  note_change(prev, slot, now);
+  note_change(prev, slot, now, switches_.controller);
   controller_switches_.push_back(now);
-  return {true, fmt::format("applied: slot {} -> {}", prev, slot)};
+  return {true, fmt::format("applied: slot {} -> {}", prev, slot), "applied"};
+}
+
+Arbiter::Switches Arbiter::switches() const {
+  std::lock_guard lock(mu_);
+  return switches_;
 }
 
 void Arbiter::set_dry_run(bool on) {
@@ -127,7 +138,8 @@ nlohmann::json Arbiter::state(Clock::time_point now) const {
           {"dry_run", o_.dry_run},
           {"min_dwell_s", seconds(o_.min_dwell)},
           {"max_switches_per_minute", o_.max_switches_per_minute},
-          {"operator_grace_s", seconds(o_.operator_grace)}};
+          {"operator_grace_s", seconds(o_.operator_grace)},
+          {"switches", {{"operator", switches_.operator_}, {"controller", switches_.controller}}}};
 }
 
 }  // namespace akts

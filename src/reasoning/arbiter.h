@@ -52,6 +52,14 @@ class Arbiter {
   struct Verdict {
     bool applied = false;
     std::string reason;  // why applied or not, for the decision log
+    // The rule that decided, for counters: "applied", "locked" (the breaker, a hold, an operator's grace),
+    // "unchanged" (already selected), "min_dwell", "rate_limit", "dry_run".
+    std::string kind;
+  };
+  // Selection changes made through here, by cause (the breaker's override is the kernel's, counted there).
+  struct Switches {
+    uint64_t operator_ = 0;    // operators' switches and holds (a canary's revert included)
+    uint64_t controller = 0;   // controllers' proposals applied
   };
 
   Arbiter(Plane plane, ArbiterOptions o) : plane_(std::move(plane)), o_(o) {}
@@ -85,10 +93,12 @@ class Arbiter {
   bool override_active() const { return plane_.override_active && plane_.override_active(); }
   ArbiterOptions options() const;
   nlohmann::json state(Clock::time_point now) const;
+  Switches switches() const;
 
  private:
   bool locked_unlocked(Clock::time_point now, std::string* why) const;  // mu_ held
-  void note_change(uint32_t from, uint32_t to, Clock::time_point now);  // mu_ held
+  // mu_ held; counts a change (from != to) in `counter`.
+  void note_change(uint32_t from, uint32_t to, Clock::time_point now, uint64_t& counter);
 
   Plane plane_;
   mutable std::mutex mu_;
@@ -98,6 +108,7 @@ class Arbiter {
   Clock::time_point grace_until_{};
   std::optional<Clock::time_point> last_change_;
   std::deque<Clock::time_point> controller_switches_;  // within the last minute
+  Switches switches_;
 };
 
 }  // namespace akts

@@ -116,14 +116,16 @@ void ReasoningPlane::on_window(const Window& w, Clock::time_point now) {
   Arbiter::Verdict v;
   if (dec.refused) {
     ++refused_outputs_;
-    v = {false, "refused: the controller's output is not a filled slot; the selection stays"};
+    v = {false, "refused: the controller's output is not a filled slot; the selection stays", "invalid_output"};
   } else if (!ctx.filled(*dec.slot)) {
     ++refused_outputs_;
-    v = {false, fmt::format("refused: slot {} is not a filled slot; the selection stays", *dec.slot)};
+    v = {false, fmt::format("refused: slot {} is not a filled slot; the selection stays", *dec.slot),
+         "invalid_output"};
   } else {
     v = arbiter_.controller_proposes(*dec.slot, now);
   }
   if (v.applied) ++applied_;
+  ++verdicts_[v.kind];  // repeats too: the log counts them once, the counters each time
   // A proposal (or a refused answer: a dead endpoint, a model that keeps
   // saying "0.3") refused for the same reason window after window is logged
   // once, then counted.
@@ -319,6 +321,15 @@ json ReasoningPlane::windows(size_t limit) const {
   return out;
 }
 
+json ReasoningPlane::verdicts_json() const {
+  json j = json::object();
+  for (const char* k : kVerdictKinds) {
+    auto it = verdicts_.find(k);
+    j[k] = it == verdicts_.end() ? 0 : it->second;
+  }
+  return j;
+}
+
 json ReasoningPlane::state(Clock::time_point now) const {
   std::lock_guard lock(mu_);
   return {{"controller", controller_ ? controller_->name() : "none"},
@@ -328,6 +339,7 @@ json ReasoningPlane::state(Clock::time_point now) const {
           {"decisions", decisions_},
           {"applied", applied_},
           {"refused_outputs", refused_outputs_},
+          {"verdicts", verdicts_json()},
           {"repeats_not_logged", suppressed_},
           {"log", log_.state()}};
 }

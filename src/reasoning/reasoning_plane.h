@@ -9,6 +9,7 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -76,9 +77,15 @@ class ReasoningPlane {
   nlohmann::json windows(size_t limit) const;
   nlohmann::json log(size_t limit) const { return log_.recent(limit); }
   void flush_log() { log_.flush(); }
+  // Its "verdicts" count the controller's proposals by the rule that decided them (kVerdictKinds), and its
+  // "arbiter"'s "switches" the selection changes by cause.
   nlohmann::json state(Clock::time_point now = Clock::now()) const;
+  // Arbiter::Verdict's kinds, and "invalid_output" (an answer that names no filled slot).
+  static constexpr const char* kVerdictKinds[] = {"applied",    "invalid_output", "locked", "unchanged",
+                                                  "min_dwell", "rate_limit",     "dry_run"};
 
  private:
+  nlohmann::json verdicts_json() const;  // mu_ held
   nlohmann::json summary(const Window& w) const;
   void record(nlohmann::json rec, const std::optional<Window>& at);  // mu_ held
   std::optional<Window> last_window() const;                          // mu_ held
@@ -107,6 +114,7 @@ class ReasoningPlane {
   };
   std::optional<Last> last_;
   uint64_t decisions_ = 0, applied_ = 0, refused_outputs_ = 0, suppressed_ = 0;
+  std::map<std::string, uint64_t> verdicts_;
 };
 
 }  // namespace akts

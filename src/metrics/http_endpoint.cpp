@@ -1,0 +1,181 @@
+// The /metrics listener and its hand-off to the daemon's main loop.
+#include "metrics/http_endpoint.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include "common/text.h"
+
+namespace akts::metrics {
+namespace {
+
+// One scrape waiting for the main loop.
+struct Scrape {
+  Format format;
+  bool done = false;
+  int status = 503;
+  std::string body;
+};
+
+}  // namespace
+
+struct MetricsEndpoint::Impl {
+  EndpointOptions o;
+  httplib::Server http;
+  std::thread thread;
+  int port = 0;
+  int efd = -1;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::shared_ptr<Scrape>> waiting;  // under mu
+  bool stopping = false;                        // under mu
+
+  explicit Impl(EndpointOptions opts) : o(std::move(opts)) {}
+  ~Impl() {
+    if (efd >= 0) ::close(efd);
+  }
+
+  void get_metrics(const httplib::Request& req, httplib::Response& res) {
+    auto s = std::make_shared<Scrape>();
+    s->format = negotiate(req.get_header_value("Accept"));
+    std::unique_lock lock(mu);
+    if (stopping) {
+      res.status = 503;
+      res.set_content("akts: the daemon is stopping\n", "text/plain; charset=utf-8");
+      return;
+    }
+    waiting.push_back(s);
+    uint64_t one = 1;
+    (void)!::write(efd, &one, sizeof(one));  // a full counter (2^64 - 2 scrapes) still reads as readable
+    bool answered = cv.wait_for(lock, o.wait, [&] { return s->done || stopping; });
+    if (!answered || !s->done) {
+      // Not answered in time: take it back, so the main loop does not render for nobody.
+      for (auto it = waiting.begin(); it != waiting.end(); ++it)
+        if (*it == s) {
+          waiting.erase(it);
+          break;
+        }
+      res.status = 503;
+      res.set_content(stopping ? "akts: the daemon is stopping\n"
+                               : fmt::format("akts: the daemon did not answer within {} ms (reloading its "
+                                             "scheduler?)\n",
+                                             o.wait.count()),
+                      "text/plain; charset=utf-8");
+      return;
+    }
+    res.status = s->status;
+    if (s->status == 200)
+      res.set_content(std::move(s->body), std::string(content_type(s->format)));
+    else
+      res.set_content(std::move(s->body), "text/plain; charset=utf-8");
+  }
+};
+
+MetricsEndpoint::MetricsEndpoint(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+MetricsEndpoint::~MetricsEndpoint() { stop(); }
+
+Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::start(const EndpointOptions& o) {
+  auto impl = std::make_unique<Impl>(o);
+  Impl* p = impl.get();
+  p->efd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (p->efd < 0) return sys_error("eventfd", errno);
+  // A scrape is a GET without a body; a client that sends one slowly, or not at all, is let go.
+  p->http.set_payload_max_length(4096);
+  // httplib's default also sets SO_REUSEPORT, which would let a second daemon bind the same port and take
+  // half the scrapes: reuse an address in TIME_WAIT (a restart), never share a live one.
+  p->http.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  p->http.set_read_timeout(5, 0);
+  p->http.set_write_timeout(5, 0);
+  p->http.set_keep_alive_timeout(30);
+  p->http.Get("/metrics", [p](const httplib::Request& req, httplib::Response& res) { p->get_metrics(req, res); });
+  p->http.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("akts daemon: metrics at /metrics (Prometheus text, or OpenMetrics when the Accept header "
+                    "asks for application/openmetrics-text)\n",
+                    "text/plain; charset=utf-8");
+  });
+  auto not_allowed = [](const httplib::Request&, httplib::Response& res) {
+    res.status = 405;
+    res.set_header("Allow", "GET, HEAD");
+    res.set_content("akts: /metrics is read with GET\n", "text/plain; charset=utf-8");
+  };
+  p->http.Post("/metrics", not_allowed);
+  p->http.Put("/metrics", not_allowed);
+  p->http.Delete("/metrics", not_allowed);
+  p->http.Patch("/metrics", not_allowed);
+  std::string bind_host = o.host == "localhost" ? "127.0.0.1" : o.host;
+  if (o.port == 0) {
+    p->port = p->http.bind_to_any_port(bind_host);
+    if (p->port < 0) return errorf(ErrorKind::kSystem, "cannot bind {} on any port", excerpt(bind_host));
+  } else {
+    if (!p->http.bind_to_port(bind_host, o.port))
+      return errorf(ErrorKind::kSystem, "cannot listen on {}:{} (in use, or not an address of this machine?)",
+                    excerpt(bind_host), o.port);
+    p->port = o.port;
+  }
+  p->thread = std::thread([p] { p->http.listen_after_bind(); });
+  // stop() before the loop runs would be lost: wait for it.
+  for (int i = 0; i < 2000 && !p->http.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return std::unique_ptr<MetricsEndpoint>(new MetricsEndpoint(std::move(impl)));
+}
+
+int MetricsEndpoint::fd() const { return impl_->efd; }
+
+int MetricsEndpoint::port() const { return impl_->port; }
+
+std::string MetricsEndpoint::url() const {
+  const std::string& h = impl_->o.host;
+  return fmt::format("http://{}:{}/metrics", h.find(':') != std::string::npos ? "[" + h + "]" : h, impl_->port);
+}
+
+void MetricsEndpoint::serve(const Render& render) {
+  uint64_t n;
+  (void)!::read(impl_->efd, &n, sizeof(n));
+  std::deque<std::shared_ptr<Scrape>> batch;
+  {
+    std::lock_guard lock(impl_->mu);
+    batch.swap(impl_->waiting);
+  }
+  if (batch.empty()) return;
+  // Rendered outside the lock: a scrape that times out meanwhile finds itself gone from `waiting` and answers 503.
+  std::optional<Result<std::string>> text[2];
+  for (auto& s : batch) {
+    auto& t = text[s->format == Format::kOpenMetrics ? 1 : 0];
+    if (!t) t = render(s->format);
+  }
+  {
+    std::lock_guard lock(impl_->mu);
+    for (auto& s : batch) {
+      const auto& t = *text[s->format == Format::kOpenMetrics ? 1 : 0];
+      s->status = t ? 200 : 500;
+      s->body = t ? *t : "akts: " + t.error().to_string() + "\n";
+      s->done = true;
+    }
+  }
+  impl_->cv.notify_all();
+}
+
+void MetricsEndpoint::stop() {
+  if (!impl_) return;
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->stopping = true;
+  }
+  impl_->cv.notify_all();
+  impl_->http.stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+}  // namespace akts::metrics
