@@ -245,6 +245,13 @@ Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::
       if (!v.is_number_unsigned() || v.get<uint64_t>() < 10 || v.get<uint64_t>() > 60000)
         return bad(key, "must be a whole number of milliseconds from 10 to 60000");
       c.scan_interval_ms = v;
+    } else if (key == "process_events") {
+      if (!v.is_boolean()) return bad(key, "must be true or false");
+      c.process_events = v;
+    } else if (key == "rescan_interval_ms") {
+      if (!v.is_number_unsigned() || v.get<uint64_t>() < 100 || v.get<uint64_t>() > 600000)
+        return bad(key, "must be a whole number of milliseconds from 100 to 600000");
+      c.rescan_interval_ms = v;
     } else if (key == "guard") {
       auto g = parse_guard(v);
       if (!g) return g.error();

@@ -211,6 +211,36 @@ std::optional<ProcessTracker::Listing> ProcessTracker::list_processes(const std:
   return alive;
 }
 
+void ProcessTracker::handle(const ProcInfo& p) {
+  std::optional<Decision> parent;
+  if (auto pm = managed_.find(p.ppid); pm != managed_.end()) parent = Decision{pm->second.cls, pm->second.reason};
+  auto decision = classifier_.classify(p, parent);
+  if (decision) {
+    if (auto st = manage(p, *decision); !st && !warned_[p.tgid]) {
+      spdlog::warn("cannot manage pid {} ({}): {}", p.tgid, p.comm, st.error().to_string());
+      warned_[p.tgid] = true;
+    }
+  } else if (managed_.count(p.tgid)) {
+    unmanage(p.tgid, true);  // no rule names it any more (it exec'd something else)
+  }
+}
+
+void ProcessTracker::refresh(uint32_t tgid) {
+  if (tgid == self_ || tgid <= 2) return;
+  auto p = read_proc(tgid);
+  auto m = managed_.find(tgid);
+  if (m != managed_.end() && (!p || m->second.start_time != p->start_time)) {
+    // Gone, or its pid already another process's: an explicit class was for that process only.
+    classifier_.clear_explicit(tgid);
+    unmanage(tgid, false);
+  }
+  if (!p || p->kernel_thread()) {
+    warned_.erase(tgid);
+    return;
+  }
+  handle(*p);
+}
+
 void ProcessTracker::scan(const std::atomic<bool>* cancel, const std::function<void()>& pause) {
   auto alive = list_processes(cancel);
   if (alive) apply(*alive, cancel, pause);
@@ -236,17 +266,7 @@ void ProcessTracker::apply(const Listing& alive, const std::atomic<bool>* cancel
   for (const auto& [tgid, p] : alive) {
     if (cancelled()) return;
     if (pause) pause();
-    std::optional<Decision> parent;
-    if (auto pm = managed_.find(p.ppid); pm != managed_.end()) parent = Decision{pm->second.cls, pm->second.reason};
-    auto decision = classifier_.classify(p, parent);
-    if (decision) {
-      if (auto st = manage(p, *decision); !st && !warned_[tgid]) {
-        spdlog::warn("cannot manage pid {} ({}): {}", tgid, p.comm, st.error().to_string());
-        warned_[tgid] = true;
-      }
-    } else if (managed_.count(tgid)) {
-      unmanage(tgid, true);  // no rule names it any more (it exec'd something else)
-    }
+    handle(p);
   }
   // A complete pass: what a previous daemon moved and no rule manages now goes back.
   for (auto& [tgid, pr] : pending_) {

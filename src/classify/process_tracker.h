@@ -67,6 +67,10 @@ class ProcessTracker {
   using Listing = std::map<uint32_t, ProcInfo>;
   std::optional<Listing> list_processes(const std::atomic<bool>* cancel = nullptr) const;
   void apply(const Listing& alive, const std::atomic<bool>* cancel = nullptr, const std::function<void()>& pause = {});
+  // One process now, as a pass would handle it (an event named it: a fork, an exec, a new name, an exit):
+  // managed if a rule names it, released if it is gone, its pid reused, or no rule names it any more.
+  // Processes no event names wait for the next pass.
+  void refresh(uint32_t tgid);
   // An explicit classification (akts run, v1.classify), applied at once.
   // Refuses what cannot be honoured: a thread id, pid 1, a kernel thread, the daemon.
   Status classify_explicit(uint32_t tgid, uint32_t cls);
@@ -109,6 +113,7 @@ class ProcessTracker {
     std::unordered_map<uint32_t, int> moved;
   };
   Result<ProcInfo> read_proc(uint32_t tgid) const;
+  void handle(const ProcInfo& p);  // classify a live process, then manage or release it
   Status manage(const ProcInfo& p, const Decision& d);
   void unmanage(uint32_t tgid, bool alive);
   // Moves the process's threads that run a normal policy into SCHED_EXT,

@@ -139,6 +139,9 @@ int cmd_daemon(const DaemonFlags& f) {
                                   {"audit_log", cfg.audit_log},
                                   {"socket_group", cfg.socket_group},
                                   {"metrics_listen", cfg.metrics_listen},
+                                  {"process_events", cfg.process_events},
+                                  {"scan_interval_ms", cfg.scan_interval_ms},
+                                  {"rescan_interval_ms", cfg.rescan_interval_ms},
                                   {"breaker", cfg.breaker.to_json()},
                                   {"classes", m}}
                        .dump(2)
@@ -148,6 +151,10 @@ int cmd_daemon(const DaemonFlags& f) {
                                cfg.socket_mode, cfg.socket_group.empty() ? "" : ", group " + cfg.socket_group,
                                fmt::join(cfg.policies, ","), cfg.initial, cfg.switch_all ? "all tasks" : "partial mode");
       std::cout << fmt::format("audit log: {}\n", cfg.audit_log.empty() ? "none" : cfg.audit_log);
+      std::cout << fmt::format("processes: {}\n", cfg.process_events
+                                                         ? fmt::format("followed by the kernel's events, rescanned every {} ms",
+                                                                       std::max(cfg.scan_interval_ms, cfg.rescan_interval_ms))
+                                                         : fmt::format("scanned every {} ms", cfg.scan_interval_ms));
       std::cout << fmt::format("metrics: {}\n", cfg.metrics_listen.empty() ? "not served (metrics_listen)"
                                                                             : "http://" + cfg.metrics_listen + "/metrics");
       if (cfg.breaker.armed)

@@ -416,6 +416,7 @@ class DaemonBackend : public control::ControlBackend {
     j["policy_names"] = names;
     auto counts = tracker_.class_counts();
     j["managed"] = {{"lc", counts[AKTS_CLASS_LC]}, {"be", counts[AKTS_CLASS_BE]}};
+    j["tracker"] = tracker_.stats();
     j["scheduler"] = {{"state", read_sched_ext_state().state}, {"attached", plane_.attached()}};
     auto self = metrics::read_process();
     j["process"] = self ? *self : json(nullptr);
@@ -895,7 +896,21 @@ int run_daemon(const DaemonConfig& cfg) {
                    : prev.value("reaped", false) ? "ended uncleanly, its reaper gave its threads back"
                                                  : "ended uncleanly");
   }
-  TrackerWorker worker(tracker, std::chrono::milliseconds(cfg.scan_interval_ms));
+  // Forks, execs and exits as they happen, with a slow scan as a safety net; scans alone if the connector
+  // does not open (no CONFIG_PROC_EVENTS, no CAP_NET_ADMIN) or the config turns it off.
+  std::unique_ptr<ProcConnector> proc_events;
+  if (cfg.process_events) {
+    auto pc = ProcConnector::open();
+    if (pc)
+      proc_events = std::move(*pc);
+    else
+      spdlog::warn("{}: scanning /proc every {} ms instead", pc.error().to_string(), cfg.scan_interval_ms);
+  }
+  if (proc_events)
+    spdlog::info("following processes by the kernel's events, with a scan every {} ms as a safety net",
+                 std::max(cfg.scan_interval_ms, cfg.rescan_interval_ms));
+  TrackerWorker worker(tracker, std::chrono::milliseconds(cfg.scan_interval_ms), std::move(proc_events),
+                       std::chrono::milliseconds(cfg.rescan_interval_ms));
   worker.publish_now();  // the record taken up counts from here, before the first scan
   StateWriter state_writer(cfg.state_file);
   auto persist = [&] { state_writer.save(**plane, worker.record_snapshot(), /*clean=*/false); };

@@ -1,20 +1,54 @@
 // The tracker's scan thread and the snapshot the status answer reads.
 #include "daemon/tracker_worker.h"
 
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <unordered_map>
+
 #include <spdlog/spdlog.h>
 
 #include "akts.h"
 
 namespace akts {
 
-TrackerWorker::TrackerWorker(ProcessTracker& tracker, std::chrono::milliseconds period)
-    : tracker_(tracker), period_(period) {}
+TrackerWorker::TrackerWorker(ProcessTracker& tracker, std::chrono::milliseconds period,
+                             std::unique_ptr<ProcConnector> events, std::chrono::milliseconds rescan_period)
+    : tracker_(tracker), period_(period), events_(std::move(events)), rescan_period_(rescan_period) {
+  if (events_) {
+    stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (stop_fd_ < 0) {
+      spdlog::warn("process events off (no eventfd: {}): scanning /proc every {} ms", std::strerror(errno),
+                   period_.count());
+      events_.reset();
+    } else {
+      period_ = std::max(period_, rescan_period_);
+    }
+  }
+}
 
-TrackerWorker::~TrackerWorker() { stop(); }
+TrackerWorker::~TrackerWorker() {
+  stop();
+  if (stop_fd_ >= 0) ::close(stop_fd_);
+}
 
 void TrackerWorker::start() {
   if (thread_.joinable()) return;
   stopping_ = false;  // again after a stop: the daemon pauses it while it reloads the scheduler
+  if (events_) {
+    uint64_t n;
+    while (::read(stop_fd_, &n, sizeof(n)) > 0) {
+    }
+    // Events that came while it was stopped are stale: the first scan covers them.
+    std::vector<ProcEvent> stale;
+    (void)events_->read(stale, nullptr);
+    events_thread_ = std::thread([this] { events_loop(); });
+  }
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -24,21 +58,120 @@ void TrackerWorker::stop() {
     stopping_ = true;
   }
   wake_.notify_all();
+  if (stop_fd_ >= 0) {
+    uint64_t one = 1;
+    (void)!::write(stop_fd_, &one, sizeof(one));
+  }
+  if (events_thread_.joinable()) events_thread_.join();
   if (thread_.joinable()) thread_.join();
 }
 
+// Lets a waiting request take the tracker between two processes (mu_ held through `lock`).
+static void let_waiting_in(std::unique_lock<std::mutex>& lock, const std::atomic<int>& waiting,
+                           const std::atomic<bool>& stopping) {
+  if (waiting.load() == 0) return;
+  lock.unlock();
+  while (waiting.load() > 0 && !stopping) std::this_thread::yield();
+  lock.lock();
+}
+
 void TrackerWorker::scan_once() {
+  auto t0 = std::chrono::steady_clock::now();
   // Reading /proc needs no lock: requests are never held up by it.
   auto listing = tracker_.list_processes(&stopping_);
   if (!listing) return;
   std::unique_lock lock(mu_);
-  tracker_.apply(*listing, &stopping_, [&] {
-    if (waiting_.load() == 0) return;
-    lock.unlock();  // a request is waiting: let it through
-    while (waiting_.load() > 0 && !stopping_) std::this_thread::yield();
-    lock.lock();
-  });
+  tracker_.apply(*listing, &stopping_, [&] { let_waiting_in(lock, waiting_, stopping_); });
   publish();
+  lock.unlock();
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::lock_guard sl(stats_mu_);
+  ++scans_;
+  last_scan_ms_ = ms;
+  max_scan_ms_ = std::max(max_scan_ms_, ms);
+}
+
+void TrackerWorker::handle_events(const std::vector<ProcEvent>& evs) {
+  // The processes the events name, each once, in order: a new process (not a new thread, which its process's
+  // policy already covers and the next scan records), an exec, a new name, a process's end.
+  std::vector<std::pair<uint32_t, uint64_t>> todo;  // tgid, the first event's timestamp
+  std::unordered_map<uint32_t, size_t> seen;
+  for (const auto& e : evs) {
+    bool wanted = e.kind == ProcEvent::Kind::kFork ? e.new_process()
+                  : e.kind == ProcEvent::Kind::kExit ? e.pid == e.tgid
+                                                      : true;
+    if (!wanted || !e.tgid) continue;
+    if (seen.emplace(e.tgid, todo.size()).second) todo.emplace_back(e.tgid, e.timestamp_ns);
+  }
+  if (todo.empty()) return;
+  std::vector<uint64_t> lags;
+  {
+    std::unique_lock lock(mu_);
+    for (const auto& [tgid, ts] : todo) {
+      if (stopping_) break;
+      let_waiting_in(lock, waiting_, stopping_);
+      tracker_.refresh(tgid);
+      timespec now{};
+      ::clock_gettime(CLOCK_MONOTONIC, &now);
+      uint64_t now_ns = static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
+      lags.push_back(now_ns > ts ? now_ns - ts : 0);
+    }
+    publish();
+  }
+  std::lock_guard sl(stats_mu_);
+  events_seen_ += evs.size();
+  for (uint64_t lag : lags) {
+    int b = lag ? std::min(31, 63 - __builtin_clzll(lag)) : 0;
+    ++lag_hist_[static_cast<size_t>(b)];
+    lag_sum_ns_ += lag;
+    ++lag_count_;
+  }
+}
+
+void TrackerWorker::events_loop() {
+  // Nothing thrown here may end the daemon: a failed batch is logged, and a scan covers it.
+  std::vector<ProcEvent> evs;
+  while (!stopping_) {
+    pollfd fds[2] = {{events_->fd(), POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0 && errno != EINTR) {
+      spdlog::error("process events: poll: {}", std::strerror(errno));
+      break;
+    }
+    if (stopping_) break;
+    evs.clear();
+    bool lost = false;
+    if (auto st = events_->read(evs, &lost); !st) spdlog::warn("{}", st.error().to_string());
+    try {
+      handle_events(evs);
+    } catch (const std::exception& e) {
+      spdlog::error("process events failed: {}", e.what());
+      lost = true;
+    }
+    if (lost) {
+      {
+        std::lock_guard sl(stats_mu_);
+        ++events_lost_;
+      }
+      {
+        std::lock_guard wl(wake_mu_);
+        rescan_now_ = true;
+      }
+      wake_.notify_all();
+    }
+  }
+}
+
+nlohmann::json TrackerWorker::stats() const {
+  std::lock_guard sl(stats_mu_);
+  return {{"mode", events_ ? "events" : "scan"},
+          {"scan_period_ms", period_.count()},
+          {"scans", scans_},
+          {"last_scan_ms", last_scan_ms_},
+          {"max_scan_ms", max_scan_ms_},
+          {"events", events_seen_},
+          {"events_lost", events_lost_},
+          {"event_lag_log2_histogram", lag_hist_},
+          {"event_lag_ns", lag_sum_ns_}};
 }
 
 void TrackerWorker::loop() {
@@ -48,7 +181,7 @@ void TrackerWorker::loop() {
   auto next_scan = std::chrono::steady_clock::now();
   while (!stopping_) {
     try {
-      if (std::chrono::steady_clock::now() >= next_scan) {
+      if (rescan_now_.exchange(false) || std::chrono::steady_clock::now() >= next_scan) {
         scan_once();
         next_scan = std::chrono::steady_clock::now() + period_;
       } else if (dirty_.exchange(false)) {
@@ -59,7 +192,7 @@ void TrackerWorker::loop() {
       spdlog::error("process scan failed: {}", e.what());
     }
     std::unique_lock lock(wake_mu_);
-    wake_.wait_until(lock, next_scan, [this] { return stopping_.load() || dirty_.load(); });
+    wake_.wait_until(lock, next_scan, [this] { return stopping_.load() || dirty_.load() || rescan_now_.load(); });
   }
 }
 

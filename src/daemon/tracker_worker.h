@@ -1,9 +1,14 @@
-// The process tracker on a thread of its own: a long /proc scan never delays
+// The process tracker on threads of its own: a long /proc scan never delays
 // the control socket, a switch or a signal. Reading /proc takes no lock;
 // applying it does, and lets waiting requests in between two processes, so a
 // request that changes classes waits for one process's handling, not for a
-// scan. Status reads a snapshot, refreshed by the worker after every scan and
-// every change, and never waits.
+// scan. Status reads a snapshot, refreshed after every scan, every batch of
+// events and every change, and never waits.
+//
+// With the kernel's proc connector (classify/proc_events.h) a second thread
+// handles each fork, exec, rename and exit as it comes, and the periodic scan
+// becomes a slow safety net (the rescan period); events the kernel dropped
+// bring the next scan forward. Without it, the scan runs every period.
 #pragma once
 
 #include <array>
@@ -15,24 +20,33 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "classify/proc_events.h"
 #include "classify/process_tracker.h"
 
 namespace akts {
 
 class TrackerWorker {
  public:
-  TrackerWorker(ProcessTracker& tracker, std::chrono::milliseconds period);
+  // `events`: the proc connector, or null to rely on scans alone (every `period`); with it, scans run every
+  // `rescan_period`.
+  TrackerWorker(ProcessTracker& tracker, std::chrono::milliseconds period,
+                std::unique_ptr<ProcConnector> events = nullptr,
+                std::chrono::milliseconds rescan_period = std::chrono::milliseconds(5000));
   ~TrackerWorker();
   TrackerWorker(const TrackerWorker&) = delete;
   TrackerWorker& operator=(const TrackerWorker&) = delete;
 
-  // Starts the worker thread: a scan at once, then one every period.
+  // Starts the worker thread (a scan at once, then one every period) and the events thread.
   void start();
-  // Cancels a scan in progress and joins the thread (idempotent).
+  // Cancels a scan in progress and joins the threads (idempotent).
   void stop();
+  // The tracker's own figures, for v1.stats: its mode, scans and their duration, events handled and lost,
+  // and each event's lag from the kernel's timestamp to its process handled (log2 buckets of ns).
+  nlohmann::json stats() const;
 
   // Runs f(tracker) under the tracker's lock; the worker refreshes the
   // snapshot right after (not here: that would cost the caller's thread a
@@ -76,7 +90,9 @@ class TrackerWorker {
 
  private:
   void loop();
+  void events_loop();
   void scan_once();  // takes mu_, yields it to waiting requests between processes
+  void handle_events(const std::vector<ProcEvent>& evs);  // takes mu_, as scan_once
   void publish();    // with mu_ held
 
   ProcessTracker& tracker_;
@@ -94,6 +110,17 @@ class TrackerWorker {
   std::condition_variable wake_;
   std::atomic<bool> stopping_{false};
   std::thread thread_;
+
+  std::unique_ptr<ProcConnector> events_;
+  std::chrono::milliseconds rescan_period_;
+  int stop_fd_ = -1;  // an eventfd that wakes the events thread to stop
+  std::thread events_thread_;
+  std::atomic<bool> rescan_now_{false};  // events were lost: scan at once
+  mutable std::mutex stats_mu_;  // the figures below
+  uint64_t scans_ = 0, events_seen_ = 0, events_lost_ = 0;
+  double last_scan_ms_ = 0, max_scan_ms_ = 0;
+  std::array<uint64_t, 32> lag_hist_{};
+  uint64_t lag_sum_ns_ = 0, lag_count_ = 0;
 };
 
 }  // namespace akts

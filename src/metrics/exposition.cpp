@@ -323,6 +323,24 @@ std::string render_unchecked(const json& s, const BuildInfo& build, Format f) {
       if (auto v = num(s, {"managed", cls})) w.sample("akts_managed_processes", {{"class", cls}}, *v);
   }
 
+  if (find(s, {"tracker"})) {
+    w.family("akts_tracker_scans_total", "counter", "Complete passes over /proc.");
+    w.sample("akts_tracker_scans_total", {}, num(s, {"tracker", "scans"}).value_or(0));
+    w.family("akts_tracker_last_scan_seconds", "gauge", "How long the last pass over /proc took.");
+    w.sample("akts_tracker_last_scan_seconds", {}, num(s, {"tracker", "last_scan_ms"}).value_or(0) / 1e3);
+    w.family("akts_process_events_total", "counter", "Process events (fork, exec, rename, exit) read from the kernel.");
+    w.sample("akts_process_events_total", {}, num(s, {"tracker", "events"}).value_or(0));
+    w.family("akts_process_events_lost_total", "counter",
+             "Times the kernel dropped process events (a full scan followed each).");
+    w.sample("akts_process_events_lost_total", {}, num(s, {"tracker", "events_lost"}).value_or(0));
+    if (find(s, {"tracker", "event_lag_log2_histogram"})) {
+      w.family("akts_process_event_lag_seconds", "histogram",
+               "From the kernel's event (a fork, exec, rename, exit) to its process classified or released.");
+      w.log2_histogram("akts_process_event_lag_seconds", {}, numbers(s, {"tracker", "event_lag_log2_histogram"}),
+                       num(s, {"tracker", "event_lag_ns"}).value_or(0));
+    }
+  }
+
   // The daemon process itself, under the names every Prometheus client library uses.
   if (auto v = num(s, {"process", "cpu_seconds"})) {
     w.family("process_cpu_seconds_total", "counter", "User and system CPU time the daemon spent.");

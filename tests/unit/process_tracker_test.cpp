@@ -363,3 +363,40 @@ TEST_F(TrackerTest, NamesFollowExecAndAreValidUtf8) {
 
 }  // namespace
 }  // namespace akts
+
+namespace akts {
+namespace {
+
+// What an event names, handled alone: a new process, an exec that renames it, a reused pid, an exit.
+TEST_F(TrackerTest, ARefreshHandlesOneProcessAsAPassWould) {
+  auto t = make({comm("server", AKTS_CLASS_LC), comm("hog", AKTS_CLASS_BE)});
+  proc_.add(100, 1, "bash", 5, {100});
+  ops_.policy = {{100, SCHED_OTHER}, {200, SCHED_OTHER}};
+  t.refresh(100);  // a fork: no rule names it
+  EXPECT_FALSE(rec_.classes.count(100));
+  proc_.add(100, 1, "server", 5, {100});
+  t.refresh(100);  // its exec
+  EXPECT_EQ(rec_.classes[100], AKTS_CLASS_LC);
+  EXPECT_EQ(ops_.policy[100], kExt);
+  proc_.add(200, 100, "bash", 9, {200});
+  t.refresh(200);  // a child inherits its parent's class
+  EXPECT_EQ(rec_.classes[200], AKTS_CLASS_LC);
+  proc_.add(200, 100, "hog", 9, {200});
+  t.refresh(200);  // and execs something a rule names otherwise
+  EXPECT_EQ(rec_.classes[200], AKTS_CLASS_BE);
+  proc_.remove(100);
+  t.refresh(100);  // its exit
+  EXPECT_FALSE(rec_.classes.count(100));
+  EXPECT_EQ(t.managed_count(), 1u);
+  // A pid reused before its old process's events were handled: released, then the new one judged on its own.
+  proc_.add(200, 1, "bash", 50, {200});
+  t.refresh(200);
+  EXPECT_FALSE(rec_.classes.count(200));
+  EXPECT_EQ(t.managed_count(), 0u);
+  t.refresh(12345);  // a process already gone: nothing
+  t.refresh(2);      // kthreadd and the daemon itself are never touched
+  EXPECT_EQ(t.managed_count(), 0u);
+}
+
+}  // namespace
+}  // namespace akts
