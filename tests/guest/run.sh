@@ -50,6 +50,7 @@ TESTS=(
 	busy_refusal        # akts refuses to attach while another scheduler is active
 	daemon              # the daemon, its socket and the CLI, end to end
 	control             # requests that once aborted it, half-close, a switch under load
+	classify            # classes follow forks, execs and exits by the kernel's events; the scaling benchmark's smoke run
 	metrics             # /metrics and akts stats --prometheus, judged by promtool and the Python client's parser
 	ejection            # the daemon reports a kernel ejection and cleans up
 	breaker             # the circuit breaker trips under throughput, the daemon reports it, it lets go
