@@ -2,7 +2,7 @@
 """How the daemon's classification scales (runs in the guest): N idle processes that a rule names, then
 the daemon's CPU use while nothing happens and the time from a new process's exec to its class in the
 kernel, with the tracker scanning /proc every 100 ms (`process_events: false`, the way it was) and following
-the kernel's proc connector (`process_events: true`, a 5 s rescan as a safety net).
+the kernel's proc connector (`process_events: true`, a 30 s rescan as a safety net).
 
   classify_bench.py OUT_DIR [--counts 100,1000,10000] [--modes scan,events] [--probes 20] [--idle 10]
 
@@ -165,6 +165,8 @@ def main():
                     r["mem_available_mib_after"] = int([l for l in f if l.startswith("MemAvailable")][0].split()[1]) // 1024
                 report["results"].append(r)
                 e = r.get("exec_to_class_ms", {})
+                if "error" not in r and e.get("p50") is None:
+                    r["error"] = f"no probe was classified within 30 s ({e.get('probes')} probes)"
                 print(f"{mode:>6} {n:>6} processes: "
                       + (f"error: {r['error']}" if "error" in r else
                          f"exec->class p50 {e['p50']:.1f} ms p95 {e['p95']:.1f} ms max {e['max']:.1f} ms, daemon CPU "

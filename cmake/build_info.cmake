@@ -1,5 +1,5 @@
 # Writes gen/build_info.cpp: the version and the commit akts was built from
-# (`git describe`, "-dirty" with uncommitted changes; AKTS_COMMIT from the
+# (`git rev-parse --short=12 HEAD`, "-dirty" with uncommitted changes; AKTS_COMMIT from the
 # environment when there is no git, e.g. a source package). Run at every
 # build; the file changes, and so recompiles, only when the commit does.
 # In: SOURCE_DIR, OUT, VERSION.

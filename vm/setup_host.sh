@@ -9,6 +9,7 @@ PACKAGES=(
 	clang-19 llvm-19 libclang-rt-19-dev libelf-dev zlib1g-dev libzstd-dev libssl-dev libcap-dev
 	nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libgtest-dev googletest
 	debootstrap busybox-static cpio zstd xz-utils e2fsprogs python3 python3-matplotlib
+	help2man lintian yamllint python3-yaml buildah
 )
 # bookworm's qemu 7.2 hit an "Oops: int3" while a scheduler was enabled; the
 # backported 10.x ran scheduler enable/disable cycles clean.

@@ -102,9 +102,12 @@ std::vector<std::string> default_include_dirs() {
     return dirs;
   }
   std::error_code ec;
-  // The installed layout: include/ holds akts's headers, scx/, bpf-compat/ and libbpf's bpf/.
-  std::string installed = self_dir() + "/../include";
-  if (std::filesystem::exists(installed + "/akts.h", ec)) return {installed, installed + "/bpf-compat"};
+  // The installed layouts: share/akts/include/ (the package, cmake/install.cmake) or include/ beside bin/ (the
+  // guest's payload) holds akts's headers, scx/, bpf-compat/ and libbpf's bpf/.
+  for (const char* rel : {"/../share/akts/include", "/../include"}) {
+    std::string installed = self_dir() + rel;
+    if (std::filesystem::exists(installed + "/akts.h", ec)) return {installed, installed + "/bpf-compat"};
+  }
 #ifdef AKTS_BUILD_INCLUDE_DIRS
   std::string s(AKTS_BUILD_INCLUDE_DIRS);
   for (size_t start = 0, end; start <= s.size(); start = end + 1) {

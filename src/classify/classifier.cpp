@@ -59,6 +59,7 @@ Result<ProcInfo> parse_proc_stat(std::string_view line) {
   };
   if (fields.size() < 2) return make_error(ErrorKind::kInvalidArgument, "truncated /proc stat line");
   if (!number(4, p.ppid)) return make_error(ErrorKind::kInvalidArgument, "malformed ppid in /proc stat line");
+  if (fields[0].size() == 1) p.state = fields[0][0];
   number(9, p.flags);
   number(22, p.start_time);
   return p;

@@ -21,6 +21,7 @@ struct ProcInfo {
   std::string cgroup;        // cgroup v2 path, e.g. "/serving/worker"
   uint64_t start_time = 0;   // clock ticks after boot: with the pid, names one process for good
   uint32_t flags = 0;        // PF_* (PF_KTHREAD = 0x00200000 marks a kernel thread)
+  char state = 'S';          // R, S, D, Z (a zombie: exited, not yet reaped), X, ...
   bool kernel_thread() const { return (flags & 0x00200000u) != 0 || ppid == 2 || tgid == 2; }
 };
 

@@ -83,7 +83,7 @@ struct DaemonConfig {
   bool switch_all = false;
   uint32_t scan_interval_ms = 100;     // the /proc scan's period without process events
   bool process_events = true;          // follow forks, execs and exits through the proc connector (if it opens)
-  uint32_t rescan_interval_ms = 5000;  // with them, the scan's period: a safety net
+  uint32_t rescan_interval_ms = 30000;  // with them, the scan's period: a safety net
   GuardParams guard;
   BreakerParams breaker = armed_breaker();  // armed by default; safe_slot resolved from breaker_safe_slot
   std::string breaker_safe_slot = "default";

@@ -119,8 +119,11 @@ ProcConnector::~ProcConnector() {
 
 Status ProcConnector::read(std::vector<ProcEvent>& out, bool* lost) {
   alignas(nlmsghdr) uint8_t buf[16384];
-  while (true) {
-    ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+  // A bounded batch: under a flood the caller handles these and comes back, rather than read forever.
+  for (int datagrams = 0; datagrams < 256; ++datagrams) {
+    sockaddr_nl from{};
+    socklen_t len = sizeof(from);
+    ssize_t n = ::recvfrom(fd_, buf, sizeof(buf), 0, reinterpret_cast<sockaddr*>(&from), &len);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return {};
@@ -130,9 +133,11 @@ Status ProcConnector::read(std::vector<ProcEvent>& out, bool* lost) {
       }
       return sys_error("proc connector: recv", errno);
     }
+    if (len < sizeof(from) || from.nl_family != AF_NETLINK || from.nl_pid != 0) continue;  // not the kernel's
     auto evs = parse_proc_events({buf, static_cast<size_t>(n)});
     out.insert(out.end(), evs.begin(), evs.end());
   }
+  return {};
 }
 
 }  // namespace akts

@@ -37,8 +37,9 @@ class ProcConnector {
   ProcConnector& operator=(const ProcConnector&) = delete;
 
   int fd() const { return fd_; }
-  // Appends every event queued now, without blocking. Sets *lost when the kernel dropped events since the
-  // last read (its buffer overflowed): what happened meanwhile is unknown and a full scan is due.
+  // Appends the events queued now (at most 256 datagrams' worth: call again while the fd is readable),
+  // without blocking; datagrams not sent by the kernel are dropped. Sets *lost when the kernel dropped events
+  // since the last read (its buffer overflowed): what happened meanwhile is unknown and a full scan is due.
   Status read(std::vector<ProcEvent>& out, bool* lost);
 
  private:

@@ -241,6 +241,17 @@ void ProcessTracker::refresh(uint32_t tgid) {
   handle(*p);
 }
 
+void ProcessTracker::exited(uint32_t tgid) {
+  auto m = managed_.find(tgid);
+  if (m == managed_.end()) return;
+  auto p = read_proc(tgid);
+  bool ended = !p || p->start_time != m->second.start_time ||
+               ((p->state == 'Z' || p->state == 'X') && list_threads(proc_root_, tgid).size() <= 1);
+  if (!ended) return;
+  classifier_.clear_explicit(tgid);
+  unmanage(tgid, false);
+}
+
 void ProcessTracker::scan(const std::atomic<bool>* cancel, const std::function<void()>& pause) {
   auto alive = list_processes(cancel);
   if (alive) apply(*alive, cancel, pause);

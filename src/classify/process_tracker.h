@@ -71,6 +71,10 @@ class ProcessTracker {
   // managed if a rule names it, released if it is gone, its pid reused, or no rule names it any more.
   // Processes no event names wait for the next pass.
   void refresh(uint32_t tgid);
+  // A thread of process `tgid` exited (its exit event): the process is released if that was its end, i.e.
+  // it is gone, or it is a zombie with no thread left but its leader (the kernel reports an exit before the
+  // parent reaps). A process whose leader alone exited, its other threads running, stays.
+  void exited(uint32_t tgid);
   // An explicit classification (akts run, v1.classify), applied at once.
   // Refuses what cannot be honoured: a thread id, pid 1, a kernel thread, the daemon.
   Status classify_explicit(uint32_t tgid, uint32_t cls);

@@ -15,6 +15,7 @@
 #include "bench.h"
 #include "classify/config.h"
 #include "common/build_info.h"
+#include "common/http_url.h"
 #include "metrics/exposition.h"
 #include "cli/client_commands.h"
 #include "cli/serving_commands.h"
@@ -155,8 +156,11 @@ int cmd_daemon(const DaemonFlags& f) {
                                                          ? fmt::format("followed by the kernel's events, rescanned every {} ms",
                                                                        std::max(cfg.scan_interval_ms, cfg.rescan_interval_ms))
                                                          : fmt::format("scanned every {} ms", cfg.scan_interval_ms));
-      std::cout << fmt::format("metrics: {}\n", cfg.metrics_listen.empty() ? "not served (metrics_listen)"
-                                                                            : "http://" + cfg.metrics_listen + "/metrics");
+      std::string metrics = "not served (metrics_listen)";
+      if (auto a = akts::parse_listen_address(cfg.metrics_listen, "metrics_listen", "127.0.0.1"); a)
+        metrics = fmt::format("http://{}:{}/metrics", a->host.find(':') != std::string::npos ? "[" + a->host + "]" : a->host,
+                              a->port);
+      std::cout << fmt::format("metrics: {}\n", metrics);
       if (cfg.breaker.armed)
         std::cout << fmt::format("breaker: armed for {}, trips at an oldest wait of {} ms{}, safe slot {}, cool-down {} ms\n",
                                  cfg.breaker.cls == AKTS_CLASS_LC ? "lc" : "be",

@@ -37,9 +37,8 @@ Result<ListenAddress> parse_listen_address(std::string_view text, std::string_vi
   } else {
     host = text.substr(0, colon);
     port_text = text.substr(colon + 1);
+    // "[::1]:9090"; the unbracketed "::1:9090" is read as before: all after the last colon is the port.
     if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-    else if (host.find(':') != std::string::npos)
-      return errorf(ErrorKind::kInvalidArgument, "{}: write an IPv6 address in brackets, e.g. [::1]:9090", what);
   }
   auto port = parse_u32(port_text, fmt::format("{} port", what));
   if (!port) return port.error();

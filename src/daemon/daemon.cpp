@@ -306,7 +306,10 @@ class DaemonBackend : public control::ControlBackend {
   }
   // The plane was loaded again (the kernel asked for a restart, or ejected it): admitted policies went with the
   // old programs, so a running canary ends as failed and the slot it replaced is selected again.
+  // How many times the scheduler was loaded (1 + restarts and re-attaches): BPF's counters start afresh at each.
+  uint64_t loads_ = 1;
   void plane_reloaded() {
+    ++loads_;
     if (canary_ && canary_->state == "running")
       end_canary("the scheduler was loaded again (a kernel restart or an ejection): the admitted policy is gone",
                  true, std::chrono::steady_clock::now());
@@ -417,7 +420,7 @@ class DaemonBackend : public control::ControlBackend {
     auto counts = tracker_.class_counts();
     j["managed"] = {{"lc", counts[AKTS_CLASS_LC]}, {"be", counts[AKTS_CLASS_BE]}};
     j["tracker"] = tracker_.stats();
-    j["scheduler"] = {{"state", read_sched_ext_state().state}, {"attached", plane_.attached()}};
+    j["scheduler"] = {{"state", read_sched_ext_state().state}, {"attached", plane_.attached()}, {"loads", loads_}};
     auto self = metrics::read_process();
     j["process"] = self ? *self : json(nullptr);
     return j;
@@ -906,11 +909,14 @@ int run_daemon(const DaemonConfig& cfg) {
     else
       spdlog::warn("{}: scanning /proc every {} ms instead", pc.error().to_string(), cfg.scan_interval_ms);
   }
+  // A move to another cgroup raises no process event: with cgroup rules the scan keeps its own period.
+  const uint32_t rescan_ms = classifier.uses_cgroups() ? cfg.scan_interval_ms : cfg.rescan_interval_ms;
   if (proc_events)
-    spdlog::info("following processes by the kernel's events, with a scan every {} ms as a safety net",
-                 std::max(cfg.scan_interval_ms, cfg.rescan_interval_ms));
+    spdlog::info("following processes by the kernel's events, with a scan every {} ms{}",
+                 std::max(cfg.scan_interval_ms, rescan_ms),
+                 classifier.uses_cgroups() ? " (cgroup rules: moves between cgroups raise no event)" : " as a safety net");
   TrackerWorker worker(tracker, std::chrono::milliseconds(cfg.scan_interval_ms), std::move(proc_events),
-                       std::chrono::milliseconds(cfg.rescan_interval_ms));
+                       std::chrono::milliseconds(rescan_ms));
   worker.publish_now();  // the record taken up counts from here, before the first scan
   StateWriter state_writer(cfg.state_file);
   auto persist = [&] { state_writer.save(**plane, worker.record_snapshot(), /*clean=*/false); };
@@ -1127,7 +1133,6 @@ int run_daemon(const DaemonConfig& cfg) {
     (*server)->on_ready(fds);
   }
 
-  if (metrics_http) metrics_http->stop();  // waiting scrapes are answered 503 before the state goes
   reasoner.stop();
   worker.stop();
   // Every thread gets its own policy back; the state keeps the explicit classes for the next daemon.
@@ -1136,6 +1141,9 @@ int run_daemon(const DaemonConfig& cfg) {
   for (auto& p : final_record["processes"]) p["threads"] = json::array();
   state_writer.save(**plane, {UINT64_MAX, std::make_shared<const std::string>(final_record.dump())}, /*clean=*/true);
   server->reset();
+  // Scrapes that came during the clean-up waited for no one: they are answered 503 now (stop() waits at most
+  // for a kept-alive connection's second of idleness).
+  if (metrics_http) metrics_http->stop();
   auto ei_before = (*plane)->exit_info();
   if (auto st = (*plane)->detach(); !st) {
     spdlog::error("detach: {}", st.error().to_string());

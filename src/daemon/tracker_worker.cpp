@@ -19,17 +19,19 @@ namespace akts {
 
 TrackerWorker::TrackerWorker(ProcessTracker& tracker, std::chrono::milliseconds period,
                              std::unique_ptr<ProcConnector> events, std::chrono::milliseconds rescan_period)
-    : tracker_(tracker), period_(period), events_(std::move(events)), rescan_period_(rescan_period) {
+    : tracker_(tracker), scan_period_(period), events_(std::move(events)), rescan_period_(rescan_period) {
   if (events_) {
     stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (stop_fd_ < 0) {
       spdlog::warn("process events off (no eventfd: {}): scanning /proc every {} ms", std::strerror(errno),
-                   period_.count());
+                   scan_period_.count());
       events_.reset();
-    } else {
-      period_ = std::max(period_, rescan_period_);
     }
   }
+}
+
+std::chrono::milliseconds TrackerWorker::current_period() const {
+  return events_ && !events_failed_ ? std::max(scan_period_, rescan_period_) : scan_period_;
 }
 
 TrackerWorker::~TrackerWorker() {
@@ -40,13 +42,12 @@ TrackerWorker::~TrackerWorker() {
 void TrackerWorker::start() {
   if (thread_.joinable()) return;
   stopping_ = false;  // again after a stop: the daemon pauses it while it reloads the scheduler
-  if (events_) {
+  if (events_ && !events_failed_) {
     uint64_t n;
     while (::read(stop_fd_, &n, sizeof(n)) > 0) {
     }
-    // Events that came while it was stopped are stale: the first scan covers them.
-    std::vector<ProcEvent> stale;
-    (void)events_->read(stale, nullptr);
+    // What came while it was stopped is not read here (that could take long): the first scan, at once, covers
+    // it, and replaying those events afterwards only repeats what the scan did.
     events_thread_ = std::thread([this] { events_loop(); });
   }
   thread_ = std::thread([this] { loop(); });
@@ -92,34 +93,47 @@ void TrackerWorker::scan_once() {
 }
 
 void TrackerWorker::handle_events(const std::vector<ProcEvent>& evs) {
+  {
+    std::lock_guard sl(stats_mu_);
+    events_seen_ += evs.size();
+  }
   // The processes the events name, each once, in order: a new process (not a new thread, which its process's
-  // policy already covers and the next scan records), an exec, a new name, a process's end.
-  std::vector<std::pair<uint32_t, uint64_t>> todo;  // tgid, the first event's timestamp
-  std::unordered_map<uint32_t, size_t> seen;
+  // policy already covers and the next scan records), an exec, a new name; and any thread's exit, which may
+  // be its process's end.
+  struct Todo {
+    uint32_t tgid;
+    bool exit;
+    uint64_t ts;  // the first event's timestamp
+  };
+  std::vector<Todo> todo;
+  std::unordered_map<uint64_t, size_t> seen;  // (tgid, exit) -> index
   for (const auto& e : evs) {
-    bool wanted = e.kind == ProcEvent::Kind::kFork ? e.new_process()
-                  : e.kind == ProcEvent::Kind::kExit ? e.pid == e.tgid
-                                                      : true;
-    if (!wanted || !e.tgid) continue;
-    if (seen.emplace(e.tgid, todo.size()).second) todo.emplace_back(e.tgid, e.timestamp_ns);
+    const bool exit = e.kind == ProcEvent::Kind::kExit;
+    if (!e.tgid || (e.kind == ProcEvent::Kind::kFork && !e.new_process())) continue;
+    if (seen.emplace((uint64_t{e.tgid} << 1) | exit, todo.size()).second) todo.push_back({e.tgid, exit, e.timestamp_ns});
   }
   if (todo.empty()) return;
   std::vector<uint64_t> lags;
   {
+    // As a request does: a scan in progress lets us in between two of its processes.
+    waiting_.fetch_add(1);
     std::unique_lock lock(mu_);
-    for (const auto& [tgid, ts] : todo) {
+    waiting_.fetch_sub(1);
+    for (const auto& t : todo) {
       if (stopping_) break;
       let_waiting_in(lock, waiting_, stopping_);
-      tracker_.refresh(tgid);
+      if (t.exit)
+        tracker_.exited(t.tgid);
+      else
+        tracker_.refresh(t.tgid);
       timespec now{};
       ::clock_gettime(CLOCK_MONOTONIC, &now);
       uint64_t now_ns = static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
-      lags.push_back(now_ns > ts ? now_ns - ts : 0);
+      lags.push_back(now_ns > t.ts ? now_ns - t.ts : 0);
     }
     publish();
   }
   std::lock_guard sl(stats_mu_);
-  events_seen_ += evs.size();
   for (uint64_t lag : lags) {
     int b = lag ? std::min(31, 63 - __builtin_clzll(lag)) : 0;
     ++lag_hist_[static_cast<size_t>(b)];
@@ -129,29 +143,35 @@ void TrackerWorker::handle_events(const std::vector<ProcEvent>& evs) {
 }
 
 void TrackerWorker::events_loop() {
-  // Nothing thrown here may end the daemon: a failed batch is logged, and a scan covers it.
+  // Nothing thrown here may end the daemon: a failed batch is logged and a scan covers it. Should the
+  // connector fail for good, the scans go back to their own period.
   std::vector<ProcEvent> evs;
   while (!stopping_) {
     pollfd fds[2] = {{events_->fd(), POLLIN, 0}, {stop_fd_, POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0 && errno != EINTR) {
-      spdlog::error("process events: poll: {}", std::strerror(errno));
+      spdlog::error("process events: poll failed ({}): scanning /proc every {} ms from now on", std::strerror(errno),
+                    scan_period_.count());
+      events_failed_ = true;
       break;
     }
     if (stopping_) break;
-    evs.clear();
-    bool lost = false;
-    if (auto st = events_->read(evs, &lost); !st) spdlog::warn("{}", st.error().to_string());
+    bool lost = false, rescan = false;
     try {
+      evs.clear();
+      if (auto st = events_->read(evs, &lost); !st) {
+        spdlog::warn("{}", st.error().to_string());
+        rescan = true;
+      }
       handle_events(evs);
     } catch (const std::exception& e) {
       spdlog::error("process events failed: {}", e.what());
-      lost = true;
+      rescan = true;
     }
     if (lost) {
-      {
-        std::lock_guard sl(stats_mu_);
-        ++events_lost_;
-      }
+      std::lock_guard sl(stats_mu_);
+      ++events_lost_;
+    }
+    if (lost || rescan) {
       {
         std::lock_guard wl(wake_mu_);
         rescan_now_ = true;
@@ -159,12 +179,13 @@ void TrackerWorker::events_loop() {
       wake_.notify_all();
     }
   }
+  if (events_failed_) wake_.notify_all();
 }
 
 nlohmann::json TrackerWorker::stats() const {
   std::lock_guard sl(stats_mu_);
-  return {{"mode", events_ ? "events" : "scan"},
-          {"scan_period_ms", period_.count()},
+  return {{"mode", events_ && !events_failed_ ? "events" : "scan"},
+          {"scan_period_ms", current_period().count()},
           {"scans", scans_},
           {"last_scan_ms", last_scan_ms_},
           {"max_scan_ms", max_scan_ms_},
@@ -183,7 +204,7 @@ void TrackerWorker::loop() {
     try {
       if (rescan_now_.exchange(false) || std::chrono::steady_clock::now() >= next_scan) {
         scan_once();
-        next_scan = std::chrono::steady_clock::now() + period_;
+        next_scan = std::chrono::steady_clock::now() + current_period();
       } else if (dirty_.exchange(false)) {
         std::lock_guard lock(mu_);
         publish();
@@ -192,6 +213,7 @@ void TrackerWorker::loop() {
       spdlog::error("process scan failed: {}", e.what());
     }
     std::unique_lock lock(wake_mu_);
+    if (events_failed_) next_scan = std::min(next_scan, std::chrono::steady_clock::now() + scan_period_);
     wake_.wait_until(lock, next_scan, [this] { return stopping_.load() || dirty_.load() || rescan_now_.load(); });
   }
 }

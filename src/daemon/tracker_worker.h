@@ -35,7 +35,7 @@ class TrackerWorker {
   // `rescan_period`.
   TrackerWorker(ProcessTracker& tracker, std::chrono::milliseconds period,
                 std::unique_ptr<ProcConnector> events = nullptr,
-                std::chrono::milliseconds rescan_period = std::chrono::milliseconds(5000));
+                std::chrono::milliseconds rescan_period = std::chrono::milliseconds(30000));
   ~TrackerWorker();
   TrackerWorker(const TrackerWorker&) = delete;
   TrackerWorker& operator=(const TrackerWorker&) = delete;
@@ -96,7 +96,7 @@ class TrackerWorker {
   void publish();    // with mu_ held
 
   ProcessTracker& tracker_;
-  std::chrono::milliseconds period_;
+  std::chrono::milliseconds scan_period_;  // without events (or once they failed)
   std::mutex mu_;  // the tracker
   std::atomic<int> waiting_{0};  // requests waiting for mu_
   std::atomic<bool> dirty_{false};  // a request changed the tracker since the last snapshot
@@ -116,6 +116,8 @@ class TrackerWorker {
   int stop_fd_ = -1;  // an eventfd that wakes the events thread to stop
   std::thread events_thread_;
   std::atomic<bool> rescan_now_{false};  // events were lost: scan at once
+  std::atomic<bool> events_failed_{false};  // the connector failed for good: scans every scan_period_
+  std::chrono::milliseconds current_period() const;
   mutable std::mutex stats_mu_;  // the figures below
   uint64_t scans_ = 0, events_seen_ = 0, events_lost_ = 0;
   double last_scan_ms_ = 0, max_scan_ms_ = 0;

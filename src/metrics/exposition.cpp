@@ -75,11 +75,13 @@ std::string escape_label(std::string_view v) {
   return out;
 }
 
-std::string escape_help(std::string_view v) {
+// The text format escapes \\ and newlines in HELP; OpenMetrics double quotes too.
+std::string escape_help(std::string_view v, Format f) {
   std::string out;
-  for (char c : v) {
+  for (char c : valid_utf8(v)) {
     if (c == '\\') out += "\\\\";
     else if (c == '\n') out += "\\n";
+    else if (c == '"' && f == Format::kOpenMetrics) out += "\\\"";
     else out += c;
   }
   return out;
@@ -107,7 +109,7 @@ class Writer {
     } else if (t == "info") {
       t = "gauge";  // the text format has no info type: a gauge of 1, as Prometheus's own *_build_info
     }
-    out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", fam, escape_help(help), fam, t);
+    out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", fam, escape_help(help, f_), fam, t);
   }
 
   void sample(std::string_view name, const Labels& labels, double v) {
@@ -125,7 +127,7 @@ class Writer {
 
   // A histogram's samples from log2 buckets in ns (bucket b: [2^b, 2^(b+1)) ns, the last one everything above;
   // bpf/akts.h). Prometheus buckets are cumulative and closed above (le): a wait of exactly 2^(b+1) ns is
-  // counted one bucket low, a difference of one nanosecond.
+  // counted one bucket high (the kernel put it in bucket b+1), a difference of one nanosecond.
   void log2_histogram(std::string_view name, const Labels& labels, const std::vector<double>& buckets, double sum_ns) {
     double cum = 0;
     for (size_t b = 0; b < buckets.size(); ++b) {
@@ -174,6 +176,12 @@ std::string render_unchecked(const json& s, const BuildInfo& build, Format f) {
     w.family("akts_scheduler_attached", "gauge", "1 while akts's sched_ext scheduler is attached.");
     w.sample("akts_scheduler_attached", {}, *attached);
   }
+  if (auto loads = num(s, {"scheduler", "loads"})) {
+    w.family("akts_scheduler_loads_total", "counter",
+             "Times the daemon loaded its scheduler (at start, and again after a kernel restart or ejection): "
+             "the counters kept in BPF start from zero at each load.");
+    w.sample("akts_scheduler_loads_total", {}, *loads);
+  }
   if (auto sel = num(s, {"selected"})) {
     w.family("akts_selected_slot", "gauge", "The slot operators and controllers selected (-1: the built-in default).");
     w.sample("akts_selected_slot", {}, slot_value(*sel));
@@ -204,8 +212,9 @@ std::string render_unchecked(const json& s, const BuildInfo& build, Format f) {
   auto trips = num(s, {"breaker", "trips"});
   if (op || ctl || trips) {
     w.family("akts_switches_total", "counter",
-             "Changes of the running policy by cause: an operator's switch or hold, a controller's applied "
-             "proposal, a circuit-breaker trip.");
+             "Selection changes by cause (operator: a switch, hold or canary revert that changed the selection; "
+             "controller: an applied proposal) and circuit-breaker trips (breaker), each of which overrides the "
+             "selection with the safe slot.");
     if (op) w.sample("akts_switches_total", {{"cause", "operator"}}, *op);
     if (ctl) w.sample("akts_switches_total", {{"cause", "controller"}}, *ctl);
     if (trips) w.sample("akts_switches_total", {{"cause", "breaker"}}, *trips);
@@ -291,7 +300,8 @@ std::string render_unchecked(const json& s, const BuildInfo& build, Format f) {
       for (size_t k = 0; k < calls.size() && k < per_slot.size(); ++k) per_slot[k] += calls[k];
     }
     const json* names = find(s, {"policy_names"});
-    w.family("akts_policy_calls_total", "counter", "Callbacks each slot's policy handled (all callbacks).");
+    w.family("akts_policy_calls_total", "counter",
+             "Callbacks each slot's policy handled (all callbacks), labelled with the policy in the slot now.");
     for (size_t k = 0; k < per_slot.size(); ++k) {
       std::string key = std::to_string(k);
       bool named = names && names->is_object() && names->contains(key) && (*names)[key].is_string();
@@ -328,7 +338,8 @@ std::string render_unchecked(const json& s, const BuildInfo& build, Format f) {
     w.sample("akts_tracker_scans_total", {}, num(s, {"tracker", "scans"}).value_or(0));
     w.family("akts_tracker_last_scan_seconds", "gauge", "How long the last pass over /proc took.");
     w.sample("akts_tracker_last_scan_seconds", {}, num(s, {"tracker", "last_scan_ms"}).value_or(0) / 1e3);
-    w.family("akts_process_events_total", "counter", "Process events (fork, exec, rename, exit) read from the kernel.");
+    w.family("akts_process_events_total", "counter",
+             "Process events (fork, exec, rename, exit, of threads too) read from the kernel.");
     w.sample("akts_process_events_total", {}, num(s, {"tracker", "events"}).value_or(0));
     w.family("akts_process_events_lost_total", "counter",
              "Times the kernel dropped process events (a full scan followed each).");

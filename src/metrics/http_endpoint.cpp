@@ -4,6 +4,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -34,6 +35,7 @@ struct MetricsEndpoint::Impl {
   std::thread thread;
   int port = 0;
   int efd = -1;
+  std::atomic<bool> listener_done{false};
   std::mutex mu;
   std::condition_variable cv;
   std::deque<std::shared_ptr<Scrape>> waiting;  // under mu
@@ -89,7 +91,8 @@ Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::start(const EndpointOp
   Impl* p = impl.get();
   p->efd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (p->efd < 0) return sys_error("eventfd", errno);
-  // A scrape is a GET without a body; a client that sends one slowly, or not at all, is let go.
+  // A scrape is a GET without a body; a client that sends one slowly is let go after 5 s, an idle kept-alive
+  // connection after 1 s (each holds one of the listener's threads while it lasts, and stop() waits for it).
   p->http.set_payload_max_length(4096);
   // httplib's default also sets SO_REUSEPORT, which would let a second daemon bind the same port and take
   // half the scrapes: reuse an address in TIME_WAIT (a restart), never share a live one.
@@ -99,7 +102,7 @@ Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::start(const EndpointOp
   });
   p->http.set_read_timeout(5, 0);
   p->http.set_write_timeout(5, 0);
-  p->http.set_keep_alive_timeout(30);
+  p->http.set_keep_alive_timeout(1);
   p->http.Get("/metrics", [p](const httplib::Request& req, httplib::Response& res) { p->get_metrics(req, res); });
   p->http.Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("akts daemon: metrics at /metrics (Prometheus text, or OpenMetrics when the Accept header "
@@ -125,9 +128,12 @@ Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::start(const EndpointOp
                     excerpt(bind_host), o.port);
     p->port = o.port;
   }
-  p->thread = std::thread([p] { p->http.listen_after_bind(); });
-  // stop() before the loop runs would be lost: wait for it.
-  for (int i = 0; i < 2000 && !p->http.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  p->thread = std::thread([p] {
+    p->http.listen_after_bind();
+    p->listener_done = true;
+  });
+  // stop() before the loop runs would be lost: wait for it (or for its end, should it fail at once).
+  while (!p->http.is_running() && !p->listener_done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return std::unique_ptr<MetricsEndpoint>(new MetricsEndpoint(std::move(impl)));
 }
 
@@ -153,7 +159,12 @@ void MetricsEndpoint::serve(const Render& render) {
   std::optional<Result<std::string>> text[2];
   for (auto& s : batch) {
     auto& t = text[s->format == Format::kOpenMetrics ? 1 : 0];
-    if (!t) t = render(s->format);
+    if (t) continue;
+    try {
+      t = render(s->format);
+    } catch (const std::exception& e) {  // whatever the daemon's state throws is this scrape's 500, not its end
+      t = Result<std::string>(errorf(ErrorKind::kSystem, "rendering the metrics failed: {}", e.what()));
+    }
   }
   {
     std::lock_guard lock(impl_->mu);

@@ -113,9 +113,10 @@ while True: time.sleep(0.002)' &
 	sleep 2
 	akts switch --socket $sock latency >/dev/null && akts switch --socket $sock throughput >/dev/null
 	sleep 2
-	# Idle connections (a client that never sends) do not hold a scrape up.
+	# Idle connections (clients that never send), more than the listener has threads, do not hold a scrape up
+	# for long: each is let go after a second.
 	local idle=()
-	for i in 1 2 3; do
+	for i in $(seq 1 12); do
 		python3 -c 'import socket,time; s=socket.create_connection(("127.0.0.1", '$port')); time.sleep(30)' &
 		idle+=($!)
 	done
@@ -127,10 +128,24 @@ while True: time.sleep(0.002)' &
 	kill -0 $dpid 2>/dev/null && ok "the daemon lives after odd requests" || not_ok "the daemon lives after odd requests"
 	kill "${idle[@]}" $lcp $hogs 2>/dev/null
 	wait "${idle[@]}" $lcp $hogs 2>/dev/null
+	# A scraper that keeps its connection alive (as Prometheus does) does not hold the daemon's stop up.
+	python3 -c '
+import http.client, time
+c = http.client.HTTPConnection("127.0.0.1", '$port', timeout=60)
+c.request("GET", "/metrics"); c.getresponse().read()
+time.sleep(60)' &
+	local keeper=$!
+	sleep 1
+	local t0=$SECONDS
 	kill -TERM $dpid
 	wait $dpid
 	rc=$?
+	local took=$((SECONDS - t0))
+	kill $keeper 2>/dev/null
+	wait $keeper 2>/dev/null
 	((rc == 0)) && ok "the daemon with --metrics-listen stops cleanly" || not_ok "the daemon with --metrics-listen stops cleanly (exit $rc)"
+	((took < 20)) && ok "a kept-alive scrape connection does not hold the stop up (${took} s)" ||
+		not_ok "a kept-alive scrape connection does not hold the stop up (${took} s)"
 	if curl -s --max-time 2 "http://127.0.0.1:$port/metrics" >/dev/null; then
 		not_ok "the port is closed after the daemon stopped"
 	else

@@ -181,7 +181,10 @@ TEST(Metrics, ListenAddressesAreCheckedAndAPortAloneIsLoopback) {
   a = parse_listen_address("[::1]:80", "--metrics-listen", "127.0.0.1");
   ASSERT_TRUE(a);
   EXPECT_EQ(a->host, "::1");
-  for (const char* bad : {"", ":80", "host:", "host:65536", "host:-1", "::1:80", "9464"})
+  a = parse_listen_address("::1:80", "--http");  // unbracketed, as akts mcp --http always took it
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->host, "::1");
+  for (const char* bad : {"", ":80", "host:", "host:65536", "host:-1", "9464"})
     EXPECT_FALSE(parse_listen_address(bad, "--http")) << bad;  // no default host: a port alone is refused too
 }
 

@@ -400,3 +400,40 @@ TEST_F(TrackerTest, ARefreshHandlesOneProcessAsAPassWould) {
 
 }  // namespace
 }  // namespace akts
+
+namespace akts {
+namespace {
+
+// The kernel reports an exit before the parent reaps: the process is a zombie then, and its exit must still
+// release it; a leader that exited alone, its threads running, must not be.
+TEST_F(TrackerTest, AnExitReleasesAZombieButNotALeaderWhoseThreadsRun) {
+  auto t = make({comm("server", AKTS_CLASS_LC)});
+  proc_.add(100, 1, "server", 5, {100});
+  proc_.add(200, 1, "server", 6, {200, 201});
+  ops_.policy = {{100, SCHED_OTHER}, {200, SCHED_OTHER}, {201, SCHED_OTHER}};
+  t.refresh(100);
+  t.refresh(200);
+  ASSERT_EQ(t.managed_count(), 2u);
+  auto zombie = [&](uint32_t pid, std::vector<uint32_t> tids, uint64_t start) {
+    proc_.add(pid, 1, "server", start, tids);
+    auto stat = fs::path(proc_.root()) / std::to_string(pid) / "stat";
+    std::ifstream in(stat);
+    std::string line((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    line.replace(line.find(") S "), 4, ") Z ");
+    std::ofstream(stat) << line;
+  };
+  zombie(100, {100}, 5);  // exited, its parent has not reaped it yet
+  t.exited(100);
+  EXPECT_FALSE(rec_.classes.count(100));
+  zombie(200, {200, 201}, 6);  // the leader exited, thread 201 runs on
+  t.exited(200);
+  EXPECT_EQ(rec_.classes[200], AKTS_CLASS_LC);
+  proc_.remove_thread(200, 201);  // and then the last thread: the process has ended
+  t.exited(200);
+  EXPECT_FALSE(rec_.classes.count(200));
+  EXPECT_EQ(t.managed_count(), 0u);
+  t.exited(300);  // never managed: nothing
+}
+
+}  // namespace
+}  // namespace akts

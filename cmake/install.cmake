@@ -1,0 +1,75 @@
+# `cmake --install` and the Debian package (CPack): the layout akts runs from on a node.
+#   /usr/bin/akts                              the static binary (the library's BPF code is in its skeletons)
+#   /usr/share/akts/bpf/*.bpf.o                the dispatcher and the library's policies, as verified at build
+#   /usr/share/akts/include/                   what admission's gate 1 compiles a candidate policy against
+#   /usr/lib/systemd/system/akts.service       the unit (not enabled: `systemctl enable --now akts`)
+#   /etc/akts/akts.json                        the example config (a conffile: an edited one is kept)
+#   /usr/share/man/man1/akts.1.gz              from --help (help2man), when help2man is there
+#   /usr/share/doc/akts/{copyright,changelog.Debian.gz,README.md,deploy.md}
+include(GNUInstallDirs)
+
+install(TARGETS akts RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES ${BPF_GEN_DIR}/akts_dispatcher.bpf.o DESTINATION ${CMAKE_INSTALL_DATADIR}/akts/bpf)
+foreach(_p IN LISTS AKTS_LIBRARY_POLICIES)
+  install(FILES ${BPF_GEN_DIR}/akts_${_p}.bpf.o DESTINATION ${CMAKE_INSTALL_DATADIR}/akts/bpf)
+endforeach()
+file(GLOB _akts_headers ${PROJECT_SOURCE_DIR}/bpf/*.h)
+install(FILES ${_akts_headers} DESTINATION ${CMAKE_INSTALL_DATADIR}/akts/include)
+install(DIRECTORY ${SCX_INCLUDE_DIR}/scx ${SCX_INCLUDE_DIR}/bpf-compat ${LIBBPF_INCLUDE_DIR}/bpf
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/akts/include)
+
+# The unit names the installed binary: written at install time, so `--prefix` and the package's /usr both hold.
+install(CODE "
+  set(AKTS_INSTALLED_BIN \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/akts\")
+  configure_file(\"${PROJECT_SOURCE_DIR}/dist/akts.service.in\" \"${CMAKE_BINARY_DIR}/dist/akts.service\" @ONLY)
+")
+install(FILES ${CMAKE_BINARY_DIR}/dist/akts.service DESTINATION lib/systemd/system)
+install(FILES ${PROJECT_SOURCE_DIR}/dist/akts.json DESTINATION ${CMAKE_INSTALL_SYSCONFDIR}/akts)
+
+# The man page, from --help.
+find_program(HELP2MAN help2man)
+if(HELP2MAN)
+  add_custom_command(
+    OUTPUT ${CMAKE_BINARY_DIR}/dist/akts.1.gz
+    COMMAND ${HELP2MAN} --no-info --section=1 --name "run-time sched_ext policy switching"
+            --include ${PROJECT_SOURCE_DIR}/dist/akts.h2m --output ${CMAKE_BINARY_DIR}/dist/akts.1 $<TARGET_FILE:akts>
+    COMMAND gzip -9nf ${CMAKE_BINARY_DIR}/dist/akts.1
+    DEPENDS akts ${PROJECT_SOURCE_DIR}/dist/akts.h2m
+    COMMENT "man page (help2man)" VERBATIM)
+  add_custom_target(akts_man ALL DEPENDS ${CMAKE_BINARY_DIR}/dist/akts.1.gz)
+  install(FILES ${CMAKE_BINARY_DIR}/dist/akts.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+else()
+  message(STATUS "help2man not found: no man page (apt-get install help2man)")
+endif()
+
+# Debian wants its changelog compressed and a copyright file.
+set(_changelog ${CMAKE_BINARY_DIR}/dist/changelog.Debian)
+string(TIMESTAMP _date "%a, %d %b %Y %H:%M:%S +0000" UTC)  # SOURCE_DATE_EPOCH, when set, for a reproducible one
+file(WRITE ${_changelog} "akts (${PROJECT_VERSION}) unstable; urgency=medium\n\n  * Built from the akts repository; see git log.\n\n -- akts maintainers <maintainers@akts.invalid>  ${_date}\n")
+add_custom_command(OUTPUT ${_changelog}.gz COMMAND gzip -9nkf ${_changelog} DEPENDS ${_changelog} VERBATIM)
+add_custom_target(akts_changelog ALL DEPENDS ${_changelog}.gz)
+install(FILES ${_changelog}.gz ${PROJECT_SOURCE_DIR}/dist/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/docs/deploy.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
+# The Debian package: `cpack -G DEB` in the build directory (./akts package).
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME akts)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_PACKAGE_CONTACT "akts maintainers <maintainers@akts.invalid>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "run-time sched_ext policy switching for LLM-serving nodes")
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "run-time sched_ext policy switching for LLM-serving nodes
+ akts loads a library of sched_ext (eBPF) scheduling policies once, verified,
+ and switches between them at run time by writing one integer: from the
+ command line, a control socket, an MCP server for agents, or a controller
+ that watches telemetry. A wrong choice falls through to a safe default.
+ Needs a kernel with sched_ext (CONFIG_SCHED_CLASS_EXT).")
+set(CPACK_DEBIAN_PACKAGE_SECTION admin)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://docs.kernel.org/scheduler/sched-ext.html")
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+# The binary is static: it depends on no library.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/dist/debian/conffiles)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+include(CPack)
