@@ -61,17 +61,9 @@ size_mb=$(($(du -sm "$root" | cut -f1) + 512))
 mkfs.ext4 -q -F -L akts-root -d "$root" "$OUT.tmp/rootfs.ext4" "${size_mb}M"
 
 akts_log "making the initrd"
-ird="$OUT.tmp/initrd"
-mkdir -p "$ird"/{bin,dev,proc,sys,newroot,lib/modules}
-cp /bin/busybox "$ird/bin/busybox"
-for applet in sh mount umount insmod switch_root mkdir sleep cat echo; do
-	ln -s busybox "$ird/bin/$applet"
-done
-cp "$KDIR"/modules/*.ko "$ird/lib/modules/"
-install -m 0755 "$AKTS_ROOT/vm/initrd_init.sh" "$ird/init"
-(cd "$ird" && find . | cpio -o -H newc --quiet | gzip -1) >"$OUT.tmp/initrd.cpio.gz"
+bash "$AKTS_ROOT/vm/make_initrd.sh" "$KDIR" "$OUT.tmp/initrd.cpio.gz"
 
-rm -rf "$root" "$ird"
+rm -rf "$root"
 touch "$OUT.tmp/stamp-$key"
 rm -rf "$OUT" && mv "$OUT.tmp" "$OUT"
 akts_log "guest image ready in $OUT"

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Downloads Debian's sched_ext kernel (image, modules, source) into the cache and
-# unpacks what the project needs:
+# unpacks what the project needs. With no argument: the pinned kernel into
+# $AKTS_CACHE/kernel. With VERSION (e.g. 7.2.6+deb13-cloud-amd64, or "oldest" /
+# "newest": the registry's oldest or newest linux-binary-unsigned-*-cloud-amd64,
+# as it lists them today; one whose config lacks sched_ext is refused) another kernel into
+# $AKTS_CACHE/kernels/<version>, checked against the registry's index (no pin);
+# prints that directory. Either way, into the kernel's directory:
 #   $AKTS_CACHE/kernel/vmlinux        uncompressed ELF, booted directly (PVH) and the BTF source for vmlinux.h
 #   $AKTS_CACHE/kernel/config         the kernel's config (copied into the guest as /boot/config-<ver>)
 #   $AKTS_CACHE/kernel/modules/       the .ko files the initrd needs (virtio_blk and its dependencies)
@@ -18,19 +23,43 @@ declare -A PINNED_SHA256=(
 	[linux-source]=703e369ddd4cce971452f5a593ee55df3a5c10c83caf0fa0df039633ed181ee3
 )
 
-KDIR="$AKTS_CACHE/kernel"
 DEBS="$AKTS_CACHE/debs"
-mkdir -p "$KDIR" "$DEBS"
-
-if [[ -f "$KDIR/stamp" && -f "$KDIR/vmlinux" ]]; then
-	exit 0
+mkdir -p "$DEBS"
+requested="${1:-}"
+if [[ -z "$requested" ]]; then
+	KDIR="$AKTS_CACHE/kernel"
+	[[ -f "$KDIR/stamp" && -f "$KDIR/vmlinux" ]] && exit 0
+	akts_private_apt_init
+	version="$AKTS_KERNEL_VERSION"
+	pinned=1
+else
+	akts_private_apt_init
+	case "$requested" in
+	oldest | newest)
+		listed=$(akts_private_apt_cache search '^linux-binary-unsigned-.*-cloud-amd64$' |
+			sed -E 's/^linux-binary-unsigned-([^ ]+) .*/\1/' | sort -V)
+		[[ -n "$listed" ]] || akts_die "no linux-binary-unsigned-*-cloud-amd64 in the registry"
+		if [[ $requested == oldest ]]; then version=$(head -n1 <<<"$listed"); else version=$(tail -n1 <<<"$listed"); fi
+		;;
+	*)
+		[[ "$requested" =~ ^[0-9]+\.[0-9]+(\.[0-9]+)?\+[a-z0-9.~]+-cloud-amd64$ ]] ||
+			akts_die "--kernel: '$requested' is not a cloud kernel version such as $AKTS_KERNEL_VERSION (or oldest, newest)"
+		version=$requested
+		;;
+	esac
+	KDIR="$AKTS_CACHE/kernels/$version"
+	[[ $version == "$AKTS_KERNEL_VERSION" ]] && KDIR="$AKTS_CACHE/kernel" && bash "$0" >&2
+	if [[ -f "$KDIR/stamp" && -f "$KDIR/vmlinux" ]]; then
+		echo "$KDIR"
+		exit 0
+	fi
+	akts_private_apt_cache show "linux-binary-unsigned-$version" >/dev/null 2>&1 ||
+		akts_die "the registry has no linux-binary-unsigned-$version (./akts vm --kernel list shows what it has)"
+	pinned=0
 fi
+mkdir -p "$KDIR"
 
-akts_private_apt_init
-
-version="$AKTS_KERNEL_VERSION"
-pinned=1
-if ! akts_private_apt_cache show "linux-binary-unsigned-$version" >/dev/null 2>&1; then
+if ((pinned)) && ! akts_private_apt_cache show "linux-binary-unsigned-$version" >/dev/null 2>&1; then
 	pinned=0
 	akts_warn "the pinned kernel $version is no longer in the registry; falling back to the newest cloud kernel there"
 	version=$(akts_private_apt_cache search '^linux-binary-unsigned-.*-cloud-amd64$' |
@@ -114,3 +143,5 @@ date -u +%FT%TZ >"$KDIR.tmp/stamp"
 echo "$version pinned=$pinned" >>"$KDIR.tmp/stamp"
 rm -rf "$KDIR" && mv "$KDIR.tmp" "$KDIR"
 akts_log "kernel $release ready in $KDIR"
+[[ -n "$requested" ]] && echo "$KDIR"
+exit 0

@@ -19,6 +19,8 @@ ln -sf /proc/self/fd/1 /dev/stdout
 ln -sf /proc/self/fd/2 /dev/stderr
 ip link set lo up 2>/dev/null
 hostname akts-guest
+# The booted kernel's config, where scx_central looks (the image holds the pinned kernel's; run.sh --kernel boots others).
+[[ -f /boot/config-$(uname -r) || ! -f /akts/kernel-config ]] || cp /akts/kernel-config "/boot/config-$(uname -r)"
 ulimit -l unlimited
 ulimit -n 65536
 

@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Boots the sched_ext guest (QEMU TCG) and runs one command in it.
 #
-#   vm/run.sh [--timeout SECONDS] [--expect-log REGEX]... [--out DIR] [--file PATH]... -- CMD [ARGS...]
+#   vm/run.sh [--kernel VERSION] [--timeout SECONDS] [--expect-log REGEX]... [--out DIR] [--file PATH]... -- CMD [ARGS...]
+#   vm/run.sh --kernel list
 #
 # The project's built binaries are on the guest's PATH (/akts/bin). CMD's output
 # streams here; its exit status is this script's. The run fails (exit 125) if
 # the guest's kernel log shows an Oops, BUG, WARNING, panic or a sched_ext
 # error that no --expect-log REGEX declares. --out DIR receives what CMD wrote
 # under /akts/out in the guest (plus the guest's dmesg). --file PATH copies an
-# extra file into the guest's /akts/bin.
+# extra file into the guest's /akts/bin. --kernel boots another of the registry's
+# sched_ext kernels than the pinned one (a version, or oldest / newest; `list`
+# prints them): it is fetched and its peer schedulers built on first use, and
+# akts itself, built against the pinned kernel's BTF, loads there by CO-RE and
+# the scx compat helpers (bpf/akts_common.bpf.h).
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
@@ -16,22 +21,42 @@ timeout_s=1800
 out_dir=""
 expects=()
 files=()
+kernel=""
 while (($#)); do
 	case "$1" in
+	--kernel) kernel="$2"; shift 2 ;;
 	--timeout) timeout_s="$2"; shift 2 ;;
 	--expect-log) expects+=("$2"); shift 2 ;;
 	--out) out_dir="$2"; shift 2 ;;
 	--file) files+=("$2"); shift 2 ;;
 	--) shift; break ;;
-	-h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) break ;;
 	esac
 done
+if [[ $kernel == list ]]; then
+	akts_private_apt_init
+	echo "sched_ext cloud kernels in the registry (pinned: $AKTS_KERNEL_VERSION):"
+	akts_private_apt_cache search '^linux-binary-unsigned-.*-cloud-amd64$' |
+		sed -E 's/^linux-binary-unsigned-([^ ]+) .*/  \1/' | sort -V
+	exit 0
+fi
 (($#)) || akts_die "usage: vm/run.sh [options] -- CMD [ARGS...]"
 
 KDIR="$AKTS_CACHE/kernel"
 IMG="$AKTS_CACHE/image"
-for f in "$KDIR/vmlinux" "$IMG/rootfs.ext4" "$IMG/initrd.cpio.gz" "$AKTS_BUILD/akts"; do
+initrd="$IMG/initrd.cpio.gz"
+peers="$AKTS_CACHE/toolchain/scx/bin"
+if [[ -n "$kernel" ]]; then
+	KDIR=$(bash "$AKTS_ROOT/vm/fetch_kernel.sh" "$kernel") || exit 1
+	if [[ $KDIR != "$AKTS_CACHE/kernel" ]]; then
+		[[ -f "$KDIR/initrd.cpio.gz" ]] || bash "$AKTS_ROOT/vm/make_initrd.sh" "$KDIR" "$KDIR/initrd.cpio.gz"
+		initrd="$KDIR/initrd.cpio.gz"
+		bash "$AKTS_ROOT/vm/build_peers.sh" "$KDIR" "$KDIR/scx"
+		peers="$KDIR/scx/bin"
+	fi
+fi
+for f in "$KDIR/vmlinux" "$IMG/rootfs.ext4" "$initrd" "$AKTS_BUILD/akts"; do
 	[[ -f "$f" ]] || akts_die "$f is missing: run ./akts setup"
 done
 
@@ -48,7 +73,9 @@ cp "$AKTS_ROOT"/bpf/*.h "$payload/include/"
 for d in "$KDIR/src/tools/sched_ext/include/." "$AKTS_CACHE/toolchain/include/bpf"; do
 	[[ -d "$d" ]] && cp -r "$d" "$payload/include/" || akts_log "no $d: gate 1 cannot compile in this guest"
 done
-[[ -d "$AKTS_CACHE/toolchain/scx" ]] && cp "$AKTS_CACHE"/toolchain/scx/* "$payload/bin/" 2>/dev/null || true
+[[ -d "$peers" ]] && cp "$peers"/* "$payload/bin/" 2>/dev/null || true
+# The kernel's config where scx_central looks for it (the image holds the pinned kernel's only).
+cp "$KDIR/config" "$payload/kernel-config"
 for f in "${files[@]}"; do cp -r "$f" "$payload/bin/"; done
 install -m 0755 "$AKTS_ROOT/vm/guest_init.sh" "$payload/guest_init.sh"
 {
@@ -64,7 +91,7 @@ set +e
 timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 \
 	-accel tcg -cpu max -smp "${AKTS_VM_CPUS:-2}" -m "${AKTS_VM_MEM:-2048}" \
 	-display none -monitor none -no-reboot -net none \
-	-kernel "$KDIR/vmlinux" -initrd "$IMG/initrd.cpio.gz" \
+	-kernel "$KDIR/vmlinux" -initrd "$initrd" \
 	-drive file="$IMG/rootfs.ext4",if=virtio,format=raw,snapshot=on \
 	-drive file="$work/payload.ext4",if=virtio,format=raw \
 	-append "console=ttyS0 quiet panic=-1 oops=panic rw mitigations=off" \

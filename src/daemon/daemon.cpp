@@ -437,8 +437,7 @@ class DaemonBackend : public control::ControlBackend {
     auto k = plane_.get_class(pid);
     if (!k) return k.error();
     json managed = nullptr;
-    for (const auto& m : tracker_.snapshot())
-      if (m["pid"] == pid) managed = {{"class", m["class"]}, {"reason", m["reason"]}};
+    if (json m = tracker_.find(pid); m.is_object()) managed = {{"class", m["class"]}, {"reason", m["reason"]}};
     return json{{"pid", pid},
                 {"kernel_class", std::string(class_name(k->value_or(AKTS_CLASS_BE)))},
                 {"kernel_entry", k->has_value()},

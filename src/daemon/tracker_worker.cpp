@@ -131,8 +131,14 @@ void TrackerWorker::handle_events(const std::vector<ProcEvent>& evs) {
       uint64_t now_ns = static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
       lags.push_back(now_ns > t.ts ? now_ns - t.ts : 0);
     }
-    publish();
   }
+  // The snapshots cost O(processes) to rebuild: the scan thread does it, once for however many batches came
+  // meanwhile, off this thread and off the tracker's next events. The kernel's classes are already written.
+  {
+    std::lock_guard wl(wake_mu_);
+    dirty_ = true;
+  }
+  wake_.notify_all();
   std::lock_guard sl(stats_mu_);
   for (uint64_t lag : lags) {
     int b = lag ? std::min(31, 63 - __builtin_clzll(lag)) : 0;
@@ -221,7 +227,11 @@ void TrackerWorker::loop() {
 void TrackerWorker::publish() {
   auto j = tracker_.to_json();
   std::array<uint64_t, 2> counts{};
-  for (const auto& m : j) ++counts[m["class"] == "lc" ? AKTS_CLASS_LC : AKTS_CLASS_BE];
+  std::unordered_map<uint32_t, size_t> index;
+  for (size_t i = 0; i < j.size(); ++i) {
+    ++counts[j[i]["class"] == "lc" ? AKTS_CLASS_LC : AKTS_CLASS_BE];
+    index.emplace(j[i]["pid"].get<uint32_t>(), i);
+  }
   // The record is serialised again only when the tracker changed: a scan that found nothing new costs nothing here.
   std::shared_ptr<const std::string> rec;
   if (!record_ || tracker_.version() != record_version_) {
@@ -231,6 +241,7 @@ void TrackerWorker::publish() {
   std::lock_guard lock(snap_mu_);
   snap_ = std::move(j);
   counts_ = counts;
+  index_ = std::move(index);
   if (rec && (!record_ || *record_ != *rec)) {
     record_ = std::move(rec);
     ++record_gen_;
@@ -245,6 +256,12 @@ void TrackerWorker::publish_now() {
 TrackerWorker::Record TrackerWorker::record_snapshot() const {
   std::lock_guard lock(snap_mu_);
   return {record_gen_, record_ ? record_ : std::make_shared<const std::string>("{\"processes\":[]}")};
+}
+
+nlohmann::json TrackerWorker::find(uint32_t pid) const {
+  std::lock_guard lock(snap_mu_);
+  auto it = index_.find(pid);
+  return it == index_.end() ? nlohmann::json(nullptr) : snap_[it->second];
 }
 
 std::array<uint64_t, 2> TrackerWorker::class_counts() const {

@@ -2,8 +2,8 @@
 // the control socket, a switch or a signal. Reading /proc takes no lock;
 // applying it does, and lets waiting requests in between two processes, so a
 // request that changes classes waits for one process's handling, not for a
-// scan. Status reads a snapshot, refreshed after every scan, every batch of
-// events and every change, and never waits.
+// scan. Status reads a snapshot, refreshed after every scan and every change
+// (and, by the scan thread, soon after each batch of events), and never waits.
 //
 // With the kernel's proc connector (classify/proc_events.h) a second thread
 // handles each fork, exec, rename and exit as it comes, and the periodic scan
@@ -20,6 +20,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -77,6 +78,8 @@ class TrackerWorker {
   nlohmann::json snapshot() const;
   // How many of them are in each class (indexed by AKTS_CLASS_*), as of the same moment.
   std::array<uint64_t, 2> class_counts() const;
+  // One managed process's entry in that snapshot (without copying the rest), or null.
+  nlohmann::json find(uint32_t pid) const;
   // The tracker's record (ProcessTracker::record) as of the last scan or
   // change, serialised, with a generation that grows when it changes. Never
   // older than a previous answer: snapshots are published under the tracker's lock.
@@ -103,6 +106,7 @@ class TrackerWorker {
   mutable std::mutex snap_mu_;
   nlohmann::json snap_ = nlohmann::json::array();
   std::array<uint64_t, 2> counts_{};
+  std::unordered_map<uint32_t, size_t> index_;  // pid -> its entry in snap_
   std::shared_ptr<const std::string> record_;
   uint64_t record_gen_ = 0;
   uint64_t record_version_ = 0;  // the tracker's version record_ was made from (under mu_)
