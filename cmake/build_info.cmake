@@ -5,12 +5,13 @@
 # In: SOURCE_DIR, OUT, VERSION.
 set(_commit "$ENV{AKTS_COMMIT}")
 if(_commit STREQUAL "")
-  execute_process(COMMAND git -C "${SOURCE_DIR}" rev-parse --short=12 HEAD
+  # safe.directory: root building a checkout another user owns (git refuses "dubious ownership" otherwise).
+  execute_process(COMMAND git -c safe.directory=${SOURCE_DIR} -C "${SOURCE_DIR}" rev-parse --short=12 HEAD
                   OUTPUT_VARIABLE _commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _rc)
   if(NOT _rc EQUAL 0 OR _commit STREQUAL "")
     set(_commit "unknown")
   else()
-    execute_process(COMMAND git -C "${SOURCE_DIR}" status --porcelain --untracked-files=no
+    execute_process(COMMAND git -c safe.directory=${SOURCE_DIR} -C "${SOURCE_DIR}" status --porcelain --untracked-files=no
                     OUTPUT_VARIABLE _dirty OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
     if(NOT _dirty STREQUAL "")
       string(APPEND _commit "-dirty")

@@ -1,17 +1,18 @@
 # `cmake --install` and the Debian package (CPack): the layout akts runs from on a node.
 #   /usr/bin/akts                              the static binary (the library's BPF code is in its skeletons)
-#   /usr/share/akts/bpf/*.bpf.o                the dispatcher and the library's policies, as verified at build
+#   /usr/lib/akts/bpf/*.bpf.o                  the dispatcher and the library's policies, as built (eBPF objects)
 #   /usr/share/akts/include/                   what admission's gate 1 compiles a candidate policy against
 #   /usr/lib/systemd/system/akts.service       the unit (not enabled: `systemctl enable --now akts`)
-#   /etc/akts/akts.json                        the example config (a conffile: an edited one is kept)
+#   /etc/akts/akts.json                        the example config (a conffile: an edited one is kept); always
+#                                              under /etc (CMAKE_INSTALL_FULL_SYSCONFDIR for the /usr prefix)
 #   /usr/share/man/man1/akts.1.gz              from --help (help2man), when help2man is there
 #   /usr/share/doc/akts/{copyright,changelog.Debian.gz,README.md,deploy.md}
 include(GNUInstallDirs)
 
 install(TARGETS akts RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(FILES ${BPF_GEN_DIR}/akts_dispatcher.bpf.o DESTINATION ${CMAKE_INSTALL_DATADIR}/akts/bpf)
+install(FILES ${BPF_GEN_DIR}/akts_dispatcher.bpf.o DESTINATION lib/akts/bpf)
 foreach(_p IN LISTS AKTS_LIBRARY_POLICIES)
-  install(FILES ${BPF_GEN_DIR}/akts_${_p}.bpf.o DESTINATION ${CMAKE_INSTALL_DATADIR}/akts/bpf)
+  install(FILES ${BPF_GEN_DIR}/akts_${_p}.bpf.o DESTINATION lib/akts/bpf)
 endforeach()
 file(GLOB _akts_headers ${PROJECT_SOURCE_DIR}/bpf/*.h)
 install(FILES ${_akts_headers} DESTINATION ${CMAKE_INSTALL_DATADIR}/akts/include)
@@ -24,7 +25,11 @@ install(CODE "
   configure_file(\"${PROJECT_SOURCE_DIR}/dist/akts.service.in\" \"${CMAKE_BINARY_DIR}/dist/akts.service\" @ONLY)
 ")
 install(FILES ${CMAKE_BINARY_DIR}/dist/akts.service DESTINATION lib/systemd/system)
-install(FILES ${PROJECT_SOURCE_DIR}/dist/akts.json DESTINATION ${CMAKE_INSTALL_SYSCONFDIR}/akts)
+install(FILES ${PROJECT_SOURCE_DIR}/dist/akts.json DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/akts)
+# What lintian says of a deliberate choice: one static binary that runs on any root filesystem, and eBPF
+# objects (not amd64 code) beside it.
+install(FILES ${PROJECT_SOURCE_DIR}/dist/debian/lintian-overrides DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides
+        RENAME akts)
 
 # The man page, from --help.
 find_program(HELP2MAN help2man)
@@ -55,15 +60,19 @@ install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/docs/deploy.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME akts)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+# Installed into a staging DESTDIR with the prefix /usr, so what names the prefix (the unit's ExecStart) is right.
+set(CPACK_SET_DESTDIR ON)
+set(CPACK_INSTALL_PREFIX /usr)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_STRIP_FILES ON)
 set(CPACK_PACKAGE_CONTACT "akts maintainers <maintainers@akts.invalid>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "run-time sched_ext policy switching for LLM-serving nodes")
-set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "run-time sched_ext policy switching for LLM-serving nodes
- akts loads a library of sched_ext (eBPF) scheduling policies once, verified,
- and switches between them at run time by writing one integer: from the
- command line, a control socket, an MCP server for agents, or a controller
- that watches telemetry. A wrong choice falls through to a safe default.
- Needs a kernel with sched_ext (CONFIG_SCHED_CLASS_EXT).")
+# CPack puts the summary first: this is the long description's body.
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "akts loads a library of sched_ext (eBPF) scheduling policies once, verified,
+and switches between them at run time by writing one integer: from the
+command line, a control socket, an MCP server for agents, or a controller
+that watches telemetry. A wrong choice falls through to a safe default.
+Needs a kernel with sched_ext (CONFIG_SCHED_CLASS_EXT).")
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://docs.kernel.org/scheduler/sched-ext.html")

@@ -33,13 +33,31 @@ if [[ -z "$requested" ]]; then
 	version="$AKTS_KERNEL_VERSION"
 	pinned=1
 else
-	akts_private_apt_init
 	case "$requested" in
 	oldest | newest)
+		# Resolved against the registry at most once a day (they come and go), the answer kept in
+		# kernels/<oldest|newest>; the first of the list, in that order, whose config enables sched_ext.
+		memo="$AKTS_CACHE/kernels/$requested"
+		if [[ -n "$(find "$memo" -mmin -1440 2>/dev/null)" && -f "$AKTS_CACHE/kernels/$(cat "$memo")/stamp" ]]; then
+			echo "$AKTS_CACHE/kernels/$(cat "$memo")"
+			exit 0
+		fi
+		akts_private_apt_init
 		listed=$(akts_private_apt_cache search '^linux-binary-unsigned-.*-cloud-amd64$' |
 			sed -E 's/^linux-binary-unsigned-([^ ]+) .*/\1/' | sort -V)
-		[[ -n "$listed" ]] || akts_die "no linux-binary-unsigned-*-cloud-amd64 in the registry"
-		if [[ $requested == oldest ]]; then version=$(head -n1 <<<"$listed"); else version=$(tail -n1 <<<"$listed"); fi
+		[[ $requested == newest ]] && listed=$(tac <<<"$listed")
+		for v in $listed; do
+			if dir=$(bash "$0" "$v"); then
+				mkdir -p "$AKTS_CACHE/kernels" && echo "$v" >"$memo"
+				echo "$dir"
+				exit 0
+			fi
+			akts_warn "$v: not usable (above); trying the next"
+		done
+		[[ -f "$memo" && -f "$AKTS_CACHE/kernels/$(cat "$memo")/stamp" ]] &&
+			akts_warn "the registry gave no usable kernel: keeping the $requested one found before, $(cat "$memo")" &&
+			echo "$AKTS_CACHE/kernels/$(cat "$memo")" && exit 0
+		akts_die "no linux-binary-unsigned-*-cloud-amd64 in the registry enables sched_ext"
 		;;
 	*)
 		[[ "$requested" =~ ^[0-9]+\.[0-9]+(\.[0-9]+)?\+[a-z0-9.~]+-cloud-amd64$ ]] ||
@@ -53,6 +71,7 @@ else
 		echo "$KDIR"
 		exit 0
 	fi
+	akts_private_apt_init
 	akts_private_apt_cache show "linux-binary-unsigned-$version" >/dev/null 2>&1 ||
 		akts_die "the registry has no linux-binary-unsigned-$version (./akts vm --kernel list shows what it has)"
 	pinned=0
@@ -92,8 +111,6 @@ fetch_deb() {
 
 image_deb=$(fetch_deb linux-binary-unsigned "linux-binary-unsigned-$version")
 base_deb=$(fetch_deb linux-base "linux-base-$version")
-modules_deb=$(fetch_deb linux-modules "linux-modules-$version")
-source_deb=$(fetch_deb linux-source "linux-source-$series")
 
 rm -rf "$KDIR.tmp" && mkdir -p "$KDIR.tmp/x"
 dpkg-deb -x "$image_deb" "$KDIR.tmp/x"
@@ -105,6 +122,9 @@ config="$KDIR.tmp/x/usr/lib/modules/$release/config"
 grep -q '^CONFIG_SCHED_CLASS_EXT=y' "$config" || akts_die "$release does not enable sched_ext"
 grep -q '^CONFIG_DEBUG_INFO_BTF=y' "$config" || akts_die "$release has no BTF"
 cp "$config" "$KDIR.tmp/config"
+# The rest only for a kernel that can run akts (the source is large).
+modules_deb=$(fetch_deb linux-modules "linux-modules-$version")
+source_deb=$(fetch_deb linux-source "linux-source-$series")
 echo "$release" >"$KDIR.tmp/release"
 
 # The bzImage carries the uncompressed ELF as a zstd stream; booting that ELF

@@ -14,7 +14,7 @@
 set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/../../vm/common.sh"
 
-out=$(readlink -f "${1:-$AKTS_ROOT/out/akts-image.tar}")
+out=$(realpath -m "${1:-$AKTS_ROOT/out/akts-image.tar}")
 command -v buildah >/dev/null || akts_die "buildah is missing: apt-get install buildah"
 [[ -x "$AKTS_BUILD/akts" ]] || akts_die "no akts binary in $AKTS_BUILD: run ./akts build"
 version=$("$AKTS_BUILD/akts" --version | awk '{print $2}')

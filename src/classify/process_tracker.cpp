@@ -353,18 +353,38 @@ static nlohmann::json recorded_process(uint32_t pid, uint64_t start_time, uint32
           {"threads", threads}};
 }
 
-nlohmann::json ProcessTracker::record() const {
-  nlohmann::json procs = nlohmann::json::array();
+ProcessTracker::State ProcessTracker::state() const {
+  State st;
+  st.version = version_;
   std::map<uint32_t, const Managed*> sorted;
   for (const auto& [tgid, m] : managed_) sorted.emplace(tgid, &m);
+  st.entries.reserve(sorted.size() + pending_.size());
   for (const auto& [tgid, m] : sorted)
-    procs.push_back(recorded_process(tgid, m->start_time, m->cls, classifier_.has_explicit(tgid), m->moved));
+    st.entries.push_back({tgid, m->start_time, m->cls, classifier_.has_explicit(tgid), false, m->comm, m->reason, m->moved});
   // Taken up from a previous daemon, not handled yet: kept, so a second death loses nothing either.
   std::map<uint32_t, const Pending*> waiting;
   for (const auto& [tgid, pr] : pending_)
     if (!managed_.count(tgid)) waiting.emplace(tgid, &pr);
   for (const auto& [tgid, pr] : waiting)
-    procs.push_back(recorded_process(tgid, pr->start_time, pr->cls, pr->is_explicit, pr->moved));
+    st.entries.push_back({tgid, pr->start_time, pr->cls, pr->is_explicit, true, "", "", pr->moved});
+  return st;
+}
+
+nlohmann::json ProcessTracker::to_json(const State& s) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& e : s.entries)
+    if (!e.pending)
+      j.push_back({{"pid", e.pid},
+                   {"comm", e.comm},
+                   {"class", e.cls == AKTS_CLASS_LC ? "lc" : "be"},
+                   {"reason", e.reason},
+                   {"threads_moved", e.moved.size()}});
+  return j;
+}
+
+nlohmann::json ProcessTracker::record(const State& s) {
+  nlohmann::json procs = nlohmann::json::array();
+  for (const auto& e : s.entries) procs.push_back(recorded_process(e.pid, e.start_time, e.cls, e.is_explicit, e.moved));
   return {{"processes", procs}};
 }
 
@@ -480,17 +500,5 @@ void ProcessTracker::reapply_classes() {
       spdlog::warn("cannot write the class of pid {} again: {}", tgid, st.error().to_string());
 }
 
-nlohmann::json ProcessTracker::to_json() const {
-  nlohmann::json j = nlohmann::json::array();
-  std::map<uint32_t, const Managed*> sorted;
-  for (const auto& [tgid, m] : managed_) sorted.emplace(tgid, &m);
-  for (const auto& [tgid, m] : sorted)
-    j.push_back({{"pid", tgid},
-                 {"comm", m->comm},
-                 {"class", m->cls == AKTS_CLASS_LC ? "lc" : "be"},
-                 {"reason", m->reason},
-                 {"threads_moved", m->moved.size()}});
-  return j;
-}
 
 }  // namespace akts

@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -88,7 +89,7 @@ class ProcessTracker {
   // process with its start time, class, whether it was explicit, and the
   // threads this tracker moved with each one's own policy; and what it took
   // up from a previous record and has not handled yet.
-  nlohmann::json record() const;
+  nlohmann::json record() const { return record(state()); }
   // A previous daemon's record: explicit classes of processes still alive
   // (same pid and start time) come back; the recorded own policies of their
   // threads are kept for whichever rule manages them again; after the next
@@ -105,7 +106,26 @@ class ProcessTracker {
   // Grows whenever record() would say something else (a process managed,
   // released or reclassified, a thread moved or gone, a record taken up).
   uint64_t version() const { return version_; }
-  nlohmann::json to_json() const;
+
+  // What to_json() and record() are made from, as plain data: copied under the caller's lock in a fraction
+  // of the time building JSON takes, so a caller can build it after letting the tracker go.
+  struct State {
+    struct Entry {
+      uint32_t pid = 0;
+      uint64_t start_time = 0;
+      uint32_t cls = 0;
+      bool is_explicit = false;
+      bool pending = false;  // taken up from a previous record, not managed (yet)
+      std::string comm, reason;
+      std::unordered_map<uint32_t, int> moved;
+    };
+    std::vector<Entry> entries;  // managed ones by pid, then pending ones by pid
+    uint64_t version = 0;
+  };
+  State state() const;
+  static nlohmann::json to_json(const State& s);  // the managed processes (status)
+  static nlohmann::json record(const State& s);   // see record()
+  nlohmann::json to_json() const { return to_json(state()); }
 
  private:
   struct Managed {

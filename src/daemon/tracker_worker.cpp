@@ -83,8 +83,9 @@ void TrackerWorker::scan_once() {
   if (!listing) return;
   std::unique_lock lock(mu_);
   tracker_.apply(*listing, &stopping_, [&] { let_waiting_in(lock, waiting_, stopping_); });
-  publish();
+  auto c = capture();
   lock.unlock();
+  publish(std::move(c));
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::lock_guard sl(stats_mu_);
   ++scans_;
@@ -212,8 +213,12 @@ void TrackerWorker::loop() {
         scan_once();
         next_scan = std::chrono::steady_clock::now() + current_period();
       } else if (dirty_.exchange(false)) {
-        std::lock_guard lock(mu_);
-        publish();
+        Capture c;
+        {
+          std::lock_guard lock(mu_);
+          c = capture();
+        }
+        publish(std::move(c));
       }
     } catch (const std::exception& e) {
       spdlog::error("process scan failed: {}", e.what());
@@ -224,8 +229,10 @@ void TrackerWorker::loop() {
   }
 }
 
-void TrackerWorker::publish() {
-  auto j = tracker_.to_json();
+TrackerWorker::Capture TrackerWorker::capture() { return {tracker_.state(), ++capture_seq_}; }
+
+void TrackerWorker::publish(Capture c) {
+  auto j = ProcessTracker::to_json(c.state);
   std::array<uint64_t, 2> counts{};
   std::unordered_map<uint32_t, size_t> index;
   for (size_t i = 0; i < j.size(); ++i) {
@@ -233,24 +240,35 @@ void TrackerWorker::publish() {
     index.emplace(j[i]["pid"].get<uint32_t>(), i);
   }
   // The record is serialised again only when the tracker changed: a scan that found nothing new costs nothing here.
-  std::shared_ptr<const std::string> rec;
-  if (!record_ || tracker_.version() != record_version_) {
-    rec = std::make_shared<const std::string>(tracker_.record().dump());
-    record_version_ = tracker_.version();
+  bool changed;
+  {
+    std::lock_guard lock(snap_mu_);
+    changed = !record_ || c.state.version != record_version_;
   }
+  std::shared_ptr<const std::string> rec;
+  if (changed) rec = std::make_shared<const std::string>(ProcessTracker::record(c.state).dump());
   std::lock_guard lock(snap_mu_);
+  if (c.seq <= published_seq_) return;  // a newer one got here first
+  published_seq_ = c.seq;
   snap_ = std::move(j);
   counts_ = counts;
   index_ = std::move(index);
-  if (rec && (!record_ || *record_ != *rec)) {
-    record_ = std::move(rec);
-    ++record_gen_;
+  if (rec) {
+    record_version_ = c.state.version;
+    if (!record_ || *record_ != *rec) {
+      record_ = std::move(rec);
+      ++record_gen_;
+    }
   }
 }
 
 void TrackerWorker::publish_now() {
-  std::lock_guard lock(mu_);
-  publish();
+  Capture c;
+  {
+    std::lock_guard lock(mu_);
+    c = capture();
+  }
+  publish(std::move(c));
 }
 
 TrackerWorker::Record TrackerWorker::record_snapshot() const {

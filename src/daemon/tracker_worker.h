@@ -82,7 +82,8 @@ class TrackerWorker {
   nlohmann::json find(uint32_t pid) const;
   // The tracker's record (ProcessTracker::record) as of the last scan or
   // change, serialised, with a generation that grows when it changes. Never
-  // older than a previous answer: snapshots are published under the tracker's lock.
+  // older than a previous answer: captures are numbered under the tracker's lock, and one is never published
+  // after a newer one.
   struct Record {
     uint64_t gen = 0;
     std::shared_ptr<const std::string> json;
@@ -96,7 +97,15 @@ class TrackerWorker {
   void events_loop();
   void scan_once();  // takes mu_, yields it to waiting requests between processes
   void handle_events(const std::vector<ProcEvent>& evs);  // takes mu_, as scan_once
-  void publish();    // with mu_ held
+  // The snapshots, in two steps: the tracker's state copied with mu_ held (cheap), then the JSON made from it
+  // and published without it (O(processes)), so events and requests wait only for the copy. A capture older
+  // than one already published is dropped: a snapshot never goes back in time.
+  struct Capture {
+    ProcessTracker::State state;
+    uint64_t seq = 0;
+  };
+  Capture capture();  // with mu_ held
+  void publish(Capture c);
 
   ProcessTracker& tracker_;
   std::chrono::milliseconds scan_period_;  // without events (or once they failed)
@@ -109,7 +118,9 @@ class TrackerWorker {
   std::unordered_map<uint32_t, size_t> index_;  // pid -> its entry in snap_
   std::shared_ptr<const std::string> record_;
   uint64_t record_gen_ = 0;
-  uint64_t record_version_ = 0;  // the tracker's version record_ was made from (under mu_)
+  uint64_t record_version_ = 0;  // the tracker's version record_ was made from (under snap_mu_)
+  uint64_t capture_seq_ = 0;     // under mu_
+  uint64_t published_seq_ = 0;   // under snap_mu_
   std::mutex wake_mu_;
   std::condition_variable wake_;
   std::atomic<bool> stopping_{false};

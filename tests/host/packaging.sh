@@ -34,7 +34,7 @@ deb=$(ls "$work"/akts_*.deb 2>/dev/null | head -n1)
 [[ -f "$deb" ]] && ok "cpack builds $(basename "$deb") ($(du -h "$deb" | cut -f1))" || not_ok "cpack leaves a .deb"
 info=$(dpkg-deb --info "$deb")
 contents=$(dpkg-deb --contents "$deb" | awk '{print $NF}')
-for f in ./usr/bin/akts ./usr/share/akts/bpf/akts_dispatcher.bpf.o ./usr/share/akts/bpf/akts_latency.bpf.o \
+for f in ./usr/bin/akts ./usr/lib/akts/bpf/akts_dispatcher.bpf.o ./usr/lib/akts/bpf/akts_latency.bpf.o \
 	./usr/share/akts/include/akts.h ./usr/share/akts/include/scx/common.bpf.h ./usr/share/akts/include/bpf/bpf_helpers.h \
 	./usr/lib/systemd/system/akts.service ./etc/akts/akts.json ./usr/share/man/man1/akts.1.gz \
 	./usr/share/doc/akts/copyright ./usr/share/doc/akts/changelog.Debian.gz ./usr/share/doc/akts/deploy.md; do
@@ -88,19 +88,19 @@ if [[ -n "$broot" && -f "$broot" ]]; then
 	[[ -z "$audit" ]] && ok "dpkg --audit is clean after the install" || not_ok "dpkg --audit after the install: $audit"
 	echo '{"socket": "/run/akts/edited.sock"}' >"$r/etc/akts/akts.json"
 	chroot "$r" dpkg -r akts >>"$work/dpkg.log" 2>&1 && ok "dpkg -r removes it" || not_ok "dpkg -r removes it"
-	left=$(cd "$r" && { find usr/share/akts usr/bin/akts usr/lib/systemd/system/akts.service usr/share/doc/akts 2>/dev/null || true; })
+	left=$(cd "$r" && { find usr/share/akts usr/lib/akts usr/bin/akts usr/lib/systemd/system/akts.service usr/share/doc/akts 2>/dev/null || true; })
 	[[ -z "$left" ]] && ok "nothing of it is left but the config" || not_ok "left after dpkg -r: $left"
 	grep -q edited "$r/etc/akts/akts.json" 2>/dev/null && ok "the edited config stays after dpkg -r (a conffile)" || not_ok "the edited config stays after dpkg -r"
 	chroot "$r" dpkg -P akts >>"$work/dpkg.log" 2>&1 && ok "dpkg -P purges it" || not_ok "dpkg -P purges it"
 	rm -f "$r/tmp/akts.deb"
-	left=$(cd "$r" && find etc/akts usr/share/akts 2>/dev/null || true)
+	left=$(cd "$r" && find etc/akts usr/share/akts usr/lib/akts 2>/dev/null || true)
 	[[ -z "$left" ]] && ok "after the purge the root holds nothing of akts" || not_ok "after the purge: $left"
 else
 	not_ok "a fresh Debian 12 root for dpkg -i / -r (vm/build_bookworm_root.sh)"
 fi
 
 # --- akts --version names the commit
-commit=$(git -C "$AKTS_ROOT" rev-parse --short=12 HEAD 2>/dev/null)
+commit=$(git -c safe.directory="$AKTS_ROOT" -C "$AKTS_ROOT" rev-parse --short=12 HEAD 2>/dev/null)
 ver=$("$AKTS_BUILD/akts" --version)
 [[ -n "$commit" && $ver == *"commit $commit"* ]] && ok "akts --version names the commit: $ver" || not_ok "akts --version names the commit $commit: $ver"
 
@@ -114,32 +114,35 @@ else
 fi
 verdicts < <(/usr/bin/python3 - "$ds" "$AKTS_BUILD/akts" <<'PY'
 import json, subprocess, sys, tempfile, yaml
-docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
 def say(good, what):
     print(("ok" if good else "not") + "\t" + what)
-kinds = {d["kind"]: d for d in docs}
-ds, cm = kinds.get("DaemonSet"), kinds.get("ConfigMap")
-spec = ds["spec"]["template"]["spec"]
-c = spec["containers"][0]
-say(spec.get("hostPID") is True, "the DaemonSet shares the host's pid namespace (it classifies the node's processes)")
-say(c.get("securityContext", {}).get("privileged") is True, "its container is privileged (sched_ext, other processes' policies)")
-mounts = {m["mountPath"]: m for m in c["volumeMounts"]}
-vols = {v["name"]: v for v in spec["volumes"]}
-for path, host in (("/sys/fs/bpf", "/sys/fs/bpf"), ("/sys", "/sys"), ("/sys/fs/cgroup", "/sys/fs/cgroup"), ("/run/akts", "/run/akts")):
-    m = mounts.get(path)
-    say(m is not None and vols[m["name"]].get("hostPath", {}).get("path") == host, f"{path} is the host's {host}")
-ann = ds["spec"]["template"]["metadata"].get("annotations", {})
-cfg = json.loads(cm["data"]["akts.json"])
-port = cfg.get("metrics_listen", "").rsplit(":", 1)[-1]
-say(ann.get("prometheus.io/scrape") == "true" and ann.get("prometheus.io/port") == port and
-    any(p["containerPort"] == int(port) for p in c.get("ports", [])),
-    f"Prometheus scrape annotations name the metrics port the config serves ({port})")
-say(cfg.get("socket", "").startswith("/run/akts/"), "the control socket lands on the host path")
-with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
-    json.dump(cfg, f)
-    f.flush()
-    p = subprocess.run([sys.argv[2], "daemon", "--check-config", "-c", f.name], capture_output=True, text=True)
-    say(p.returncode == 0, "the ConfigMap's config passes akts daemon --check-config: " + (p.stdout + p.stderr).strip().splitlines()[0][:100])
+try:
+  docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+  kinds = {d["kind"]: d for d in docs}
+  ds, cm = kinds.get("DaemonSet"), kinds.get("ConfigMap")
+  spec = ds["spec"]["template"]["spec"]
+  c = spec["containers"][0]
+  say(spec.get("hostPID") is True, "the DaemonSet shares the host's pid namespace (it classifies the node's processes)")
+  say(c.get("securityContext", {}).get("privileged") is True, "its container is privileged (sched_ext, other processes' policies)")
+  mounts = {m["mountPath"]: m for m in c["volumeMounts"]}
+  vols = {v["name"]: v for v in spec["volumes"]}
+  for path, host in (("/sys/fs/bpf", "/sys/fs/bpf"), ("/sys", "/sys"), ("/sys/fs/cgroup", "/sys/fs/cgroup"), ("/run/akts", "/run/akts")):
+      m = mounts.get(path)
+      say(m is not None and vols[m["name"]].get("hostPath", {}).get("path") == host, f"{path} is the host's {host}")
+  ann = ds["spec"]["template"]["metadata"].get("annotations", {})
+  cfg = json.loads(cm["data"]["akts.json"])
+  port = cfg.get("metrics_listen", "").rsplit(":", 1)[-1]
+  say(ann.get("prometheus.io/scrape") == "true" and ann.get("prometheus.io/port") == port and
+      any(p["containerPort"] == int(port) for p in c.get("ports", [])),
+      f"Prometheus scrape annotations name the metrics port the config serves ({port})")
+  say(cfg.get("socket", "").startswith("/run/akts/"), "the control socket lands on the host path")
+  with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+      json.dump(cfg, f)
+      f.flush()
+      p = subprocess.run([sys.argv[2], "daemon", "--check-config", "-c", f.name], capture_output=True, text=True)
+      say(p.returncode == 0, "the ConfigMap's config passes akts daemon --check-config: " + ((p.stdout + p.stderr).strip() or "(nothing)").splitlines()[0][:100])
+except Exception as e:
+  say(False, f"the manifest's checker failed: {e!r}")
 PY
 )
 
@@ -150,19 +153,26 @@ if command -v buildah >/dev/null; then
 		cfg=$(buildah inspect --type image --format '{{json .OCIv1.Config}}' localhost/akts:latest 2>/dev/null)
 		verdicts < <(/usr/bin/python3 - "$cfg" "$commit" <<'PY'
 import json, sys
-c = json.loads(sys.argv[1])
 def say(good, what):
     print(("ok" if good else "not") + "\t" + what)
-say(c.get("Entrypoint") == ["/usr/bin/akts"] and c.get("Cmd") == ["daemon", "--config", "/etc/akts/akts.json"],
-    f"the image runs the daemon: {c.get('Entrypoint')} {c.get('Cmd')}")
-say(c.get("Labels", {}).get("org.opencontainers.image.revision", "").startswith(sys.argv[2]),
-    "the image's revision label names the commit")
-say("9464/tcp" in c.get("ExposedPorts", {}), "the image exposes the metrics port")
+try:
+    c = json.loads(sys.argv[1])
+    say(c.get("Entrypoint") == ["/usr/bin/akts"] and c.get("Cmd") == ["daemon", "--config", "/etc/akts/akts.json"],
+        f"the image runs the daemon: {c.get('Entrypoint')} {c.get('Cmd')}")
+    say(bool(sys.argv[2]) and c.get("Labels", {}).get("org.opencontainers.image.revision", "").startswith(sys.argv[2]),
+        "the image's revision label names the commit")
+    say("9464/tcp" in c.get("ExposedPorts", {}), "the image exposes the metrics port")
+except Exception as e:
+    say(False, f"the image's config cannot be read: {e!r}")
 PY
 )
-		out=$(buildah run --isolation chroot "$(buildah from localhost/akts:latest)" -- /usr/bin/akts --version 2>&1)
+		ctr=$(buildah from localhost/akts:latest 2>/dev/null)
+		out=$(buildah run --isolation chroot "$ctr" -- /usr/bin/akts --version 2>&1)
 		[[ $out == "akts "* ]] && ok "akts runs inside the image: $out" || echo "# buildah run could not start a container here: ${out:0:200}"
-		buildah rm --all >/dev/null 2>&1 || true
+		out=$(buildah run --isolation chroot "$ctr" -- /usr/bin/akts daemon --check-config -c /etc/akts/akts.json 2>&1)
+		[[ $out == "config OK"* ]] && ok "the image's config is where its command looks, and valid" ||
+			echo "# buildah run could not check the image's config: ${out:0:200}"
+		[[ -n "$ctr" ]] && buildah rm "$ctr" >/dev/null 2>&1
 	else
 		not_ok "the container image builds: $(tail -n 5 "$work/image.log" | tr '\n' ' ')"
 	fi
