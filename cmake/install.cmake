@@ -6,7 +6,7 @@
 #   /etc/akts/akts.json                        the example config (a conffile: an edited one is kept); always
 #                                              under /etc (CMAKE_INSTALL_FULL_SYSCONFDIR for the /usr prefix)
 #   /usr/share/man/man1/akts.1.gz              from --help (help2man), when help2man is there
-#   /usr/share/doc/akts/{copyright,changelog.Debian.gz,README.md,deploy.md}
+#   /usr/share/doc/akts/{copyright,changelog.gz,README.md,deploy.md}
 include(GNUInstallDirs)
 
 install(TARGETS akts RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -47,8 +47,8 @@ else()
   message(STATUS "help2man not found: no man page (apt-get install help2man)")
 endif()
 
-# Debian wants its changelog compressed and a copyright file.
-set(_changelog ${CMAKE_BINARY_DIR}/dist/changelog.Debian)
+# Debian wants a copyright file and the changelog, compressed (a native package's is changelog.gz).
+set(_changelog ${CMAKE_BINARY_DIR}/dist/changelog)
 string(TIMESTAMP _date "%a, %d %b %Y %H:%M:%S +0000" UTC)  # SOURCE_DATE_EPOCH, when set, for a reproducible one
 file(WRITE ${_changelog} "akts (${PROJECT_VERSION}) unstable; urgency=medium\n\n  * Built from the akts repository; see git log.\n\n -- akts maintainers <maintainers@akts.invalid>  ${_date}\n")
 add_custom_command(OUTPUT ${_changelog}.gz COMMAND gzip -9nkf ${_changelog} DEPENDS ${_changelog} VERBATIM)

@@ -27,7 +27,7 @@ cleanup() {
 	rm -rf "$root"
 }
 trap cleanup EXIT
-DESTDIR="$root" cmake --install "$AKTS_BUILD" --prefix /usr >/dev/null
+DESTDIR="$root" cmake --install "$AKTS_BUILD" --prefix /usr --strip >/dev/null
 # The daemon's directories (the DaemonSet mounts the host's over them).
 mkdir -p "$root/run/akts" "$root/var/log/akts" "$root/var/lib/akts" "$root/tmp"
 chmod 1777 "$root/tmp"
