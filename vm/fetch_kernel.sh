@@ -36,7 +36,9 @@ else
 	case "$requested" in
 	oldest | newest)
 		# Resolved against the registry at most once a day (they come and go), the answer kept in
-		# kernels/<oldest|newest>; the first of the list, in that order, whose config enables sched_ext.
+		# kernels/<oldest|newest>: the first of the list, in that order, whose config enables sched_ext and
+		# whose kfuncs take the parameters akts was built against (vm/kfunc_compat.py; 7.2.6's still take an
+		# explicit aux, and libbpf refuses akts's objects there, and the kernel's own examples too).
 		memo="$AKTS_CACHE/kernels/$requested"
 		if [[ -n "$(find "$memo" -mmin -1440 2>/dev/null)" && -f "$AKTS_CACHE/kernels/$(cat "$memo")/stamp" ]]; then
 			echo "$AKTS_CACHE/kernels/$(cat "$memo")"
@@ -46,13 +48,20 @@ else
 		listed=$(akts_private_apt_cache search '^linux-binary-unsigned-.*-cloud-amd64$' |
 			sed -E 's/^linux-binary-unsigned-([^ ]+) .*/\1/' | sort -V)
 		[[ $requested == newest ]] && listed=$(tac <<<"$listed")
+		objs=("$AKTS_BUILD"/bpf/akts_dispatcher.bpf.o "$AKTS_BUILD"/bpf/akts_*.bpf.o)
+		[[ -f "${objs[0]}" && -x "$AKTS_CACHE/toolchain/bin/bpftool" ]] ||
+			akts_die "$requested: build akts first (./akts setup): the choice checks its BPF objects against each kernel"
 		for v in $listed; do
 			if dir=$(bash "$0" "$v"); then
-				mkdir -p "$AKTS_CACHE/kernels" && echo "$v" >"$memo"
-				echo "$dir"
-				exit 0
+				if why=$(python3 "$AKTS_ROOT/vm/kfunc_compat.py" "$AKTS_CACHE/toolchain/bin/bpftool" \
+					"$AKTS_CACHE/kernel/vmlinux" "$dir/vmlinux" "${objs[@]}"); then
+					mkdir -p "$AKTS_CACHE/kernels" && echo "$v" >"$memo"
+					echo "$dir"
+					exit 0
+				fi
+				akts_warn "$v: its kfuncs do not fit akts's build: ${why//$'\n'/; }"
 			fi
-			akts_warn "$v: not usable (above); trying the next"
+			akts_warn "$v: not usable; trying the next"
 		done
 		[[ -f "$memo" && -f "$AKTS_CACHE/kernels/$(cat "$memo")/stamp" ]] &&
 			akts_warn "the registry gave no usable kernel: keeping the $requested one found before, $(cat "$memo")" &&
