@@ -39,9 +39,9 @@ else
 		# kernels/<oldest|newest>: the first of the list, in that order, whose config enables sched_ext and
 		# whose kfuncs take the parameters akts was built against (vm/kfunc_compat.py; 7.2.6's still take an
 		# explicit aux, and libbpf refuses akts's objects there, and the kernel's own examples too).
-		memo="$AKTS_CACHE/kernels/$requested"
-		if [[ -n "$(find "$memo" -mmin -1440 2>/dev/null)" && -f "$AKTS_CACHE/kernels/$(cat "$memo")/stamp" ]]; then
-			echo "$AKTS_CACHE/kernels/$(cat "$memo")"
+		memo="$AKTS_CACHE/kernels/$requested"  # holds the kernel's directory
+		if [[ -n "$(find "$memo" -mmin -1440 2>/dev/null)" && -f "$(cat "$memo")/stamp" ]]; then
+			cat "$memo"
 			exit 0
 		fi
 		akts_private_apt_init
@@ -55,7 +55,7 @@ else
 			if dir=$(bash "$0" "$v"); then
 				if why=$(python3 "$AKTS_ROOT/vm/kfunc_compat.py" "$AKTS_CACHE/toolchain/bin/bpftool" \
 					"$AKTS_CACHE/kernel/vmlinux" "$dir/vmlinux" "${objs[@]}"); then
-					mkdir -p "$AKTS_CACHE/kernels" && echo "$v" >"$memo"
+					mkdir -p "$AKTS_CACHE/kernels" && echo "$dir" >"$memo"
 					echo "$dir"
 					exit 0
 				fi
@@ -63,9 +63,9 @@ else
 			fi
 			akts_warn "$v: not usable; trying the next"
 		done
-		[[ -f "$memo" && -f "$AKTS_CACHE/kernels/$(cat "$memo")/stamp" ]] &&
+		[[ -f "$memo" && -f "$(cat "$memo")/stamp" ]] &&
 			akts_warn "the registry gave no usable kernel: keeping the $requested one found before, $(cat "$memo")" &&
-			echo "$AKTS_CACHE/kernels/$(cat "$memo")" && exit 0
+			cat "$memo" && exit 0
 		akts_die "no linux-binary-unsigned-*-cloud-amd64 in the registry enables sched_ext"
 		;;
 	*)

@@ -11,9 +11,10 @@
 # under /akts/out in the guest (plus the guest's dmesg). --file PATH copies an
 # extra file into the guest's /akts/bin. --kernel boots another of the registry's
 # sched_ext kernels than the pinned one (a version, or oldest / newest; `list`
-# prints them): it is fetched and its peer schedulers built on first use, and
-# akts itself, built against the pinned kernel's BTF, loads there by CO-RE and
-# the scx compat helpers (bpf/akts_common.bpf.h).
+# prints them): it is fetched and its peer schedulers built on first use. akts,
+# built against the pinned kernel's BTF, loads where that kernel's kfuncs take
+# the same parameters (vm/kfunc_compat.py; oldest and newest are chosen so;
+# docs/deploy.md, More kernels).
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 

@@ -102,11 +102,14 @@ Result<std::unique_ptr<ProcConnector>> ProcConnector::open() {
   if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     int e = errno;
     ::close(fd);
-    return sys_error("proc connector: cannot join its group (CAP_NET_ADMIN? CONFIG_PROC_EVENTS?)", e);
+    return sys_error("proc connector: cannot join its group (CAP_NET_ADMIN? CONFIG_PROC_EVENTS? the host's network "
+                     "namespace: a container needs --network=host)", e);
   }
   if (auto st = send_op(fd, PROC_CN_MCAST_LISTEN); !st) {
     ::close(fd);
-    return st.error();
+    Error e = st.error();
+    e.message += " (the connector exists in the host's network namespace only: a container needs --network=host)";
+    return e;
   }
   return std::unique_ptr<ProcConnector>(new ProcConnector(fd));
 }

@@ -204,11 +204,17 @@ std::optional<ProcessTracker::Listing> ProcessTracker::list_processes(const std:
     uint32_t tgid = 0;
     if (!parse_pid(e->d_name, &tgid) || tgid == self_ || tgid <= 2) continue;
     auto p = read_proc(tgid);
-    if (!p || p->kernel_thread()) continue;  // gone, or a kernel thread
+    if (!p || p->kernel_thread() || ended(*p)) continue;  // gone, a kernel thread, or a zombie
     alive.emplace(tgid, std::move(*p));
   }
   closedir(d);
   return alive;
+}
+
+bool ProcessTracker::ended(const ProcInfo& p) const {
+  // The kernel reports an exit before the parent reaps: a zombie whose leader is all that is left has ended; a
+  // leader that exited alone, its other threads running, has not.
+  return (p.state == 'Z' || p.state == 'X') && list_threads(proc_root_, p.tgid).size() <= 1;
 }
 
 void ProcessTracker::handle(const ProcInfo& p) {
@@ -227,7 +233,9 @@ void ProcessTracker::handle(const ProcInfo& p) {
 
 void ProcessTracker::refresh(uint32_t tgid) {
   if (tgid == self_ || tgid <= 2) return;
+  touched_[tgid] = ++event_seq_;
   auto p = read_proc(tgid);
+  if (p && ended(*p)) p = make_error(ErrorKind::kSystem, "process ended");
   auto m = managed_.find(tgid);
   if (m != managed_.end() && (!p || m->second.start_time != p->start_time)) {
     // Gone, or its pid already another process's: an explicit class was for that process only.
@@ -242,23 +250,29 @@ void ProcessTracker::refresh(uint32_t tgid) {
 }
 
 void ProcessTracker::exited(uint32_t tgid) {
+  touched_[tgid] = ++event_seq_;
   auto m = managed_.find(tgid);
   if (m == managed_.end()) return;
   auto p = read_proc(tgid);
-  bool ended = !p || p->start_time != m->second.start_time ||
-               ((p->state == 'Z' || p->state == 'X') && list_threads(proc_root_, tgid).size() <= 1);
-  if (!ended) return;
+  if (p && p->start_time == m->second.start_time && !ended(*p)) return;
   classifier_.clear_explicit(tgid);
   unmanage(tgid, false);
 }
 
 void ProcessTracker::scan(const std::atomic<bool>* cancel, const std::function<void()>& pause) {
+  uint64_t since = event_seq();
   auto alive = list_processes(cancel);
-  if (alive) apply(*alive, cancel, pause);
+  if (alive) apply(*alive, since, cancel, pause);
 }
 
-void ProcessTracker::apply(const Listing& alive, const std::atomic<bool>* cancel, const std::function<void()>& pause) {
+void ProcessTracker::apply(const Listing& alive, uint64_t since, const std::atomic<bool>* cancel,
+                           const std::function<void()>& pause) {
   auto cancelled = [&] { return cancel && cancel->load(std::memory_order_relaxed); };
+  // A process an event handled after the listing was read is judged afresh, not by the listing's older view.
+  auto newer = [&](uint32_t tgid) {
+    auto t = touched_.find(tgid);
+    return t != touched_.end() && t->second > since;
+  };
   for (auto it = managed_.begin(); it != managed_.end();) {
     uint32_t tgid = it->first;
     uint64_t started = it->second.start_time;
@@ -267,7 +281,7 @@ void ProcessTracker::apply(const Listing& alive, const std::atomic<bool>* cancel
     if (a == alive.end() || a->second.start_time != started) {
       // The listing may predate an explicit classification made since: ask /proc once more.
       auto now = read_proc(tgid);
-      if (now && now->start_time == started) continue;
+      if (now && now->start_time == started && !ended(*now)) continue;
       // Gone (or its pid already reused): an explicit class was for that process only.
       classifier_.clear_explicit(tgid);
       unmanage(tgid, false);
@@ -277,8 +291,13 @@ void ProcessTracker::apply(const Listing& alive, const std::atomic<bool>* cancel
   for (const auto& [tgid, p] : alive) {
     if (cancelled()) return;
     if (pause) pause();
-    handle(p);
+    if (newer(tgid))
+      refresh(tgid);
+    else
+      handle(p);
   }
+  // Processes events named during this pass that the listing did not hold were handled by those events.
+  std::erase_if(touched_, [&](const auto& t) { return t.second <= since; });
   // A complete pass: what a previous daemon moved and no rule manages now goes back.
   for (auto& [tgid, pr] : pending_) {
     auto a = alive.find(tgid);

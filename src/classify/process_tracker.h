@@ -67,7 +67,12 @@ class ProcessTracker {
   // so it may run while another thread holds the tracker), then apply it.
   using Listing = std::map<uint32_t, ProcInfo>;
   std::optional<Listing> list_processes(const std::atomic<bool>* cancel = nullptr) const;
-  void apply(const Listing& alive, const std::atomic<bool>* cancel = nullptr, const std::function<void()>& pause = {});
+  // `since`: event_seq() when the listing began to be read; a process an event handled after that is read
+  // from /proc again rather than judged by the listing (which may show it before its exec or exit).
+  void apply(const Listing& alive, uint64_t since, const std::atomic<bool>* cancel = nullptr,
+             const std::function<void()>& pause = {});
+  // Grows with every refresh() and exited().
+  uint64_t event_seq() const { return event_seq_; }
   // One process now, as a pass would handle it (an event named it: a fork, an exec, a new name, an exit):
   // managed if a rule names it, released if it is gone, its pid reused, or no rule names it any more.
   // Processes no event names wait for the next pass.
@@ -138,6 +143,7 @@ class ProcessTracker {
   };
   Result<ProcInfo> read_proc(uint32_t tgid) const;
   void handle(const ProcInfo& p);  // classify a live process, then manage or release it
+  bool ended(const ProcInfo& p) const;  // a zombie with no thread but its leader left
   Status manage(const ProcInfo& p, const Decision& d);
   void unmanage(uint32_t tgid, bool alive);
   // Moves the process's threads that run a normal policy into SCHED_EXT,
@@ -162,6 +168,8 @@ class ProcessTracker {
   };
   std::unordered_map<uint32_t, Pending> pending_;
   uint64_t version_ = 0;
+  uint64_t event_seq_ = 0;
+  std::unordered_map<uint32_t, uint64_t> touched_;  // tgid -> the event_seq_ of the last event that named it
 };
 
 }  // namespace akts

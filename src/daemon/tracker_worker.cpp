@@ -78,11 +78,16 @@ static void let_waiting_in(std::unique_lock<std::mutex>& lock, const std::atomic
 
 void TrackerWorker::scan_once() {
   auto t0 = std::chrono::steady_clock::now();
+  uint64_t since;  // events handled after this are newer than the listing
+  {
+    std::lock_guard lock(mu_);
+    since = tracker_.event_seq();
+  }
   // Reading /proc needs no lock: requests are never held up by it.
   auto listing = tracker_.list_processes(&stopping_);
   if (!listing) return;
   std::unique_lock lock(mu_);
-  tracker_.apply(*listing, &stopping_, [&] { let_waiting_in(lock, waiting_, stopping_); });
+  tracker_.apply(*listing, since, &stopping_, [&] { let_waiting_in(lock, waiting_, stopping_); });
   auto c = capture();
   lock.unlock();
   publish(std::move(c));
@@ -159,6 +164,11 @@ void TrackerWorker::events_loop() {
       spdlog::error("process events: poll failed ({}): scanning /proc every {} ms from now on", std::strerror(errno),
                     scan_period_.count());
       events_failed_ = true;
+      {
+        std::lock_guard wl(wake_mu_);
+        rescan_now_ = true;  // what happened since the last event is covered by a scan now
+      }
+      wake_.notify_all();
       break;
     }
     if (stopping_) break;
@@ -186,7 +196,6 @@ void TrackerWorker::events_loop() {
       wake_.notify_all();
     }
   }
-  if (events_failed_) wake_.notify_all();
 }
 
 nlohmann::json TrackerWorker::stats() const {

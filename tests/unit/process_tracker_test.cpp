@@ -437,3 +437,41 @@ TEST_F(TrackerTest, AnExitReleasesAZombieButNotALeaderWhoseThreadsRun) {
 
 }  // namespace
 }  // namespace akts
+
+namespace akts {
+namespace {
+
+// A scan's listing is read without the lock, over seconds on a busy machine: an event handled meanwhile is newer
+// than what the listing shows, and the pass must not undo it.
+TEST_F(TrackerTest, AScanDoesNotUndoWhatAnEventHandledAfterItsListingWasRead) {
+  auto t = make({comm("server", AKTS_CLASS_LC)});
+  proc_.add(100, 1, "bash", 5, {100});
+  proc_.add(200, 1, "server", 6, {200});
+  ops_.policy = {{100, SCHED_OTHER}, {200, SCHED_OTHER}};
+  t.scan();
+  ASSERT_EQ(rec_.classes[200], AKTS_CLASS_LC);
+  uint64_t since = t.event_seq();
+  auto listing = t.list_processes();  // shows 100 as bash and 200 alive
+  ASSERT_TRUE(listing);
+  proc_.add(100, 1, "server", 5, {100});  // 100 execs the server...
+  t.refresh(100);                          // ...and its event is handled
+  ASSERT_EQ(rec_.classes[100], AKTS_CLASS_LC);
+  auto zombie_stat = fs::path(proc_.root()) / "200" / "stat";  // 200 exits (a zombie)...
+  {
+    std::ifstream in(zombie_stat);
+    std::string line((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    line.replace(line.find(") S "), 4, ") Z ");
+    std::ofstream(zombie_stat) << line;
+  }
+  t.exited(200);  // ...and its exit is handled
+  ASSERT_FALSE(rec_.classes.count(200));
+  t.apply(*listing, since);  // the pass with the older listing
+  EXPECT_EQ(rec_.classes[100], AKTS_CLASS_LC) << "the pass reclassified 100 by its name before the exec";
+  EXPECT_FALSE(rec_.classes.count(200)) << "the pass took the exited 200 back";
+  t.scan();  // a later scan leaves the zombie alone too
+  EXPECT_FALSE(rec_.classes.count(200));
+  EXPECT_EQ(t.managed_count(), 1u);
+}
+
+}  // namespace
+}  // namespace akts
