@@ -2,7 +2,7 @@
 """How the daemon's classification scales (runs in the guest): N idle processes that a rule names, then
 the daemon's CPU use while nothing happens and the time from a new process's exec to its class in the
 kernel, with the tracker scanning /proc every 100 ms (`process_events: false`, the way it was) and following
-the kernel's proc connector (`process_events: true`, a 30 s rescan as a safety net).
+the kernel's proc connector (`process_events: true`, `rescan_interval_ms: 30000`: a 30 s rescan as a safety net).
 
   classify_bench.py OUT_DIR [--counts 100,1000,10000] [--modes scan,events] [--probes 20] [--idle 10]
 
@@ -73,7 +73,7 @@ def run(mode, n, probes, idle_s, rng, log):
     cfg = f"/tmp/akts-classify-{mode}.json"
     with open(cfg, "w") as f:
         json.dump({"socket": SOCK, "audit_log": "", "state_file": "", "repository": "",
-                   "process_events": mode == "events", "scan_interval_ms": 100,
+                   "process_events": mode == "events", "scan_interval_ms": 100, "rescan_interval_ms": 30000,
                    "breaker": {"armed": False},
                    "classes": [{"class": "be", "comm": "akts-idle"}, {"class": "lc", "comm": "akts-probe"}]}, f)
     t0 = time.monotonic()

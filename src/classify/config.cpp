@@ -251,7 +251,7 @@ Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::
     } else if (key == "rescan_interval_ms") {
       if (!v.is_number_unsigned() || v.get<uint64_t>() < 100 || v.get<uint64_t>() > 600000)
         return bad(key, "must be a whole number of milliseconds from 100 to 600000");
-      c.rescan_interval_ms = v;
+      c.rescan_interval_ms = v.get<uint32_t>();
     } else if (key == "guard") {
       auto g = parse_guard(v);
       if (!g) return g.error();

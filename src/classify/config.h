@@ -29,6 +29,8 @@
 // offending key; a file that fails to parse changes nothing.
 #pragma once
 
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include <sys/types.h>
@@ -83,7 +85,13 @@ struct DaemonConfig {
   bool switch_all = false;
   uint32_t scan_interval_ms = 100;     // the /proc scan's period without process events
   bool process_events = true;          // follow forks, execs and exits through the proc connector (if it opens)
-  uint32_t rescan_interval_ms = 30000;  // with them, the scan's period: a safety net
+  // With them, the scan's period. Unset: 30 s with switch_all (a safety net), and scan_interval_ms in partial
+  // mode, where a thread that sets its own policy back (as cyclictest's do) leaves SCHED_EXT with no event and
+  // only a scan moves it again. effective_rescan_ms() says which.
+  std::optional<uint32_t> rescan_interval_ms;
+  uint32_t effective_rescan_ms() const {
+    return rescan_interval_ms ? *rescan_interval_ms : switch_all ? 30000 : scan_interval_ms;
+  }
   GuardParams guard;
   BreakerParams breaker = armed_breaker();  // armed by default; safe_slot resolved from breaker_safe_slot
   std::string breaker_safe_slot = "default";

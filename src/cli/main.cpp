@@ -142,7 +142,7 @@ int cmd_daemon(const DaemonFlags& f) {
                                   {"metrics_listen", cfg.metrics_listen},
                                   {"process_events", cfg.process_events},
                                   {"scan_interval_ms", cfg.scan_interval_ms},
-                                  {"rescan_interval_ms", cfg.rescan_interval_ms},
+                                  {"rescan_interval_ms", cfg.effective_rescan_ms()},
                                   {"breaker", cfg.breaker.to_json()},
                                   {"classes", m}}
                        .dump(2)
@@ -154,7 +154,7 @@ int cmd_daemon(const DaemonFlags& f) {
       std::cout << fmt::format("audit log: {}\n", cfg.audit_log.empty() ? "none" : cfg.audit_log);
       std::cout << fmt::format("processes: {}\n", cfg.process_events
                                                          ? fmt::format("followed by the kernel's events, rescanned every {} ms",
-                                                                       std::max(cfg.scan_interval_ms, cfg.rescan_interval_ms))
+                                                                       std::max(cfg.scan_interval_ms, cfg.effective_rescan_ms()))
                                                          : fmt::format("scanned every {} ms", cfg.scan_interval_ms));
       std::string metrics = "not served (metrics_listen)";
       if (auto a = akts::parse_listen_address(cfg.metrics_listen, "metrics_listen", "127.0.0.1"); a)

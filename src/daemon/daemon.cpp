@@ -909,7 +909,7 @@ int run_daemon(const DaemonConfig& cfg) {
       spdlog::warn("{}: scanning /proc every {} ms instead", pc.error().to_string(), cfg.scan_interval_ms);
   }
   // A move to another cgroup raises no process event: with cgroup rules the scan keeps its own period.
-  const uint32_t rescan_ms = classifier.uses_cgroups() ? cfg.scan_interval_ms : cfg.rescan_interval_ms;
+  const uint32_t rescan_ms = classifier.uses_cgroups() ? cfg.scan_interval_ms : cfg.effective_rescan_ms();
   if (proc_events)
     spdlog::info("following processes by the kernel's events, with a scan every {} ms{}",
                  std::max(cfg.scan_interval_ms, rescan_ms),
