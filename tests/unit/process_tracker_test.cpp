@@ -45,6 +45,14 @@ class FakeProc {
     for (uint32_t t : tids) fs::create_directories(root_ / std::to_string(pid) / "task" / std::to_string(t));
   }
   void remove(uint32_t pid) { fs::remove_all(root_ / std::to_string(pid)); }
+  // The process exited and its parent has not reaped it: its stat says Z.
+  void make_zombie(uint32_t pid) {
+    auto stat = root_ / std::to_string(pid) / "stat";
+    std::ifstream in(stat);
+    std::string line((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    line.replace(line.find(") S "), 4, ") Z ");
+    std::ofstream(stat) << line;
+  }
   void remove_thread(uint32_t pid, uint32_t tid) {
     fs::remove_all(root_ / std::to_string(pid) / "task" / std::to_string(tid));
   }
@@ -416,11 +424,7 @@ TEST_F(TrackerTest, AnExitReleasesAZombieButNotALeaderWhoseThreadsRun) {
   ASSERT_EQ(t.managed_count(), 2u);
   auto zombie = [&](uint32_t pid, std::vector<uint32_t> tids, uint64_t start) {
     proc_.add(pid, 1, "server", start, tids);
-    auto stat = fs::path(proc_.root()) / std::to_string(pid) / "stat";
-    std::ifstream in(stat);
-    std::string line((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    line.replace(line.find(") S "), 4, ") Z ");
-    std::ofstream(stat) << line;
+    proc_.make_zombie(pid);
   };
   zombie(100, {100}, 5);  // exited, its parent has not reaped it yet
   t.exited(100);
@@ -456,13 +460,7 @@ TEST_F(TrackerTest, AScanDoesNotUndoWhatAnEventHandledAfterItsListingWasRead) {
   proc_.add(100, 1, "server", 5, {100});  // 100 execs the server...
   t.refresh(100);                          // ...and its event is handled
   ASSERT_EQ(rec_.classes[100], AKTS_CLASS_LC);
-  auto zombie_stat = fs::path(proc_.root()) / "200" / "stat";  // 200 exits (a zombie)...
-  {
-    std::ifstream in(zombie_stat);
-    std::string line((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    line.replace(line.find(") S "), 4, ") Z ");
-    std::ofstream(zombie_stat) << line;
-  }
+  proc_.make_zombie(200);  // 200 exits (a zombie)...
   t.exited(200);  // ...and its exit is handled
   ASSERT_FALSE(rec_.classes.count(200));
   t.apply(*listing, since);  // the pass with the older listing
