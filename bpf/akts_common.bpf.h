@@ -12,7 +12,7 @@
 #ifndef AKTS_COMMON_BPF_H
 #define AKTS_COMMON_BPF_H
 
-#include <scx/common.bpf.h>
+#include "akts_kfunc_compat.bpf.h" /* <scx/common.bpf.h>, and kfuncs across kernels */
 #include "akts.h"
 
 struct {
