@@ -28,7 +28,7 @@ constexpr const char* kCallbacks[] = {"select_cpu", "enqueue",  "dispatch",  "ru
 
 // The contract's kernel functions (what the library and the frame's helpers use, and their kin).
 const std::set<std::string, std::less<>> kAllowedKfuncs = {
-    "scx_bpf_select_cpu_dfl", "scx_bpf_select_cpu_and", "scx_bpf_dsq_insert", "scx_bpf_dsq_insert_vtime",
+    "scx_bpf_select_cpu_dfl", "scx_bpf_select_cpu_and", "__scx_bpf_select_cpu_and", "scx_bpf_dsq_insert", "scx_bpf_dsq_insert_vtime",
     "__scx_bpf_dsq_insert_vtime", "scx_bpf_dispatch", "scx_bpf_dispatch_vtime", "scx_bpf_dsq_move_to_local",
     "scx_bpf_dsq_move", "scx_bpf_dsq_move_set_slice",  // to a CPU's local DSQ (akts.h, Queues: central)
     "scx_bpf_dispatch_from_dsq", "scx_bpf_dispatch_from_dsq_set_slice",  // their older names (compat)
