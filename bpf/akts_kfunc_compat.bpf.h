@@ -48,22 +48,40 @@
 #define AKTS_KFUNC_COMPAT_BPF_H
 
 /*
- * common.bpf.h declares these without __weak, and clang keeps a symbol global
- * even when a later redeclaration adds __weak; so its declarations are renamed
- * out of the way while it is included (nothing uses that name) and the kfuncs
- * are declared again below, weak.
+ * The kernel trees' headers do not agree on which of these are __weak (7.2's
+ * declares scx_bpf_cpu_rq and scx_bpf_pick_idle_cpu without it), and clang
+ * keeps a symbol global even when a later redeclaration adds __weak; so their
+ * declarations are renamed out of the way while <scx/common.bpf.h> is
+ * included (nothing calls that name) and every kfunc tested below is declared
+ * here, weak.
  */
 #define scx_bpf_select_cpu_dfl scx_bpf_select_cpu_dfl___akts_unused
+#define __scx_bpf_select_cpu_and __scx_bpf_select_cpu_and___akts_unused
 #define scx_bpf_test_and_clear_cpu_idle scx_bpf_test_and_clear_cpu_idle___akts_unused
 #define scx_bpf_pick_idle_cpu scx_bpf_pick_idle_cpu___akts_unused
+#define scx_bpf_cpu_curr scx_bpf_cpu_curr___akts_unused
+#define scx_bpf_cpu_rq scx_bpf_cpu_rq___akts_unused
+#define __scx_bpf_dsq_insert_vtime __scx_bpf_dsq_insert_vtime___akts_unused
+#define scx_bpf_dump_bstr scx_bpf_dump_bstr___akts_unused
 #include <scx/common.bpf.h>
 #undef scx_bpf_select_cpu_dfl
+#undef __scx_bpf_select_cpu_and
 #undef scx_bpf_test_and_clear_cpu_idle
 #undef scx_bpf_pick_idle_cpu
+#undef scx_bpf_cpu_curr
+#undef scx_bpf_cpu_rq
+#undef __scx_bpf_dsq_insert_vtime
+#undef scx_bpf_dump_bstr
 
 extern s32 scx_bpf_select_cpu_dfl(struct task_struct *p, s32 prev_cpu, u64 wake_flags, bool *is_idle) __ksym __weak;
+extern s32 __scx_bpf_select_cpu_and(struct task_struct *p, const struct cpumask *cpus_allowed,
+				    struct scx_bpf_select_cpu_and_args *args) __ksym __weak;
 extern bool scx_bpf_test_and_clear_cpu_idle(s32 cpu) __ksym __weak;
 extern s32 scx_bpf_pick_idle_cpu(const cpumask_t *cpus_allowed, u64 flags) __ksym __weak;
+extern struct task_struct *scx_bpf_cpu_curr(s32 cpu) __ksym __weak;
+extern struct rq *scx_bpf_cpu_rq(s32 cpu) __ksym __weak;
+extern bool __scx_bpf_dsq_insert_vtime(struct task_struct *p, struct scx_bpf_dsq_insert_vtime_args *args) __ksym __weak;
+extern void scx_bpf_dump_bstr(char *fmt, unsigned long long *data, u32 data_len) __ksym __weak;
 
 static __always_inline bool akts_test_and_clear_cpu_idle(s32 cpu)
 {

@@ -35,38 +35,44 @@ if [[ -z "$requested" ]]; then
 else
 	case "$requested" in
 	oldest | newest)
-		# Resolved against the registry at most once a day (they come and go), the answer kept in
-		# kernels/<oldest|newest>: the first of the list, in that order, whose config enables sched_ext and
-		# whose kfuncs take the parameters akts was built against (vm/kfunc_compat.py; 7.2.6's still take an
-		# explicit aux, and libbpf refuses akts's objects there, and the kernel's own examples too).
-		memo="$AKTS_CACHE/kernels/$requested"  # holds the kernel's directory
-		if [[ -n "$(find "$memo" -mmin -1440 2>/dev/null)" && -f "$(cat "$memo")/stamp" ]]; then
-			cat "$memo"
+		# Resolved against the registry at most once a day (they come and go) and again whenever akts's kfunc
+		# declarations change; the answer kept in kernels/<oldest|newest> (the kernel's directory, then a hash
+		# of the declarations): the first of the list, in that order, whose config enables sched_ext and whose
+		# BTF gives akts every kfunc it needs (vm/kfunc_compat.py: some 7.2.x builds cannot call create_dsq or
+		# kick_cpu at all). A candidate is judged on its vmlinux, before its modules and source are fetched.
+		objs=("$AKTS_BUILD"/bpf/akts_dispatcher.bpf.o "$AKTS_BUILD"/bpf/akts_*.bpf.o)
+		[[ -f "${objs[0]}" && -x "$AKTS_CACHE/toolchain/bin/bpftool" ]] ||
+			akts_die "$requested: build akts first (./akts setup): the choice checks its BPF objects against each kernel"
+		decls=$(python3 "$AKTS_ROOT/vm/kfunc_compat.py" --signature "$AKTS_CACHE/toolchain/bin/bpftool" "${objs[@]}" |
+			sha256sum | cut -c1-16)
+		memo="$AKTS_CACHE/kernels/$requested"
+		if [[ -n "$(find "$memo" -mmin -1440 2>/dev/null)" && "$(sed -n 2p "$memo")" == "$decls" &&
+			-f "$(head -n1 "$memo")/stamp" ]]; then
+			head -n1 "$memo"
 			exit 0
 		fi
 		akts_private_apt_init
 		listed=$(akts_private_apt_cache search '^linux-binary-unsigned-.*-cloud-amd64$' |
 			sed -E 's/^linux-binary-unsigned-([^ ]+) .*/\1/' | sort -V)
 		[[ $requested == newest ]] && listed=$(tac <<<"$listed")
-		objs=("$AKTS_BUILD"/bpf/akts_dispatcher.bpf.o "$AKTS_BUILD"/bpf/akts_*.bpf.o)
-		[[ -f "${objs[0]}" && -x "$AKTS_CACHE/toolchain/bin/bpftool" ]] ||
-			akts_die "$requested: build akts first (./akts setup): the choice checks its BPF objects against each kernel"
 		for v in $listed; do
-			if dir=$(bash "$0" "$v"); then
+			# Exit 3: fetched as far as its vmlinux, which does not fit (the reasons on stdout).
+			if dir=$(AKTS_KFUNC_OBJECTS="${objs[*]}" bash "$0" "$v"); then
 				if why=$(python3 "$AKTS_ROOT/vm/kfunc_compat.py" "$AKTS_CACHE/toolchain/bin/bpftool" \
-					"$AKTS_CACHE/kernel/vmlinux" "$dir/vmlinux" "${objs[@]}"); then
-					mkdir -p "$AKTS_CACHE/kernels" && echo "$dir" >"$memo"
+					"$dir/vmlinux" "${objs[@]}" 2>/dev/null); then
+					mkdir -p "$AKTS_CACHE/kernels" && printf '%s\n%s\n' "$dir" "$decls" >"$memo"
 					echo "$dir"
 					exit 0
 				fi
-				akts_warn "$v: its kfuncs do not fit akts's build: ${why//$'\n'/; }"
+				dir=$why
 			fi
+			[[ -n "$dir" ]] && akts_warn "$v: akts cannot run there: ${dir//$'\n'/; }"
 			akts_warn "$v: not usable; trying the next"
 		done
-		[[ -f "$memo" && -f "$(cat "$memo")/stamp" ]] &&
-			akts_warn "the registry gave no usable kernel: keeping the $requested one found before, $(cat "$memo")" &&
-			cat "$memo" && exit 0
-		akts_die "no linux-binary-unsigned-*-cloud-amd64 in the registry enables sched_ext"
+		[[ -f "$memo" && -f "$(head -n1 "$memo")/stamp" ]] &&
+			akts_warn "the registry gave no usable kernel: keeping the $requested one found before, $(head -n1 "$memo")" &&
+			head -n1 "$memo" && exit 0
+		akts_die "no linux-binary-unsigned-*-cloud-amd64 in the registry enables sched_ext and fits akts"
 		;;
 	*)
 		[[ "$requested" =~ ^[0-9]+\.[0-9]+(\.[0-9]+)?\+[a-z0-9.~]+-cloud-amd64$ ]] ||
@@ -131,9 +137,6 @@ config="$KDIR.tmp/x/usr/lib/modules/$release/config"
 grep -q '^CONFIG_SCHED_CLASS_EXT=y' "$config" || akts_die "$release does not enable sched_ext"
 grep -q '^CONFIG_DEBUG_INFO_BTF=y' "$config" || akts_die "$release has no BTF"
 cp "$config" "$KDIR.tmp/config"
-# The rest only for a kernel that can run akts (the source is large).
-modules_deb=$(fetch_deb linux-modules "linux-modules-$version")
-source_deb=$(fetch_deb linux-source "linux-source-$series")
 echo "$release" >"$KDIR.tmp/release"
 
 # The bzImage carries the uncompressed ELF as a zstd stream; booting that ELF
@@ -144,6 +147,19 @@ offset=$(LC_ALL=C grep -obUaP '\x28\xb5\x2f\xfd' "$vmlinuz" | head -n1 | cut -d:
 tail -c +"$((offset + 1))" "$vmlinuz" | zstd -dqc >"$KDIR.tmp/vmlinux" 2>/dev/null || true # bytes after the stream upset zstd
 file "$KDIR.tmp/vmlinux" 2>/dev/null | grep -q ELF || head -c 4 "$KDIR.tmp/vmlinux" | grep -q ELF ||
 	akts_die "could not extract vmlinux from $vmlinuz"
+
+# Asked by the oldest/newest choice: the rest (the source is large) only for a kernel akts can run on.
+if [[ -n "${AKTS_KFUNC_OBJECTS:-}" ]]; then
+	# shellcheck disable=SC2086 # a list of paths
+	if ! python3 "$AKTS_ROOT/vm/kfunc_compat.py" "$AKTS_CACHE/toolchain/bin/bpftool" "$KDIR.tmp/vmlinux" \
+		$AKTS_KFUNC_OBJECTS 2>/dev/null; then
+		rm -rf "$KDIR.tmp"
+		rmdir "$KDIR" 2>/dev/null || true # made above, still empty
+		exit 3
+	fi
+fi
+modules_deb=$(fetch_deb linux-modules "linux-modules-$version")
+source_deb=$(fetch_deb linux-source "linux-source-$series")
 
 mkdir -p "$KDIR.tmp/m"
 dpkg-deb -x "$modules_deb" "$KDIR.tmp/m"
