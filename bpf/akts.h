@@ -84,6 +84,18 @@
  *   strict priorities, never calling dispatch for a queue) cannot break the
  *   bound.
  *
+ * Kernel functions
+ *   A policy calls kfuncs by their usual names through akts_policy.bpf.h,
+ *   which includes <scx/common.bpf.h> by way of akts_kfunc_compat.bpf.h. On a
+ *   kernel whose build left one uncallable (some 7.2.x), that header's
+ *   fallback runs instead: scx_bpf_select_cpu_dfl, scx_bpf_pick_idle_cpu,
+ *   scx_bpf_test_and_clear_cpu_idle, scx_bpf_dsq_insert_vtime,
+ *   __COMPAT_scx_bpf_cpu_curr and scx_bpf_dump keep their meaning with what
+ *   the header says they give up (an idle pick that ignores SCX_PICK_IDLE_*,
+ *   "not idle", "current task unknown"). The rest a policy may call are the
+ *   same on every kernel akts loads on; which ones it may call at all is
+ *   admission's list (src/admission/static_check.cpp, docs/admission.md).
+ *
  * Hand-off
  *   Each policy (and the built-in default) inserts into its "own" queues:
  *   some of the shared DSQs, and its slot's private queues. Its dispatch

@@ -26,7 +26,8 @@
  *                              scx_bpf_test_and_clear_cpu_idle (flags such
  *                              as SCX_PICK_IDLE_CORE are not honoured)
  *   scx_bpf_test_and_clear_cpu_idle   false: no CPU is claimed as idle
- *   __COMPAT_scx_bpf_cpu_curr  scx_bpf_cpu_rq()->curr, else NULL (unknown)
+ *   __COMPAT_scx_bpf_cpu_curr  scx_bpf_cpu_rq()->curr, else the curr of
+ *                              the per-CPU runqueues (bpf_per_cpu_ptr)
  *   scx_bpf_dsq_insert_vtime   the older five-argument kfunc (compat.bpf.h
  *                              chose the packed one by its argument type
  *                              alone)
@@ -146,7 +147,9 @@ static __always_inline struct task_struct *akts_cpu_curr(s32 cpu)
 		rq = scx_bpf_cpu_rq(cpu);
 		return rq ? rq->curr : NULL;
 	}
-	return NULL;
+	/* common.bpf.h's typed ksym for the per-CPU run queues (every kernel has it) */
+	rq = bpf_per_cpu_ptr(&runqueues, cpu);
+	return rq ? rq->curr : NULL;
 }
 #define __COMPAT_scx_bpf_cpu_curr(cpu) akts_cpu_curr(cpu)
 

@@ -20,7 +20,8 @@ uncallable=$(python3 "$AKTS_ROOT/vm/kfunc_compat.py" --uncallable "$AKTS_CACHE/t
 clang=clang-19 with=""
 mkdir -p "$out/obj" "$out/bin"
 if [[ -n "$uncallable" ]]; then
-	clang="$out/clang-with-akts-fallbacks" with="-with-akts-fallbacks"
+	clang="$out/clang-with-akts-fallbacks"
+	with="-with-akts-fallbacks-$(sha256sum "$AKTS_ROOT/bpf/akts_kfunc_compat.bpf.h" | cut -c1-12)"
 	cat >"$clang" <<-EOF
 		#!/bin/sh
 		# clang-19, with akts's kfunc fallbacks ahead of every BPF source (vm/build_peers.sh).

@@ -74,7 +74,7 @@ class LibbpfCapture {
   // libbpf's own failure lines.
   std::vector<std::string> key_lines() const {
     std::vector<std::string> out;
-    bool in_log = false;
+    bool in_log = false, kfunc_missing = false;
     for (const auto& l : lines_) {
       if (l.find("BEGIN PROG LOAD LOG") != std::string::npos) {
         in_log = true;
@@ -92,9 +92,17 @@ class LibbpfCapture {
         if (!trace) out.push_back(l);
       } else if (l.find("libbpf: prog '") != std::string::npos && l.find("failed") != std::string::npos) {
         out.push_back(l);
+      } else if (l.find("extern (func ksym)") != std::string::npos) {
+        out.push_back(l);  // a kfunc akts needs that this kernel declares otherwise, or lacks
+        kfunc_missing = true;
       }
     }
     if (out.size() > 12) out.erase(out.begin(), out.end() - 12);
+    if (kfunc_missing)
+      out.push_back(
+          "this kernel cannot give akts a kernel function it needs (some 7.2.x builds left sched_ext kfuncs "
+          "uncallable: their BTF kept the implicit aux and has no _impl); vm/kfunc_compat.py names them, "
+          "docs/deploy.md (More kernels) lists the kernels akts runs on");
     return out;
   }
   bool mentions_verifier() const {
