@@ -12,9 +12,9 @@
 # extra file into the guest's /akts/bin. --kernel boots another of the registry's
 # sched_ext kernels than the pinned one (a version, or oldest / newest; `list`
 # prints them): it is fetched and its peer schedulers built on first use. akts,
-# built against the pinned kernel's BTF, loads where that kernel's kfuncs take
-# the same parameters (vm/kfunc_compat.py; oldest and newest are chosen so;
-# docs/deploy.md, More kernels).
+# built against the pinned kernel's BTF, loads where that kernel can call the
+# kfuncs it needs, with fallbacks for the others (vm/kfunc_compat.py; oldest and
+# newest are chosen so; docs/deploy.md, More kernels).
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
