@@ -87,14 +87,18 @@
  * Kernel functions
  *   A policy calls kfuncs by their usual names through akts_policy.bpf.h,
  *   which includes <scx/common.bpf.h> by way of akts_kfunc_compat.bpf.h. On a
- *   kernel whose build left one uncallable (some 7.2.x), that header's
- *   fallback runs instead: scx_bpf_select_cpu_dfl, scx_bpf_pick_idle_cpu,
- *   scx_bpf_test_and_clear_cpu_idle, scx_bpf_dsq_insert_vtime,
- *   __COMPAT_scx_bpf_cpu_curr and scx_bpf_dump keep their meaning with what
- *   the header says they give up (an idle pick that ignores SCX_PICK_IDLE_*,
- *   "not idle", "current task unknown"). The rest a policy may call are the
- *   same on every kernel akts loads on; which ones it may call at all is
- *   admission's list (src/admission/static_check.cpp, docs/admission.md).
+ *   kernel whose build left some uncallable (some 7.2.x), a fallback runs
+ *   instead for scx_bpf_select_cpu_dfl, scx_bpf_pick_idle_cpu,
+ *   scx_bpf_test_and_clear_cpu_idle and scx_bpf_dsq_insert_vtime (that
+ *   header) and for scx_bpf_dsq_insert, scx_bpf_dsq_move_to_local and
+ *   __COMPAT_scx_bpf_dsq_peek (compat.bpf.h's older names): the same meaning,
+ *   less what the header says each gives up (an idle pick without preference
+ *   for wholly idle cores or SCX_PICK_IDLE_* flags; "not idle"). Other kfuncs
+ *   on admission's list (src/admission/static_check.cpp) can be uncallable
+ *   there (on 7.2.6 scx_bpf_pick_any_cpu, scx_bpf_cpuperf_*, scx_bpf_cpu_node;
+ *   on 7.2.11 scx_bpf_get_idle_cpumask, scx_bpf_cpu_node, a direct
+ *   scx_bpf_dsq_peek): a policy that calls one does not load there, and
+ *   libbpf's error names the kfunc. The library's policies call none of them.
  *
  * Hand-off
  *   Each policy (and the built-in default) inserts into its "own" queues:

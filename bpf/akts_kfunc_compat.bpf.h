@@ -11,7 +11,9 @@
  * were built with that step missing for some kfuncs, a different subset each
  * time: there the kfunc's BTF still ends in `aux` and no _impl exists, so the
  * verifier refuses every call to it ("cannot find function X_impl in BTF"),
- * from any program, with any arguments. vm/kfunc_compat.py lists them.
+ * from any program, with any arguments (a declaration without the `aux`, as
+ * here, is refused earlier by libbpf: "func_proto ... incompatible with
+ * vmlinux"). vm/kfunc_compat.py lists them.
  *
  * libbpf leaves a __weak extern whose prototype differs from the kernel's
  * unresolved (a non-weak one fails the load). So a kfunc with a fallback is
@@ -22,9 +24,10 @@
  *   scx_bpf_select_cpu_dfl     __scx_bpf_select_cpu_and (the same kernel
  *                              search), else prev_cpu if it is idle, else
  *                              the first idle CPU the task may use
- *   scx_bpf_pick_idle_cpu      the first idle CPU in the mask, claimed with
- *                              scx_bpf_test_and_clear_cpu_idle (flags such
- *                              as SCX_PICK_IDLE_CORE are not honoured)
+ *   scx_bpf_pick_idle_cpu      the first idle CPU in the mask from CPU 0 on,
+ *                              claimed with scx_bpf_test_and_clear_cpu_idle:
+ *                              no preference for a wholly idle core, and
+ *                              flags such as SCX_PICK_IDLE_CORE ignored
  *   scx_bpf_test_and_clear_cpu_idle   false: no CPU is claimed as idle
  *   __COMPAT_scx_bpf_cpu_curr  scx_bpf_cpu_rq()->curr, else the curr of
  *                              the per-CPU runqueues (bpf_per_cpu_ptr)
@@ -50,11 +53,13 @@
 
 /*
  * The kernel trees' headers do not agree on which of these are __weak (7.2's
- * declares scx_bpf_cpu_rq and scx_bpf_pick_idle_cpu without it), and clang
- * keeps a symbol global even when a later redeclaration adds __weak; so their
- * declarations are renamed out of the way while <scx/common.bpf.h> is
- * included (nothing calls that name) and every kfunc tested below is declared
- * here, weak.
+ * declares scx_bpf_cpu_rq without it; both declare scx_bpf_pick_idle_cpu so),
+ * and clang keeps a symbol global even when a later redeclaration adds
+ * __weak; so their declarations are renamed out of the way while
+ * <scx/common.bpf.h> is included and every kfunc tested below is declared
+ * here, weak. Nothing akts builds calls a renamed name (an inline wrapper of
+ * compat.bpf.h that did, such as scx_bpf_select_cpu_and, would still resolve:
+ * ___akts_unused is a flavour libbpf drops, so only the weakness is lost).
  */
 #define scx_bpf_select_cpu_dfl scx_bpf_select_cpu_dfl___akts_unused
 #define __scx_bpf_select_cpu_and __scx_bpf_select_cpu_and___akts_unused
@@ -156,7 +161,7 @@ static __always_inline struct task_struct *akts_cpu_curr(s32 cpu)
 static __always_inline bool akts_dsq_insert_vtime(struct task_struct *p, u64 dsq_id, u64 slice, u64 vtime,
 						  u64 enq_flags)
 {
-	/* Two tests, never one expression: the verifier refuses arithmetic on a ksym's address. */
+	/* The packed kfunc where the kernel has its argument type and can call it. */
 	if (bpf_core_type_exists(struct scx_bpf_dsq_insert_vtime_args)) {
 		if (bpf_ksym_exists(__scx_bpf_dsq_insert_vtime)) {
 			struct scx_bpf_dsq_insert_vtime_args args = {

@@ -40,7 +40,7 @@ set(AKTS_BPF_CFLAGS
 function(akts_bpf_skeleton name src)
   set(obj "${BPF_GEN_DIR}/${name}.bpf.o")
   set(skel "${BPF_GEN_DIR}/${name}.skel.h")
-  file(GLOB headers "${PROJECT_SOURCE_DIR}/bpf/*.h" "${PROJECT_SOURCE_DIR}/bpf/policies/*.c")
+  file(GLOB headers CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/bpf/*.h" "${PROJECT_SOURCE_DIR}/bpf/policies/*.c")
   add_custom_command(
     OUTPUT "${obj}"
     COMMAND "${BPF_CLANG}" ${AKTS_BPF_CFLAGS} ${ARGN} -c "${src}" -o "${obj}"
@@ -61,7 +61,7 @@ endfunction()
 # tests read as files (admission's static gate) and never open through a skeleton.
 function(akts_bpf_object name src)
   set(obj "${BPF_GEN_DIR}/${name}.bpf.o")
-  file(GLOB headers "${PROJECT_SOURCE_DIR}/bpf/*.h")
+  file(GLOB headers CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/bpf/*.h")
   add_custom_command(
     OUTPUT "${obj}"
     COMMAND "${BPF_CLANG}" ${AKTS_BPF_CFLAGS} -c "${src}" -o "${obj}"

@@ -14,7 +14,7 @@ install(FILES ${BPF_GEN_DIR}/akts_dispatcher.bpf.o DESTINATION lib/akts/bpf)
 foreach(_p IN LISTS AKTS_LIBRARY_POLICIES)
   install(FILES ${BPF_GEN_DIR}/akts_${_p}.bpf.o DESTINATION lib/akts/bpf)
 endforeach()
-file(GLOB _akts_headers ${PROJECT_SOURCE_DIR}/bpf/*.h)
+file(GLOB _akts_headers CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/bpf/*.h)
 install(FILES ${_akts_headers} DESTINATION ${CMAKE_INSTALL_DATADIR}/akts/include)
 install(DIRECTORY ${SCX_INCLUDE_DIR}/scx ${SCX_INCLUDE_DIR}/bpf-compat ${LIBBPF_INCLUDE_DIR}/bpf
         DESTINATION ${CMAKE_INSTALL_DATADIR}/akts/include)

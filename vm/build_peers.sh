@@ -10,12 +10,15 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-kdir=$1 out=$2
+kdir=${1:-} out=${2:-}
+[[ -n $kdir && -n $out ]] || akts_die "usage: vm/build_peers.sh KERNEL_DIR OUT_DIR"
 [[ -d "$kdir/src/tools/sched_ext" && -f "$kdir/vmlinux" ]] || akts_die "$kdir has no tools/sched_ext or vmlinux"
 PEERS=(scx_simple scx_central scx_flatcg)
 # A kernel whose build left sched_ext kfuncs uncallable (vm/kfunc_compat.py: some 7.2.x kernels) cannot run
 # its own examples as they are; there each BPF source is compiled with akts's fallbacks ahead of it
 # (bpf/akts_kfunc_compat.bpf.h: -include, through a clang wrapper, as the tree's Makefile has no hook).
+# They cover what akts needs: a peer that calls another uncallable kfunc still does not load there (7.2.11's
+# scx_bpf_dispatch_nr_slots, which scx_central calls), and its rows are skipped.
 uncallable=$(python3 "$AKTS_ROOT/vm/kfunc_compat.py" --uncallable "$AKTS_CACHE/toolchain/bin/bpftool" "$kdir/vmlinux")
 clang=clang-19 with=""
 mkdir -p "$out/obj" "$out/bin"

@@ -43,8 +43,11 @@ else
 		objs=("$AKTS_BUILD"/bpf/akts_dispatcher.bpf.o "$AKTS_BUILD"/bpf/akts_*.bpf.o)
 		[[ -f "${objs[0]}" && -x "$AKTS_CACHE/toolchain/bin/bpftool" ]] ||
 			akts_die "$requested: build akts first (./akts setup): the choice checks its BPF objects against each kernel"
-		decls=$(python3 "$AKTS_ROOT/vm/kfunc_compat.py" --signature "$AKTS_CACHE/toolchain/bin/bpftool" "${objs[@]}" |
-			sha256sum | cut -c1-16)
+		decls=$({
+			python3 "$AKTS_ROOT/vm/kfunc_compat.py" --signature "$AKTS_CACHE/toolchain/bin/bpftool" "${objs[@]}"
+			cat "$AKTS_ROOT/vm/kfunc_compat.py"
+		} | sha256sum | cut -c1-16)
+		[[ ${PIPESTATUS[0]:-0} == 0 && -n $decls ]] || akts_die "$requested: cannot read the kfuncs akts's objects declare"
 		memo="$AKTS_CACHE/kernels/$requested"
 		if [[ -n "$(find "$memo" -mmin -1440 2>/dev/null)" && "$(sed -n 2p "$memo")" == "$decls" &&
 			-f "$(head -n1 "$memo")/stamp" ]]; then
@@ -57,21 +60,30 @@ else
 		[[ $requested == newest ]] && listed=$(tac <<<"$listed")
 		for v in $listed; do
 			# Exit 3: fetched as far as its vmlinux, which does not fit (the reasons on stdout).
-			if dir=$(AKTS_KFUNC_OBJECTS="${objs[*]}" bash "$0" "$v"); then
-				if why=$(python3 "$AKTS_ROOT/vm/kfunc_compat.py" "$AKTS_CACHE/toolchain/bin/bpftool" \
-					"$dir/vmlinux" "${objs[@]}" 2>/dev/null); then
+			rc=0
+			dir=$(AKTS_KFUNC_OBJECTS=$(printf '%s\n' "${objs[@]}") bash "$0" "$v") || rc=$?
+			if ((rc == 0)); then
+				rc=0
+				why=$(python3 "$AKTS_ROOT/vm/kfunc_compat.py" --quiet "$AKTS_CACHE/toolchain/bin/bpftool" \
+					"$dir/vmlinux" "${objs[@]}") || rc=$?
+				if ((rc == 0)); then
 					mkdir -p "$AKTS_CACHE/kernels" && printf '%s\n%s\n' "$dir" "$decls" >"$memo"
 					echo "$dir"
 					exit 0
 				fi
-				dir=$why
+				((rc == 1)) || akts_die "vm/kfunc_compat.py failed on $dir/vmlinux (exit $rc)"
+				dir=$why rc=3
 			fi
-			[[ -n "$dir" ]] && akts_warn "$v: akts cannot run there: ${dir//$'\n'/; }"
+			((rc == 3)) && akts_warn "$v: akts cannot run there: ${dir//$'\n'/; }"
 			akts_warn "$v: not usable; trying the next"
 		done
-		[[ -f "$memo" && -f "$(head -n1 "$memo")/stamp" ]] &&
-			akts_warn "the registry gave no usable kernel: keeping the $requested one found before, $(head -n1 "$memo")" &&
-			head -n1 "$memo" && exit 0
+		# Nothing usable listed now: the kernel found before, if it still fits this build.
+		if [[ -f "$memo" && -f "$(head -n1 "$memo")/stamp" ]] && python3 "$AKTS_ROOT/vm/kfunc_compat.py" --quiet \
+			"$AKTS_CACHE/toolchain/bin/bpftool" "$(head -n1 "$memo")/vmlinux" "${objs[@]}" >/dev/null; then
+			akts_warn "the registry gave no usable kernel: keeping the $requested one found before, $(head -n1 "$memo")"
+			head -n1 "$memo"
+			exit 0
+		fi
 		akts_die "no linux-binary-unsigned-*-cloud-amd64 in the registry enables sched_ext and fits akts"
 		;;
 	*)
@@ -150,11 +162,14 @@ file "$KDIR.tmp/vmlinux" 2>/dev/null | grep -q ELF || head -c 4 "$KDIR.tmp/vmlin
 
 # Asked by the oldest/newest choice: the rest (the source is large) only for a kernel akts can run on.
 if [[ -n "${AKTS_KFUNC_OBJECTS:-}" ]]; then
-	# shellcheck disable=SC2086 # a list of paths
-	if ! python3 "$AKTS_ROOT/vm/kfunc_compat.py" "$AKTS_CACHE/toolchain/bin/bpftool" "$KDIR.tmp/vmlinux" \
-		$AKTS_KFUNC_OBJECTS 2>/dev/null; then
+	mapfile -t objs <<<"$AKTS_KFUNC_OBJECTS" # one path a line
+	rc=0
+	python3 "$AKTS_ROOT/vm/kfunc_compat.py" --quiet "$AKTS_CACHE/toolchain/bin/bpftool" "$KDIR.tmp/vmlinux" "${objs[@]}" ||
+		rc=$?
+	if ((rc != 0)); then
 		rm -rf "$KDIR.tmp"
 		rmdir "$KDIR" 2>/dev/null || true # made above, still empty
+		((rc == 1)) || akts_die "vm/kfunc_compat.py failed on $release's vmlinux (exit $rc)"
 		exit 3
 	fi
 fi

@@ -92,8 +92,10 @@ class LibbpfCapture {
         if (!trace) out.push_back(l);
       } else if (l.find("libbpf: prog '") != std::string::npos && l.find("failed") != std::string::npos) {
         out.push_back(l);
-      } else if (l.find("extern (func ksym)") != std::string::npos) {
-        out.push_back(l);  // a kfunc akts needs that this kernel declares otherwise, or lacks
+      } else if (l.find("extern (func ksym)") != std::string::npos &&
+                 (l.find("incompatible with") != std::string::npos ||
+                  l.find("not found in kernel") != std::string::npos)) {
+        out.push_back(l);  // a kfunc akts needs that this kernel declares otherwise, or lacks (not "resolved to")
         kfunc_missing = true;
       }
     }
