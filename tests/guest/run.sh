@@ -69,8 +69,23 @@ TESTS=(
 	bench               # every benchmark arm runs and reports sane numbers
 )
 
-# Arguments name the tests to run (default: all).
-(($#)) && TESTS=("$@")
+# Arguments name the tests to run (default: all); -NAME arguments run all but those.
+if (($#)) && [[ $1 == -* ]]; then
+	declare -A leave_out=()
+	for a in "$@"; do
+		[[ $a == -* && " ${TESTS[*]} " == *" ${a#-} "* ]] || {
+			echo "run.sh: '$a' is not -NAME of a test (${TESTS[*]})" >&2
+			exit 2
+		}
+		leave_out[${a#-}]=1
+	done
+	kept=()
+	for t in "${TESTS[@]}"; do [[ -n ${leave_out[$t]:-} ]] || kept+=("$t"); done
+	TESTS=("${kept[@]}")
+	diag "left out: ${!leave_out[*]}"
+elif (($#)); then
+	TESTS=("$@")
+fi
 
 diag "kernel $(uname -r), sched_ext state $(cat /sys/kernel/sched_ext/state), $(nproc) CPUs"
 for t in "${TESTS[@]}"; do
