@@ -63,7 +63,6 @@ else
 			rc=0
 			dir=$(AKTS_KFUNC_OBJECTS=$(printf '%s\n' "${objs[@]}") bash "$0" "$v") || rc=$?
 			if ((rc == 0)); then
-				rc=0
 				why=$(python3 "$AKTS_ROOT/vm/kfunc_compat.py" --quiet "$AKTS_CACHE/toolchain/bin/bpftool" \
 					"$dir/vmlinux" "${objs[@]}") || rc=$?
 				if ((rc == 0)); then
