@@ -72,7 +72,7 @@ while True:
 	# than the run): the candidate would be selected but never in effect, and would pass having done nothing.
 	# So the run starts only once the breaker lets go, and the candidate must be in effect at its end.
 	calm_wait=0
-	while akts status --socket $SOCK 2>/dev/null | grep -q '^breaker .*TRIPPED' && ((calm_wait < 300)); do
+	while akts status --socket $SOCK 2>/dev/null | grep '^breaker .*TRIPPED' >/dev/null && ((calm_wait < 300)); do
 		sleep 0.1
 		calm_wait=$((calm_wait + 1))
 	done

@@ -4,7 +4,7 @@
 # TAP lines through `ok` / `not_ok` (one test may judge several checks). The
 # TAP also goes to /akts/out/tap for the host. Exit status: 0 only if nothing
 # failed.
-set -uo pipefail
+set -uo pipefail # so `cmd | grep -q X` can fail when grep quits before cmd has written all (SIGPIPE): use `grep X >/dev/null`
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
 OUT=/akts/out

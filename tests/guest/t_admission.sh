@@ -15,7 +15,7 @@ print(" ".join("%d:%s" % (p["slot"], p["name"]) for p in json.load(sys.stdin)["p
 # here, and fair-class work that keeps both CPUs busy holds the LC loop (in SCHED_EXT) past the breaker's
 # threshold under any policy (akts.h, Circuit breaker, Limits).
 adm_tripped() { # true while the circuit breaker holds its safe slot
-	akts status --socket $ADM_SOCK | grep -q '^breaker .*TRIPPED'
+	akts status --socket $ADM_SOCK | grep '^breaker .*TRIPPED' >/dev/null
 }
 
 adm_selected() { # -> the selected policy's name

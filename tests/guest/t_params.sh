@@ -124,7 +124,7 @@ print(q["value"], q.get("raw"))')
 	else
 		not_ok "the slice took effect (switches/s at 50ms, 5ms, 50ms: ${rate[*]})"
 	fi
-	if akts log --socket $PRM_SOCK --json -n 50 | grep -q '"throughput.slice: 5ms -> 50ms"' &&
+	if akts log --socket $PRM_SOCK --json -n 50 | grep '"throughput.slice: 5ms -> 50ms"' >/dev/null &&
 		grep -q '"v1.set"' "$OUT/params_audit.jsonl"; then
 		ok "each change is in the decision log and the audit log"
 	else
