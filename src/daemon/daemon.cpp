@@ -995,6 +995,8 @@ int run_daemon(const DaemonConfig& cfg) {
   // /metrics, answered on this thread like a socket request (metrics/http_endpoint.h); bound before the
   // scheduler attaches, so an address in use changes nothing.
   std::unique_ptr<metrics::MetricsEndpoint> metrics_http;
+  metrics::EndpointOptions metrics_at;
+  std::chrono::steady_clock::time_point metrics_since{};  // when the listener last started
   const metrics::BuildInfo build{std::string(build_version()), std::string(build_commit())};
   auto render_metrics = [&](metrics::Format f) -> Result<std::string> {
     auto st = backend.stats(false);
@@ -1007,7 +1009,9 @@ int run_daemon(const DaemonConfig& cfg) {
       spdlog::error("{}", addr.error().to_string());
       return 2;
     }
-    auto m = metrics::MetricsEndpoint::start({addr->host, addr->port});
+    metrics_at = {addr->host, addr->port};
+    auto m = metrics::MetricsEndpoint::start(metrics_at);
+    metrics_since = std::chrono::steady_clock::now();
     if (!m) {
       spdlog::error("metrics: {}", m.error().to_string());
       return 1;
@@ -1056,7 +1060,30 @@ int run_daemon(const DaemonConfig& cfg) {
     if (metrics_http) fds.push_back({metrics_http->fd(), POLLIN, 0});
     // Requests already received but not yet answered (a client's turn ran out): do not block.
     if (::poll(fds.data(), fds.size(), (*server)->backlog() ? 0 : -1) < 0 && errno != EINTR) break;
-    if (metrics_http && fds[n_socket + 2].revents) metrics_http->serve(render_metrics);
+    if (metrics_http && fds[n_socket + 2].revents) {
+      metrics_http->serve(render_metrics);
+      if (metrics_http->failed()) {
+        // Its socket failed (an accept error): a new listener on the same address, unless the last one
+        // lasted less than 10 s.
+        const std::string url = metrics_http->url();
+        metrics_http->stop();
+        metrics_http.reset();
+        const bool again = std::chrono::steady_clock::now() - metrics_since >= std::chrono::seconds(10);
+        auto m = again ? metrics::MetricsEndpoint::start(metrics_at)
+                       : Result<std::unique_ptr<metrics::MetricsEndpoint>>(
+                             errorf(ErrorKind::kSystem, "it had failed less than 10 s before"));
+        metrics_since = std::chrono::steady_clock::now();
+        if (m) {
+          metrics_http = std::move(*m);
+          spdlog::warn("metrics: the listener on {} failed (an accept error); listening again at {}", url,
+                       metrics_http->url());
+        } else {
+          spdlog::error("metrics: the listener on {} failed (an accept error) and is not started again ({}); "
+                        "scrapes fail until the daemon restarts",
+                        url, m.error().to_string());
+        }
+      }
+    }
     if (fds[n_socket].revents) {
       signalfd_siginfo si{};
       (void)!::read(sig_fd, &si, sizeof(si));

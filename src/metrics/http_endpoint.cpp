@@ -36,10 +36,11 @@ struct MetricsEndpoint::Impl {
   int port = 0;
   int efd = -1;
   std::atomic<bool> listener_done{false};
-  std::mutex mu;
+  mutable std::mutex mu;
   std::condition_variable cv;
   std::deque<std::shared_ptr<Scrape>> waiting;  // under mu
   bool stopping = false;                        // under mu
+  bool failed = false;                          // under mu: the listener ended before stop()
 
   explicit Impl(EndpointOptions opts) : o(std::move(opts)) {}
   ~Impl() {
@@ -130,14 +131,31 @@ Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::start(const EndpointOp
   }
   p->thread = std::thread([p] {
     p->http.listen_after_bind();
+    {
+      std::lock_guard lock(p->mu);
+      p->failed = !p->stopping;
+    }
     p->listener_done = true;
+    // httplib's accept loop also ends for good on an accept error other than EMFILE, EINTR and EAGAIN (ENFILE,
+    // ENOBUFS, a network error Linux passes on from a pending connection): wake the main loop to say so.
+    uint64_t one = 1;
+    (void)!::write(p->efd, &one, sizeof(one));
   });
   // stop() before the loop runs would be lost: wait for it (or for its end, should it fail at once).
   while (!p->http.is_running() && !p->listener_done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (p->listener_done && !p->http.is_running()) {
+    p->thread.join();
+    return errorf(ErrorKind::kSystem, "the listener on {}:{} ended as it started", excerpt(bind_host), p->port);
+  }
   return std::unique_ptr<MetricsEndpoint>(new MetricsEndpoint(std::move(impl)));
 }
 
 int MetricsEndpoint::fd() const { return impl_->efd; }
+
+bool MetricsEndpoint::failed() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->failed;
+}
 
 int MetricsEndpoint::port() const { return impl_->port; }
 

@@ -32,8 +32,12 @@ class MetricsEndpoint {
   MetricsEndpoint(const MetricsEndpoint&) = delete;
   MetricsEndpoint& operator=(const MetricsEndpoint&) = delete;
 
-  // Readable while scrapes wait: the main loop polls it and then calls serve().
+  // Readable while scrapes wait, and once the listener has ended on its own: the main loop polls it and then
+  // calls serve(), and failed().
   int fd() const;
+  // True once the listener has ended without stop(): httplib gives up on an accept error other than EMFILE,
+  // EINTR and EAGAIN, and from then on nothing answers at url(). Start another endpoint to listen again.
+  bool failed() const;
   // Answers every waiting scrape with render(its format): on the caller's thread, each format rendered once.
   void serve(const Render& render);
   int port() const;

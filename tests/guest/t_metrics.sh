@@ -67,6 +67,31 @@ except Exception as e:
 PY
 }
 
+metrics_shut_listener() { # metrics_shut_listener PID PORT: shuts the process's TCP listening socket on PORT down
+	python3 - "$1" "$2" <<'PY'
+import ctypes, os, socket, sys
+pid, port = int(sys.argv[1]), int(sys.argv[2])
+libc = ctypes.CDLL(None, use_errno=True)
+pidfd = os.pidfd_open(pid)
+for name in os.listdir(f"/proc/{pid}/fd"):
+    fd = libc.syscall(438, pidfd, int(name), 0)  # pidfd_getfd: a copy of its descriptor
+    if fd < 0:
+        continue
+    try:
+        s = socket.socket(fileno=fd)
+    except OSError:
+        os.close(fd)
+        continue
+    with s:
+        if (s.family == socket.AF_INET and s.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN)
+                and s.getsockname()[1] == port):
+            s.shutdown(socket.SHUT_RDWR)
+            print(f"shut fd {name} of {pid}")
+            sys.exit(0)
+print(f"no listening socket on port {port} in {pid}")
+PY
+}
+
 t_metrics() {
 	local sock=/run/akts/metrics.sock cfg=/tmp/akts-metrics.json log=$OUT/metrics_daemon.log port=9464
 	if [[ ! -x $CHECKERS/promtool ]]; then
@@ -88,7 +113,7 @@ JSON
 	fi
 	python3 -c 'import socket,time; s=socket.socket(); s.bind(("127.0.0.1", 9465)); s.listen(); time.sleep(60)' &
 	local squatter=$!
-	sleep 0.5
+	for i in $(seq 1 100); do (exec 3<>/dev/tcp/127.0.0.1/9465) 2>/dev/null && break; sleep 0.1; done
 	out=$(timeout 60 akts daemon -c "$cfg" --metrics-listen 127.0.0.1:9465 2>&1)
 	rc=$?
 	kill $squatter 2>/dev/null
@@ -103,6 +128,7 @@ JSON
 	local dpid=$! i
 	for i in $(seq 1 100); do [[ -S $sock ]] && break; sleep 0.1; done
 	for i in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$port/metrics" && break; sleep 0.1; done
+	local t_listen=$SECONDS # the listener is up (SECONDS counts whole seconds: 12 of them are more than 11 s)
 	# Something to count: an LC process that wakes often, BE hogs, two switches.
 	python3 -c 'import ctypes, time
 ctypes.CDLL(None).prctl(15, b"metrics-lc")
@@ -128,6 +154,18 @@ while True: time.sleep(0.002)' &
 	kill -0 $dpid 2>/dev/null && ok "the daemon lives after odd requests" || not_ok "the daemon lives after odd requests"
 	kill "${idle[@]}" $lcp $hogs 2>/dev/null
 	wait "${idle[@]}" $lcp $hogs 2>/dev/null
+	# A listener whose socket fails (httplib gives up on accept errors such as ENFILE) is started again on
+	# the same address, unless it had lasted less than 10 s. Its socket is shut down from outside, through
+	# pidfd_getfd, which fails accept as such an error would.
+	while ((SECONDS - t_listen < 12)); do sleep 0.5; done
+	out=$(metrics_shut_listener $dpid $port)
+	for i in $(seq 1 50); do grep -q "listening again" "$log" && break; sleep 0.1; done
+	if [[ $out == shut* ]] && grep -q "listening again at http://127.0.0.1:$port/metrics" "$log" &&
+		curl -sf -o /dev/null --max-time 10 "http://127.0.0.1:$port/metrics"; then
+		ok "a listener whose socket failed is started again and answers: $(grep -m1 'listening again' "$log" | cut -c1-150)"
+	else
+		not_ok "a listener whose socket failed is started again ($out; $(grep -m1 'metrics: the listener' "$log"))"
+	fi
 	# A scraper that keeps its connection alive (as Prometheus does) does not hold the daemon's stop up.
 	python3 -c '
 import http.client, time
@@ -136,6 +174,14 @@ c.request("GET", "/metrics"); c.getresponse().read()
 time.sleep(60)' &
 	local keeper=$!
 	sleep 1
+	out=$(metrics_shut_listener $dpid $port) # again within 10 s: not started again
+	for i in $(seq 1 50); do grep -q "is not started again" "$log" && break; sleep 0.1; done
+	if [[ $out == shut* ]] && grep -q "is not started again" "$log" && kill -0 $dpid 2>/dev/null &&
+		! curl -s -o /dev/null --max-time 5 "http://127.0.0.1:$port/metrics" && akts status --socket $sock >/dev/null; then
+		ok "one that fails again within 10 s is not, the log says so and the daemon goes on"
+	else
+		not_ok "one that fails again within 10 s is not started again ($out; $(grep 'metrics: the listener' "$log" | tail -n 1))"
+	fi
 	local t0=$SECONDS
 	kill -TERM $dpid
 	wait $dpid

@@ -8,7 +8,9 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <netinet/in.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <thread>
 
 #include <httplib.h>
@@ -304,6 +306,62 @@ TEST(MetricsEndpoint, AScrapeTheLoopDoesNotServeIsAnswered503AndStopAnswersTheRe
   // The same port twice is an error at start, not later.
   auto again = metrics::MetricsEndpoint::start({"127.0.0.1", (*ep)->port(), 200ms});
   EXPECT_FALSE(again);
+}
+
+// The listening socket of this process bound to 127.0.0.1:port, or -1.
+int listening_fd(int port) {
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    int fd = std::stoi(e.path().filename().string());
+    sockaddr_in a{};
+    socklen_t len = sizeof(a);
+    int listening = 0;
+    socklen_t ll = sizeof(listening);
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0 && a.sin_family == AF_INET &&
+        ntohs(a.sin_port) == port && ::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &ll) == 0 && listening)
+      return fd;
+  }
+  return -1;
+}
+
+TEST(MetricsEndpoint, AListenerThatFailsWakesTheLoopAndSaysSo) {
+  auto ep = metrics::MetricsEndpoint::start({"127.0.0.1", 0, 2000ms});
+  ASSERT_TRUE(ep) << ep.error().to_string();
+  EXPECT_FALSE((*ep)->failed());
+  int lfd = listening_fd((*ep)->port());
+  ASSERT_GE(lfd, 0);
+  // A shut-down socket makes accept fail with EINVAL, which ends httplib's accept loop as ENFILE would.
+  ASSERT_EQ(::shutdown(lfd, SHUT_RDWR), 0);
+  pollfd p{(*ep)->fd(), POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 5000), 1) << "the main loop was not woken";
+  bool rendered = false;
+  (*ep)->serve([&](Format) -> Result<std::string> {
+    rendered = true;
+    return std::string("x\n");
+  });
+  EXPECT_FALSE(rendered);  // no scrape waited
+  EXPECT_TRUE((*ep)->failed());
+  httplib::Client c("127.0.0.1", (*ep)->port());
+  c.set_connection_timeout(1s);
+  EXPECT_FALSE(c.Get("/metrics"));  // nothing answers there any more
+  (*ep)->stop();  // returns: the thread has ended
+  EXPECT_TRUE((*ep)->failed());
+  // A new endpoint on the same port listens again (what the daemon does).
+  auto again = metrics::MetricsEndpoint::start({"127.0.0.1", (*ep)->port(), 2000ms});
+  ASSERT_TRUE(again) << again.error().to_string();
+  std::atomic<bool> done{false};
+  std::thread loop([&] {
+    while (!done) {
+      pollfd q{(*again)->fd(), POLLIN, 0};
+      if (::poll(&q, 1, 50) == 1) (*again)->serve([](Format) -> Result<std::string> { return std::string("ok 1\n"); });
+    }
+  });
+  httplib::Client c2("127.0.0.1", (*again)->port());
+  auto r = c2.Get("/metrics");
+  done = true;
+  loop.join();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "ok 1\n");
 }
 
 }  // namespace
