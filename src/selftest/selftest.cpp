@@ -568,11 +568,16 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
       out["rescues"] = g->state.rescues[AKTS_CLASS_BE] + g->state.rescues[AKTS_CLASS_LC] -
                        g0->state.rescues[AKTS_CLASS_BE] - g0->state.rescues[AKTS_CLASS_LC];
       out["local_kicks"] = g->state.local_kicks - g0->state.local_kicks;
-      // Only a policy that keeps tasks in local DSQs (hoarder) needs the local check: elsewhere a local DSQ
-      // holds rescued tasks for at most (N - 1) R' < W, and a kick means a rescued run went uncapped.
-      if (!local_dsqs && g->state.local_kicks != g0->state.local_kicks)
-        fail(r, fmt::format("{}: the local-DSQ check had to kick {} time(s): a local DSQ stayed non-empty for max_wait",
-                            label, g->state.local_kicks - g0->state.local_kicks));
+      // Only a policy that keeps tasks in local DSQs (hoarder) needs the local check. Elsewhere a local DSQ
+      // holds rescued tasks for at most (N - 1) R' < W, a task select_cpu gave an idle CPU, and a task a higher
+      // class preempted (the kernel puts it back at the head). Sampled each period, a DSQ can be non-empty
+      // at every sample for max_wait while tasks come and go: with the SCHED_FIFO interrupter preempting
+      // every 0.5 ms, the check once kicked 9 times with no rescue and the longest wait 55 ms. So a kick
+      // fails here only where rescued tasks were there to go uncapped; the waits are judged below.
+      if (!local_dsqs && g->state.local_kicks != g0->state.local_kicks && out["rescues"].get<uint64_t>() > 0)
+        fail(r, fmt::format("{}: the local-DSQ check had to kick {} time(s) after {} rescue(s): a local DSQ stayed "
+                            "non-empty for max_wait",
+                            label, g->state.local_kicks - g0->state.local_kicks, out["rescues"].get<uint64_t>()));
       out["timer_late_max_ms"] = to_ms(g->state.late_max_ns);
       worst_ms = std::max(worst_ms, to_ms(longest));
       worst_bound_ms = std::max(worst_bound_ms, to_ms(bound));

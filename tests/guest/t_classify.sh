@@ -29,10 +29,12 @@ print(r["kernel_class"] if r["kernel_entry"] else "none")'
 	wait_class $srv lc && ok "a new process gets its class from its exec event (no scan due for 10 min)" ||
 		not_ok "a new process gets its class from its exec event: $(class_of $srv)"
 	# A process that execs into another name: sh (no rule) becomes cls-batch.
-	bash -c 'sleep 1; exec /tmp/cls-batch 60' &
+	rm -f /tmp/cls-go
+	bash -c 'while [ ! -e /tmp/cls-go ]; do sleep 0.05; done; exec /tmp/cls-batch 60' &
 	local b=$!
 	sleep 0.3
 	[[ $(class_of $b) == none ]] && ok "before its exec, no rule names the shell" || not_ok "before its exec, no rule names the shell: $(class_of $b)"
+	touch /tmp/cls-go
 	wait_class $b be && ok "its exec into cls-batch brings its class (BE)" || not_ok "its exec into cls-batch brings its class: $(class_of $b)"
 	local before
 	before=$(akts stats --socket $sock --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["managed"]["lc"])')

@@ -89,6 +89,7 @@ JSON
 	/tmp/lcwork 300 &
 	local comm_proc=$!
 	sleep 300 &
+	local cg_proc=$! # matched by its cgroup alone, once moved there below
 	# A multithreaded process with a real-time thread: every normal thread moves, the
 	# SCHED_FIFO one is left alone, and each gets its own policy back on release.
 	python3 -c '
@@ -118,7 +119,6 @@ time.sleep(300)' &
 		test "$(grep -vc -e SCHED_EXT -e "^$rt_tid " "$OUT/mt_threads_managed.txt")" -eq 0
 	check "its SCHED_FIFO thread was left alone" grep -q "^$rt_tid SCHED_FIFO" "$OUT/mt_threads_managed.txt"
 	check "the kernel's map holds the class the daemon decided: $(kernel_class $mt_proc)" test "$(kernel_class $mt_proc)" = lc
-	local cg_proc=$!
 	echo $cg_proc >/sys/fs/cgroup/serving/cgroup.procs
 	stress-ng --cpu 2 --timeout 60 --temp-path /tmp -q &
 	local be_proc=$!
@@ -129,7 +129,11 @@ time.sleep(300)' &
 	check "be comm matcher: $(managed_reason $be_proc)" test "$(managed_reason $be_proc)" = "be comm stress-ng"
 	check "matched processes moved into SCHED_EXT" bash -c "chrt -p $comm_proc | grep -q SCHED_EXT"
 	local child
-	child=$(pgrep -P $be_proc | head -n1)
+	for i in $(seq 1 50); do
+		child=$(pgrep -P $be_proc | head -n1)
+		[[ -n $child ]] && break
+		sleep 0.1
+	done
 	wait_managed "$child"
 	check "children inherit: $(managed_reason "$child")" test "$(managed_reason "$child")" = "be inherited from $be_proc"
 	check "the kernel's map agrees for the child: $(kernel_class "$child")" test "$(kernel_class "$child")" = be

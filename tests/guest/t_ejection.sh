@@ -20,7 +20,7 @@ t_ejection() {
 	else
 		not_ok "daemon reported the ejection (exit $rc; log: $(tail -n 3 "$log" | tr '\n' ' '))"
 	fi
-	if chrt -p $victim | grep -q SCHED_OTHER; then
+	if chrt -p $victim | grep SCHED_OTHER >/dev/null; then
 		ok "its processes were given back"
 	else
 		not_ok "its processes were given back: $(chrt -p $victim | head -n1)"
