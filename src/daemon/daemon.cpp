@@ -12,6 +12,7 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
+#include <optional>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -995,8 +996,9 @@ int run_daemon(const DaemonConfig& cfg) {
   // /metrics, answered on this thread like a socket request (metrics/http_endpoint.h); bound before the
   // scheduler attaches, so an address in use changes nothing.
   std::unique_ptr<metrics::MetricsEndpoint> metrics_http;
-  metrics::EndpointOptions metrics_at;
-  std::chrono::steady_clock::time_point metrics_since{};  // when the listener last started
+  metrics::EndpointOptions metrics_at;  // its address, the port as bound (so a restart keeps it)
+  metrics::RelistenSchedule relisten;
+  std::optional<std::chrono::steady_clock::time_point> relisten_at;  // while the listener is down
   const metrics::BuildInfo build{std::string(build_version()), std::string(build_commit())};
   auto render_metrics = [&](metrics::Format f) -> Result<std::string> {
     auto st = backend.stats(false);
@@ -1011,12 +1013,13 @@ int run_daemon(const DaemonConfig& cfg) {
     }
     metrics_at = {addr->host, addr->port};
     auto m = metrics::MetricsEndpoint::start(metrics_at);
-    metrics_since = std::chrono::steady_clock::now();
+    relisten.started(std::chrono::steady_clock::now());
     if (!m) {
       spdlog::error("metrics: {}", m.error().to_string());
       return 1;
     }
     metrics_http = std::move(*m);
+    metrics_at.port = metrics_http->port();
     spdlog::info("metrics at {}{}", metrics_http->url(),
                  addr->host == "127.0.0.1" || addr->host == "::1" || addr->host == "localhost"
                      ? ""
@@ -1062,26 +1065,32 @@ int run_daemon(const DaemonConfig& cfg) {
     if (::poll(fds.data(), fds.size(), (*server)->backlog() ? 0 : -1) < 0 && errno != EINTR) break;
     if (metrics_http && fds[n_socket + 2].revents) {
       metrics_http->serve(render_metrics);
-      if (metrics_http->failed()) {
-        // Its socket failed (an accept error): a new listener on the same address, unless the last one
-        // lasted less than 10 s.
+      if (metrics_http->failed()) {  // its socket failed (an accept error): another, on the same address
         const std::string url = metrics_http->url();
         metrics_http->stop();
         metrics_http.reset();
-        const bool again = std::chrono::steady_clock::now() - metrics_since >= std::chrono::seconds(10);
-        auto m = again ? metrics::MetricsEndpoint::start(metrics_at)
-                       : Result<std::unique_ptr<metrics::MetricsEndpoint>>(
-                             errorf(ErrorKind::kSystem, "it had failed less than 10 s before"));
-        metrics_since = std::chrono::steady_clock::now();
-        if (m) {
-          metrics_http = std::move(*m);
-          spdlog::warn("metrics: the listener on {} failed (an accept error); listening again at {}", url,
-                       metrics_http->url());
-        } else {
-          spdlog::error("metrics: the listener on {} failed (an accept error) and is not started again ({}); "
-                        "scrapes fail until the daemon restarts",
-                        url, m.error().to_string());
-        }
+        relisten_at = relisten.listener_failed(std::chrono::steady_clock::now());
+        spdlog::warn("metrics: the listener on {} failed (an accept error); listening again in {} s", url,
+                     relisten.delay().count());
+      }
+    }
+    if (relisten_at && std::chrono::steady_clock::now() >= *relisten_at) {  // checked at least every tick
+      const auto now = std::chrono::steady_clock::now();
+      Result<std::unique_ptr<metrics::MetricsEndpoint>> m = errorf(ErrorKind::kSystem, "not started");
+      try {
+        m = metrics::MetricsEndpoint::start(metrics_at);
+      } catch (const std::exception& e) {  // no thread or no memory: a failed start, not the daemon's end
+        m = errorf(ErrorKind::kSystem, "{}", e.what());
+      }
+      if (m) {
+        metrics_http = std::move(*m);
+        relisten.started(now);
+        relisten_at.reset();
+        spdlog::info("metrics: listening again at {}", metrics_http->url());
+      } else {
+        relisten_at = relisten.start_failed(now);
+        spdlog::warn("metrics: cannot listen again yet ({}); trying in {} s", m.error().to_string(),
+                     relisten.delay().count());
       }
     }
     if (fds[n_socket].revents) {

@@ -2,6 +2,7 @@
 #include "metrics/http_endpoint.h"
 
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -36,6 +37,10 @@ struct MetricsEndpoint::Impl {
   int port = 0;
   int efd = -1;
   std::atomic<bool> listener_done{false};
+  // The listening socket, as created: after a failed accept httplib closes it but keeps its number, which
+  // may name another file by the time stop() would shut it down again.
+  std::atomic<int> sock_fd{-1};
+  std::atomic<ino_t> sock_ino{0};
   mutable std::mutex mu;
   std::condition_variable cv;
   std::deque<std::shared_ptr<Scrape>> waiting;  // under mu
@@ -97,9 +102,14 @@ Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::start(const EndpointOp
   p->http.set_payload_max_length(4096);
   // httplib's default also sets SO_REUSEPORT, which would let a second daemon bind the same port and take
   // half the scrapes: reuse an address in TIME_WAIT (a restart), never share a live one.
-  p->http.set_socket_options([](socket_t sock) {
+  p->http.set_socket_options([p](socket_t sock) {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    struct stat st{};
+    if (::fstat(sock, &st) == 0) {
+      p->sock_ino = st.st_ino;
+      p->sock_fd = sock;
+    }
   });
   p->http.set_read_timeout(5, 0);
   p->http.set_write_timeout(5, 0);
@@ -130,7 +140,11 @@ Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::start(const EndpointOp
     p->port = o.port;
   }
   p->thread = std::thread([p] {
-    p->http.listen_after_bind();
+    try {
+      p->http.listen_after_bind();
+    } catch (const std::exception&) {  // its thread pool could not start: failed like an accept error
+      p->http.stop();
+    }
     {
       std::lock_guard lock(p->mu);
       p->failed = !p->stopping;
@@ -203,8 +217,22 @@ void MetricsEndpoint::stop() {
     impl_->stopping = true;
   }
   impl_->cv.notify_all();
-  impl_->http.stop();
+  struct stat st{};
+  const int sock = impl_->sock_fd;
+  if (sock >= 0 && ::fstat(sock, &st) == 0 && st.st_ino == impl_->sock_ino) impl_->http.stop();
   if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+RelistenSchedule::Clock::time_point RelistenSchedule::listener_failed(Clock::time_point now) {
+  using std::chrono::seconds;
+  delay_ = delay_.count() == 0 || now - started_ >= std::chrono::minutes(1) ? seconds(1)
+                                                                           : std::min(2 * delay_, seconds(60));
+  return now + delay_;
+}
+
+RelistenSchedule::Clock::time_point RelistenSchedule::start_failed(Clock::time_point now) {
+  delay_ = std::min(2 * std::max(delay_, std::chrono::seconds(1)), std::chrono::seconds(60));
+  return now + delay_;
 }
 
 }  // namespace akts::metrics

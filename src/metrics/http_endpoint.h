@@ -32,11 +32,12 @@ class MetricsEndpoint {
   MetricsEndpoint(const MetricsEndpoint&) = delete;
   MetricsEndpoint& operator=(const MetricsEndpoint&) = delete;
 
-  // Readable while scrapes wait, and once the listener has ended on its own: the main loop polls it and then
-  // calls serve(), and failed().
+  // Readable while scrapes wait, and when the listener has just ended on its own: the main loop polls it,
+  // then calls serve() and failed().
   int fd() const;
-  // True once the listener has ended without stop(): httplib gives up on an accept error other than EMFILE,
-  // EINTR and EAGAIN, and from then on nothing answers at url(). Start another endpoint to listen again.
+  // True once the listener has ended before stop(): httplib gives up on an accept error other than EMFILE,
+  // EINTR and EAGAIN (its errno is not passed on), and from then on nothing answers at url(). Start another
+  // endpoint to listen again (RelistenSchedule says when).
   bool failed() const;
   // Answers every waiting scrape with render(its format): on the caller's thread, each format rendered once.
   void serve(const Render& render);
@@ -49,6 +50,24 @@ class MetricsEndpoint {
   struct Impl;
   explicit MetricsEndpoint(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
+};
+
+// When to start a failed listener again: 1 s after its failure, or twice the last delay (up to 60 s) when it
+// had listened for less than a minute, and twice again after each start that fails. Never given up: a
+// file table that was full (ENFILE) empties in its own time.
+class RelistenSchedule {
+ public:
+  using Clock = std::chrono::steady_clock;
+  void started(Clock::time_point now) { started_ = now; }
+  // The listener failed at `now`: when to start the next.
+  Clock::time_point listener_failed(Clock::time_point now);
+  // A start failed at `now`: when to try again.
+  Clock::time_point start_failed(Clock::time_point now);
+  std::chrono::seconds delay() const { return delay_; }
+
+ private:
+  Clock::time_point started_{};
+  std::chrono::seconds delay_{0};
 };
 
 }  // namespace akts::metrics

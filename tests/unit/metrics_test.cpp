@@ -364,5 +364,34 @@ TEST(MetricsEndpoint, AListenerThatFailsWakesTheLoopAndSaysSo) {
   EXPECT_EQ(r->body, "ok 1\n");
 }
 
+TEST(MetricsEndpoint, AStoppedListenerHasNotFailed) {
+  auto ep = metrics::MetricsEndpoint::start({"127.0.0.1", 0, 2000ms});
+  ASSERT_TRUE(ep) << ep.error().to_string();
+  (*ep)->stop();
+  EXPECT_FALSE((*ep)->failed());
+  (*ep)->stop();  // twice: nothing happens
+  EXPECT_FALSE((*ep)->failed());
+}
+
+TEST(MetricsEndpoint, AFailedListenerIsStartedAgainLaterAndLaterButAlways) {
+  using Clock = metrics::RelistenSchedule::Clock;
+  metrics::RelistenSchedule r;
+  Clock::time_point t{};
+  r.started(t);
+  t += 3600s;  // an hour of listening, then a failure: 1 s
+  EXPECT_EQ(r.listener_failed(t), t + 1s);
+  EXPECT_EQ(r.start_failed(t + 1s), t + 1s + 2s);  // the start fails: 2 s, then 4 s
+  EXPECT_EQ(r.start_failed(t + 3s), t + 3s + 4s);
+  t += 7s;
+  r.started(t);
+  t += 5s;  // a listener that lasted 5 s: twice the last delay
+  EXPECT_EQ(r.listener_failed(t), t + 8s);
+  for (int i = 0; i < 10; ++i) r.start_failed(t);
+  EXPECT_EQ(r.delay(), 60s);  // at most a minute apart, never given up
+  r.started(t);
+  t += 61s;  // one that lasted a minute: 1 s again
+  EXPECT_EQ(r.listener_failed(t), t + 1s);
+}
+
 }  // namespace
 }  // namespace akts
