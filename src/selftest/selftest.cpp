@@ -569,11 +569,12 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
                        g0->state.rescues[AKTS_CLASS_BE] - g0->state.rescues[AKTS_CLASS_LC];
       out["local_kicks"] = g->state.local_kicks - g0->state.local_kicks;
       // Only a policy that keeps tasks in local DSQs (hoarder) needs the local check. Elsewhere a local DSQ
-      // holds rescued tasks for at most (N - 1) R' < W, a task select_cpu gave an idle CPU, and a task a higher
-      // class preempted (the kernel puts it back at the head). Sampled each period, a DSQ can be non-empty
-      // at every sample for max_wait while tasks come and go: with the SCHED_FIFO interrupter preempting
-      // every 0.5 ms, the check once kicked 9 times with no rescue and the longest wait 55 ms. So a kick
-      // fails here only where rescued tasks were there to go uncapped; the waits are judged below.
+      // holds rescued tasks for at most (N - 1) R' < W, a task select_cpu gave an idle CPU, and the CPU's own
+      // task while a higher class runs (the SCHED_FIFO interrupter, a fair-class ksoftirqd): the kernel puts
+      // it back at the head, and the frame keeps it as the CPU's current run, so the check, sampling each
+      // period, can count it as waiting behind that run. It once kicked 9 times so, with no rescue and the
+      // longest wait 55 ms. A kick fails here only where rescued tasks were there to go uncapped; the waits
+      // are judged below.
       if (!local_dsqs && g->state.local_kicks != g0->state.local_kicks && out["rescues"].get<uint64_t>() > 0)
         fail(r, fmt::format("{}: the local-DSQ check had to kick {} time(s) after {} rescue(s): a local DSQ stayed "
                             "non-empty for max_wait",
