@@ -10,18 +10,19 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 OUT=/akts/out
 mkdir -p "$OUT"
 : >"$OUT/tap"
-n=0
-failures=0
+# The TAP counters, named so that no test's local variable can shadow them (bash scopes dynamically).
+TAP_N=0
+TAP_FAILURES=0
 
 emit() { echo "$*" | tee -a "$OUT/tap"; }
 ok() {
-	n=$((n + 1))
-	emit "ok $n - $*"
+	TAP_N=$((TAP_N + 1))
+	emit "ok $TAP_N - $*"
 }
 not_ok() {
-	n=$((n + 1))
-	failures=$((failures + 1))
-	emit "not ok $n - $*"
+	TAP_N=$((TAP_N + 1))
+	TAP_FAILURES=$((TAP_FAILURES + 1))
+	emit "not ok $TAP_N - $*"
 }
 diag() { emit "# $*"; }
 # Reads "ok<TAB>text" / "not<TAB>text" lines (from a checker script) into TAP;
@@ -94,6 +95,6 @@ for t in "${TESTS[@]}"; do
 	"t_$t"
 	diag "$t took $((SECONDS - started)) s"
 done
-emit "1..$n"
-echo "$((n - failures)) passed, $failures failed"
-((failures == 0))
+emit "1..$TAP_N"
+echo "$((TAP_N - TAP_FAILURES)) passed, $TAP_FAILURES failed"
+((TAP_FAILURES == 0))

@@ -156,17 +156,17 @@ while True: time.sleep(0.002)' &
 	# A listener whose socket fails (httplib gives up on accept errors such as ENFILE) is started again on the
 	# same address 1 s later, and 2 s later when it fails again within a minute. Its socket is shut down from
 	# outside, through pidfd_getfd, which fails accept as such an error would.
-	local n again
-	for n in 1 2; do
+	local k again
+	for k in 1 2; do
 		out=$(metrics_shut_listener $dpid $port)
-		for i in $(seq 1 100); do (($(grep -c "metrics: listening again at" "$log") >= n)) && break; sleep 0.1; done
-		again=$(grep "metrics: the listener on .* failed" "$log" | sed -n ${n}p)
-		if [[ $out == shut* && $again == *"listening again in $n s" ]] &&
-			(($(grep -c "metrics: listening again at http://127.0.0.1:$port/metrics" "$log") == n)) &&
+		for i in $(seq 1 100); do (($(grep -c "metrics: listening again at" "$log") >= k)) && break; sleep 0.1; done
+		again=$(grep "metrics: the listener on .* failed" "$log" | sed -n ${k}p)
+		if [[ $out == shut* && $again == *"listening again in $k s" ]] &&
+			(($(grep -c "metrics: listening again at http://127.0.0.1:$port/metrics" "$log") == k)) &&
 			curl -sf -o /dev/null --max-time 10 "http://127.0.0.1:$port/metrics"; then
-			ok "a listener whose socket failed (time $n) is started again on its port and answers: ${again:0:150}"
+			ok "a listener whose socket failed (time $k) is started again on its port and answers: ${again:0:150}"
 		else
-			not_ok "a listener whose socket failed (time $n) is started again ($out; $(grep 'metrics: ' "$log" | tail -n 2 | tr '\n' ' '))"
+			not_ok "a listener whose socket failed (time $k) is started again ($out; $(grep 'metrics: ' "$log" | tail -n 2 | tr '\n' ' '))"
 		fi
 	done
 	# A scraper that keeps its connection alive (as Prometheus does) does not hold the daemon's stop up.
