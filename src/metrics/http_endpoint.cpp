@@ -1,8 +1,9 @@
 // The /metrics listener and its hand-off to the daemon's main loop.
 #include "metrics/http_endpoint.h"
 
+#include <fcntl.h>
 #include <sys/eventfd.h>
-#include <sys/stat.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -37,10 +38,11 @@ struct MetricsEndpoint::Impl {
   int port = 0;
   int efd = -1;
   std::atomic<bool> listener_done{false};
-  // The listening socket, as created: after a failed accept httplib closes it but keeps its number, which
-  // may name another file by the time stop() would shut it down again.
-  std::atomic<int> sock_fd{-1};
-  std::atomic<ino_t> sock_ino{0};
+  // The listening socket httplib created, and a duplicate of our own. stop() shuts the duplicate down, which
+  // ends httplib's accept loop as an accept error would: httplib's own stop() would shut down and close its
+  // socket's number, which after a failed accept it has closed already and another file may have taken.
+  int sock = -1;
+  int own = -1;
   mutable std::mutex mu;
   std::condition_variable cv;
   std::deque<std::shared_ptr<Scrape>> waiting;  // under mu
@@ -49,6 +51,7 @@ struct MetricsEndpoint::Impl {
 
   explicit Impl(EndpointOptions opts) : o(std::move(opts)) {}
   ~Impl() {
+    if (own >= 0) ::close(own);
     if (efd >= 0) ::close(efd);
   }
 
@@ -102,14 +105,10 @@ Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::start(const EndpointOp
   p->http.set_payload_max_length(4096);
   // httplib's default also sets SO_REUSEPORT, which would let a second daemon bind the same port and take
   // half the scrapes: reuse an address in TIME_WAIT (a restart), never share a live one.
-  p->http.set_socket_options([p](socket_t sock) {
+  p->http.set_socket_options([p](socket_t sock) {  // each candidate address's socket; the last one listens
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-    struct stat st{};
-    if (::fstat(sock, &st) == 0) {
-      p->sock_ino = st.st_ino;
-      p->sock_fd = sock;
-    }
+    p->sock = sock;
   });
   p->http.set_read_timeout(5, 0);
   p->http.set_write_timeout(5, 0);
@@ -139,12 +138,23 @@ Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::start(const EndpointOp
                     excerpt(bind_host), o.port);
     p->port = o.port;
   }
-  p->thread = std::thread([p] {
-    try {
-      p->http.listen_after_bind();
-    } catch (const std::exception&) {  // its thread pool could not start: failed like an accept error
-      p->http.stop();
-    }
+  // From here on the bound socket is ours to close on an error: httplib's Server does not close it.
+  p->own = ::fcntl(p->sock, F_DUPFD_CLOEXEC, 0);
+  if (p->own < 0) {
+    int e = errno;
+    ::close(p->sock);
+    return sys_error("dup of the metrics socket", e);
+  }
+  auto ep = std::unique_ptr<MetricsEndpoint>(new MetricsEndpoint(std::move(impl)));
+  try {
+    p->thread = std::thread([p] {
+      try {
+        p->http.listen_after_bind();
+      } catch (const std::exception&) {
+        // The first thread of its pool, or memory, could not be had, before any accept: the socket is
+        // still open, and no one else will close it. (A later thread of the pool failing terminates.)
+        ::close(p->sock);
+      }
     {
       std::lock_guard lock(p->mu);
       p->failed = !p->stopping;
@@ -152,16 +162,20 @@ Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::start(const EndpointOp
     p->listener_done = true;
     // httplib's accept loop also ends for good on an accept error other than EMFILE, EINTR and EAGAIN (ENFILE,
     // ENOBUFS, a network error Linux passes on from a pending connection): wake the main loop to say so.
-    uint64_t one = 1;
-    (void)!::write(p->efd, &one, sizeof(one));
-  });
-  // stop() before the loop runs would be lost: wait for it (or for its end, should it fail at once).
+      uint64_t one = 1;
+      (void)!::write(p->efd, &one, sizeof(one));
+    });
+  } catch (const std::exception& e) {  // no thread (EAGAIN): the port is let go with the socket
+    ::close(p->sock);
+    return errorf(ErrorKind::kSystem, "cannot start the metrics listener's thread: {}", e.what());
+  }
+  // Wait for the loop to run (or for its end, should it fail at once).
   while (!p->http.is_running() && !p->listener_done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   if (p->listener_done && !p->http.is_running()) {
-    p->thread.join();
+    ep->stop();
     return errorf(ErrorKind::kSystem, "the listener on {}:{} ended as it started", excerpt(bind_host), p->port);
   }
-  return std::unique_ptr<MetricsEndpoint>(new MetricsEndpoint(std::move(impl)));
+  return ep;
 }
 
 int MetricsEndpoint::fd() const { return impl_->efd; }
@@ -217,10 +231,10 @@ void MetricsEndpoint::stop() {
     impl_->stopping = true;
   }
   impl_->cv.notify_all();
-  struct stat st{};
-  const int sock = impl_->sock_fd;
-  if (sock >= 0 && ::fstat(sock, &st) == 0 && st.st_ino == impl_->sock_ino) impl_->http.stop();
+  if (impl_->own >= 0) ::shutdown(impl_->own, SHUT_RDWR);  // accept fails (EINVAL): httplib's loop ends
   if (impl_->thread.joinable()) impl_->thread.join();
+  if (impl_->own >= 0) ::close(impl_->own);  // with httplib's socket closed by its loop, the port is free
+  impl_->own = -1;
 }
 
 RelistenSchedule::Clock::time_point RelistenSchedule::listener_failed(Clock::time_point now) {

@@ -52,9 +52,9 @@ class MetricsEndpoint {
   std::unique_ptr<Impl> impl_;
 };
 
-// When to start a failed listener again: 1 s after its failure, or twice the last delay (up to 60 s) when it
-// had listened for less than a minute, and twice again after each start that fails. Never given up: a
-// file table that was full (ENFILE) empties in its own time.
+// When to start a failed listener again: 1 s after its failure the first time, or after one that had listened
+// for a minute; twice the last delay (up to 60 s) after one that had not, and after each start that fails.
+// Never given up: a file table that was full (ENFILE) empties in its own time.
 class RelistenSchedule {
  public:
   using Clock = std::chrono::steady_clock;

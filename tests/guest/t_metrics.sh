@@ -179,6 +179,8 @@ time.sleep(60)' &
 	sleep 1
 	local t0=$SECONDS
 	kill -TERM $dpid
+	for i in $(seq 1 300); do kill -0 $dpid 2>/dev/null || break; sleep 0.1; done
+	kill -0 $dpid 2>/dev/null && kill -KILL $dpid # a stop that hangs fails the checks below, not the suite
 	wait $dpid
 	rc=$?
 	local took=$((SECONDS - t0))
