@@ -155,13 +155,13 @@ Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::start(const EndpointOp
         // still open, and no one else will close it. (A later thread of the pool failing terminates.)
         ::close(p->sock);
       }
-    {
-      std::lock_guard lock(p->mu);
-      p->failed = !p->stopping;
-    }
-    p->listener_done = true;
-    // httplib's accept loop also ends for good on an accept error other than EMFILE, EINTR and EAGAIN (ENFILE,
-    // ENOBUFS, a network error Linux passes on from a pending connection): wake the main loop to say so.
+      {
+        std::lock_guard lock(p->mu);
+        p->failed = !p->stopping;
+      }
+      p->listener_done = true;
+      // httplib's accept loop also ends for good on an accept error other than EMFILE, EINTR and EAGAIN
+      // (ENFILE, ENOBUFS, a network error Linux passes on from a pending connection): wake the main loop.
       uint64_t one = 1;
       (void)!::write(p->efd, &one, sizeof(one));
     });
