@@ -1074,8 +1074,7 @@ int run_daemon(const DaemonConfig& cfg) {
                      relisten.delay().count());
       }
     }
-    if (relisten_at && std::chrono::steady_clock::now() >= *relisten_at) {  // checked at least every tick
-      const auto now = std::chrono::steady_clock::now();
+    if (const auto now = std::chrono::steady_clock::now(); relisten_at && now >= *relisten_at) {  // each tick
       Result<std::unique_ptr<metrics::MetricsEndpoint>> m = errorf(ErrorKind::kSystem, "not started");
       try {
         m = metrics::MetricsEndpoint::start(metrics_at);

@@ -25,6 +25,11 @@ not_ok() {
 	emit "not ok $TAP_N - $*"
 }
 diag() { emit "# $*"; }
+wait_port() { # PORT: until something accepts on 127.0.0.1:PORT, 10 s at most
+	local i
+	for i in $(seq 1 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.1; done
+	return 1
+}
 # Reads "ok<TAB>text" / "not<TAB>text" lines (from a checker script) into TAP;
 # "# text" lines pass through as diagnostics. Feed it with `verdicts < <(...)`:
 # a pipe would run it in a subshell and lose the count.

@@ -115,7 +115,7 @@ PY
 	# The official conformance runner, through a client that holds the credential (it cannot send one).
 	python3 "$HERE/mcp_auth_proxy.py" 8766 $MCP_PORT $MCP_TOKEN &
 	local proxy=$!
-	for i in $(seq 1 100); do (exec 3<>/dev/tcp/127.0.0.1/8766) 2>/dev/null && break; sleep 0.1; done
+	wait_port 8766
 	local conf=/opt/akts/mcp/node_modules/@modelcontextprotocol/conformance/dist/index.js
 	timeout 600 node $conf server --url http://localhost:8766/mcp \
 		--expected-failures "$HERE/mcp_expected_failures.yaml" -o "$OUT/conformance" >"$OUT/conformance.txt" 2>&1

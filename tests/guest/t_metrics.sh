@@ -113,7 +113,7 @@ JSON
 	fi
 	python3 -c 'import socket,time; s=socket.socket(); s.bind(("127.0.0.1", 9465)); s.listen(); time.sleep(60)' &
 	local squatter=$!
-	for i in $(seq 1 100); do (exec 3<>/dev/tcp/127.0.0.1/9465) 2>/dev/null && break; sleep 0.1; done
+	wait_port 9465
 	out=$(timeout 60 akts daemon -c "$cfg" --metrics-listen 127.0.0.1:9465 2>&1)
 	rc=$?
 	kill $squatter 2>/dev/null
