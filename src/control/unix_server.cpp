@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <random>
+#include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -47,6 +49,15 @@ bool send_all(int fd, const std::string& s, std::chrono::steady_clock::time_poin
     off += static_cast<size_t>(n);
   }
   return true;
+}
+
+constexpr int kRetryAfterMs = 20;  // the pause a client turned away is asked to take before it comes back
+
+// The notice a connection gets when the server closes it before reading anything from it (it was refused, or
+// evicted while idle): whatever the client sent next was never run, so it may send it again after a pause.
+void tell_closed_unread(int fd, const std::string& why) {
+  std::string line = make_error_response(nullptr, kBusy, why, {{"retry_after_ms", kRetryAfterMs}}).dump() + "\n";
+  (void)::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);  // best effort: the close says the rest
 }
 
 }  // namespace
@@ -135,6 +146,12 @@ bool UnixServer::evict_least_recent() {
   }
   if (victim == clients_.end()) return false;
   spdlog::debug("control socket: {} clients connected; closing the least recently active", clients_.size());
+  // An idle victim has no request unread or unanswered; a stalled one may hold half a line (never run) or
+  // answers it did not read: those requests ran, so it is told nothing that would invite it to send them again.
+  if (victim->second.out.empty())
+    tell_closed_unread(victim->first, fmt::format("the daemon closed this connection to make room ({} clients connected, "
+                                                "this one the least recently active); retry",
+                                                clients_.size()));
   drop(victim->first);
   return true;
 }
@@ -150,7 +167,10 @@ void UnixServer::accept_clients() {
       return;
     }
     if (clients_.size() >= limits_.max_clients && !evict_least_recent()) {
-      ::close(c);  // every client is busy and making progress: this one may retry
+      // Every client is busy and making progress: this one is told so, and may retry.
+      tell_closed_unread(c, fmt::format("the daemon is busy: {} clients have requests in flight; retry",
+                                        clients_.size()));
+      ::close(c);
       continue;
     }
     Client& cl = clients_[c];
@@ -297,13 +317,24 @@ void UnixServer::on_ready(const std::vector<pollfd>& fds) {
   if (listener_ready) accept_clients();
 }
 
-Result<json> rpc_call(const std::string& socket_path, const std::string& method, const json& params,
-                      int timeout_ms) {
-  auto addr = make_addr(socket_path);
-  if (!addr) return addr.error();
+namespace {
+
+// One connection, one request. `retry_after_ms` is set when the daemon closed the connection without reading the
+// request (the notice above): it never ran, and may be sent again.
+Result<json> rpc_once(const sockaddr_un& addr, const std::string& socket_path, const std::string& method,
+                      const std::string& request, std::chrono::steady_clock::time_point deadline, int timeout_ms,
+                      int& retry_after_ms) {
+  retry_after_ms = -1;
+  auto left_ms = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+  };
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return sys_error("socket", errno);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&*addr), sizeof(*addr)) != 0) {
+  // A daemon that accepts nothing (stopped, or its backlog full) holds connect() at most until the deadline.
+  timeval tv{static_cast<time_t>(std::max<int64_t>(left_ms(), 1) / 1000),
+             static_cast<suseconds_t>(std::max<int64_t>(left_ms(), 1) % 1000 * 1000)};
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
     int e = errno;
     ::close(fd);
     if (e == ENOENT || e == ECONNREFUSED)
@@ -312,33 +343,64 @@ Result<json> rpc_call(const std::string& socket_path, const std::string& method,
     if (e == EACCES)
       return errorf(ErrorKind::kSystem, "permission denied on {} (the socket is for its owner; try sudo)",
                     socket_path);
+    if (e == EAGAIN || e == EINPROGRESS)
+      return errorf(ErrorKind::kTimeout, "the daemon on {} accepted no connection within {} ms", socket_path,
+                    timeout_ms);
     return sys_error("cannot connect to " + socket_path, e);
   }
-  json req = {{"jsonrpc", "2.0"}, {"id", 1}, {"method", method}, {"params", params}};
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  if (!send_all(fd, req.dump(-1, ' ', false, json::error_handler_t::replace) + "\n", deadline)) {
-    ::close(fd);
-    return sys_error("cannot send to the daemon", errno);
-  }
+  bool sent = send_all(fd, request, deadline);
+  int send_errno = errno;
+  // Read the answer; after a failed send, only what is already there (a notice that the request was not read).
   std::string buf;
+  bool closed = false;
   while (buf.find('\n') == std::string::npos) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     pollfd p{fd, POLLIN, 0};
-    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) {
-      ::close(fd);
-      return errorf(ErrorKind::kTimeout, "the daemon did not answer {} within {} ms", method, timeout_ms);
-    }
+    int wait = sent ? static_cast<int>(std::max<int64_t>(left_ms(), 0)) : 0;
+    if ((sent && wait <= 0) || ::poll(&p, 1, wait) <= 0) break;
     char chunk[65536];
     ssize_t n = ::recv(fd, chunk, sizeof(chunk), 0);
     if (n <= 0) {
-      ::close(fd);
-      return make_error(ErrorKind::kSystem, "the daemon closed the connection");
+      closed = true;
+      break;
     }
     buf.append(chunk, static_cast<size_t>(n));
   }
   ::close(fd);
+  if (buf.find('\n') == std::string::npos) {
+    if (!sent) return sys_error("cannot send to the daemon", send_errno);
+    if (closed) return make_error(ErrorKind::kSystem, "the daemon closed the connection");
+    return errorf(ErrorKind::kTimeout, "the daemon did not answer {} within {} ms", method, timeout_ms);
+  }
   json resp = json::parse(buf.substr(0, buf.find('\n')), nullptr, false);
+  if (resp.is_object() && resp.contains("id") && resp["id"].is_null() && resp.contains("error") &&
+      resp["error"].is_object() && resp["error"].contains("data") && resp["error"]["data"].is_object() &&
+      resp["error"]["data"].contains("retry_after_ms") && resp["error"]["data"]["retry_after_ms"].is_number_integer())
+    retry_after_ms = std::clamp(resp["error"]["data"]["retry_after_ms"].get<int>(), 1, 1000);
+  if (!sent && retry_after_ms < 0) return sys_error("cannot send to the daemon", send_errno);
   return result_of(resp);
+}
+
+}  // namespace
+
+Result<json> rpc_call(const std::string& socket_path, const std::string& method, const json& params,
+                      int timeout_ms) {
+  auto addr = make_addr(socket_path);
+  if (!addr) return addr.error();
+  json req = {{"jsonrpc", "2.0"}, {"id", 1}, {"method", method}, {"params", params}};
+  std::string request = req.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  thread_local std::minstd_rand jitter(std::random_device{}());
+  for (int attempt = 0;; ++attempt) {
+    int retry_after_ms = -1;
+    auto r = rpc_once(*addr, socket_path, method, request, deadline, timeout_ms, retry_after_ms);
+    if (retry_after_ms < 0) return r;
+    // Not read, so not run: again after the daemon's pause, doubled each time (to 16x), spread so that clients
+    // turned away together do not come back together.
+    auto pause = std::chrono::milliseconds(static_cast<int64_t>(
+        retry_after_ms * (1 << std::min(attempt, 4)) * std::uniform_real_distribution<double>(0.5, 1.5)(jitter)));
+    if (std::chrono::steady_clock::now() + pause >= deadline) return r;
+    std::this_thread::sleep_for(pause);
+  }
 }
 
 Result<json> result_of(const json& resp) {

@@ -302,6 +302,140 @@ TEST_F(ServerTest, ClientsThatDribbleOrDoNotReadCannotHoldEverySlot) {
   for (int d : dribblers) ::close(d);
 }
 
+TEST_F(ServerTest, AClientTurnedAwayIsToldWhyAndThatItsRequestDidNotRun) {
+  std::atomic<int> ran{0};
+  d_.add("count", [&](const json&) -> Result<json> { return json(++ran); });
+  ServerLimits lim;
+  lim.max_clients = 2;
+  start(lim);
+  std::vector<int> busy;
+  for (int i = 0; i < 2; ++i) {
+    busy.push_back(connect_client());
+    send_text(busy.back(), "{\"jsonrpc\":");  // half a request: busy, and within the stall timeout
+  }
+  std::this_thread::sleep_for(50ms);
+  int fd = connect_client();
+  send_text(fd, req(1, "count"));
+  auto lines = read_lines(fd);  // to EOF: the notice, then the close
+  ASSERT_EQ(lines.size(), 1u);
+  json n = json::parse(lines[0]);
+  EXPECT_TRUE(n["id"].is_null());
+  EXPECT_EQ(n["error"]["code"], kBusy);
+  EXPECT_NE(n["error"]["message"].get<std::string>().find("busy"), std::string::npos) << lines[0];
+  EXPECT_GT(n["error"]["data"]["retry_after_ms"].get<int>(), 0);
+  EXPECT_EQ(ran, 0);
+  ::close(fd);
+  for (int b : busy) ::close(b);
+}
+
+TEST_F(ServerTest, AnIdleClientEvictedForRoomIsToldAfterItsAnswers) {
+  ServerLimits lim;
+  lim.max_clients = 1;
+  start(lim);
+  int idle = connect_client();
+  send_text(idle, req(7, "echo", {{"mine", true}}));
+  std::this_thread::sleep_for(100ms);  // answered and read by the socket: idle now
+  int fd = connect_client();
+  send_text(fd, req(1, "echo", {{"switch", 1}}));
+  auto mine = read_lines(fd, 1);
+  ASSERT_EQ(mine.size(), 1u);
+  EXPECT_EQ(json::parse(mine[0])["result"]["switch"], 1);
+  auto lines = read_lines(idle);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(json::parse(lines[0])["id"], 7);  // its answer first, whole
+  json n = json::parse(lines[1]);
+  EXPECT_TRUE(n["id"].is_null());
+  EXPECT_NE(n["error"]["message"].get<std::string>().find("make room"), std::string::npos) << lines[1];
+  EXPECT_TRUE(n["error"]["data"].contains("retry_after_ms"));
+  ::close(fd);
+  ::close(idle);
+}
+
+TEST_F(ServerTest, AStalledClientWithAnswersUnreadIsNotInvitedToSendThemAgain) {
+  ServerLimits lim;
+  lim.max_clients = 1;
+  lim.stall_timeout = 100ms;
+  start(lim);
+  int stalled = connect_client();
+  std::string many;
+  for (int i = 0; i < 40; ++i) many += req(i, "big");  // 4 MB of answers it does not read
+  send_text(stalled, many);
+  std::this_thread::sleep_for(300ms);
+  int fd = connect_client();
+  send_text(fd, req(1, "echo", {{"switch", 1}}));
+  auto mine = read_lines(fd, 1);
+  ASSERT_EQ(mine.size(), 1u);
+  EXPECT_EQ(json::parse(mine[0])["result"]["switch"], 1);
+  // What reached it: answers, then the close; no notice that would say its requests did not run.
+  std::string buf;
+  char chunk[65536];
+  ssize_t n;
+  while ((n = ::recv(stalled, chunk, sizeof(chunk), 0)) > 0) buf.append(chunk, static_cast<size_t>(n));
+  EXPECT_EQ(buf.find("retry_after_ms"), std::string::npos);
+  EXPECT_NE(buf.find("\"id\":0"), std::string::npos);
+  ::close(fd);
+  ::close(stalled);
+}
+
+TEST_F(ServerTest, RpcCallComesBackWhenTurnedAwayAndRunsItsRequestOnce) {
+  std::atomic<int> ran{0};
+  d_.add("count", [&](const json&) -> Result<json> { return json(++ran); });
+  ServerLimits lim;
+  lim.max_clients = 2;
+  start(lim);
+  std::vector<int> busy;
+  for (int i = 0; i < 2; ++i) {
+    busy.push_back(connect_client());
+    send_text(busy.back(), "{\"jsonrpc\":");
+  }
+  std::this_thread::sleep_for(50ms);
+  // Turned away until the deadline: the daemon's reason, as a busy error.
+  auto refused = rpc_call(path_, "count", json::object(), 150);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, ErrorKind::kBusy);
+  EXPECT_NE(refused.error().message.find("busy"), std::string::npos) << refused.error().message;
+  EXPECT_EQ(ran, 0);
+  // A slot frees while it waits: it gets in, and its request runs once.
+  std::thread freer([&] {
+    std::this_thread::sleep_for(300ms);
+    ::close(busy[0]);
+  });
+  auto r = rpc_call(path_, "count", json::object(), 5000);
+  freer.join();
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_EQ(*r, 1);
+  EXPECT_EQ(ran, 1);
+  ::close(busy[1]);
+}
+
+TEST(RpcCall, ADaemonThatAcceptsNothingDoesNotHoldTheClientPastItsTimeout) {
+  auto dir = fs::temp_directory_path() / fmt::format("akts-noaccept-{}", getpid());
+  fs::create_directories(dir);
+  std::string path = (dir / "s.sock").string();
+  int l = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::strncpy(a.sun_path, path.c_str(), sizeof(a.sun_path) - 1);
+  ASSERT_EQ(::bind(l, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  ASSERT_EQ(::listen(l, 0), 0);
+  // Its backlog filled by connections nobody accepts: the next connect() would wait for ever.
+  std::vector<int> queued;
+  for (int i = 0; i < 2; ++i) {
+    int c = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    (void)::connect(c, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+    queued.push_back(c);
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = rpc_call(path, "v1.status", json::object(), 300);
+  auto took = std::chrono::steady_clock::now() - t0;
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::kTimeout) << r.error().to_string();
+  EXPECT_LT(took, 30s);  // a sanity bound: without the timeout it never returns
+  for (int c : queued) ::close(c);
+  ::close(l);
+  fs::remove_all(dir);
+}
+
 TEST_F(ServerTest, PipelinedLargeAnswersAreServedToAClientThatReads) {
   start();
   int fd = connect_client();
