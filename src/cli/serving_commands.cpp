@@ -74,7 +74,8 @@ int cmd_loadgen(const LoadgenFlags& f) {
   uint64_t push_failures = 0;
   o.on_request = [&](const RequestRecord& r) {
     if (!f.push_socket.empty() && r.ok) {
-      auto res = control::rpc_call(f.push_socket, "v1.push", {{"latency_ms", {r.ttft_ms}}});
+      // Briefly: this runs on the generator's path, and a push a busy daemon turns away is one sample, not a stall.
+      auto res = control::rpc_call(f.push_socket, "v1.push", {{"latency_ms", {r.ttft_ms}}}, 2000);
       if (!res && push_failures++ == 0)
         std::cerr << "akts: loadgen: cannot push TTFT to the daemon: " << res.error().to_string() << "\n";
     }

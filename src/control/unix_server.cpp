@@ -53,8 +53,10 @@ bool send_all(int fd, const std::string& s, std::chrono::steady_clock::time_poin
 
 constexpr int kRetryAfterMs = 20;  // the pause a client turned away is asked to take before it comes back
 
-// The notice a connection gets when the server closes it before reading anything from it (it was refused, or
-// evicted while idle): whatever the client sent next was never run, so it may send it again after a pause.
+// The last line of a connection closed for room (refused at accept, or evicted) whose answers were all handed to
+// the kernel: every request it sent that has no answer before this line was never run (a half line, complete lines
+// waiting for their turn, bytes not read), so it may send them again after the pause. Notifications (no id) ran
+// and are never answered: a client that sends them cannot tell.
 void tell_closed_unread(int fd, const std::string& why) {
   std::string line = make_error_response(nullptr, kBusy, why, {{"retry_after_ms", kRetryAfterMs}}).dump() + "\n";
   (void)::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);  // best effort: the close says the rest
@@ -146,12 +148,12 @@ bool UnixServer::evict_least_recent() {
   }
   if (victim == clients_.end()) return false;
   spdlog::debug("control socket: {} clients connected; closing the least recently active", clients_.size());
-  // An idle victim has no request unread or unanswered; a stalled one may hold half a line (never run) or
-  // answers it did not read: those requests ran, so it is told nothing that would invite it to send them again.
+  // Answers still in `out` belong to requests that ran and would be lost with the close: no notice then, so
+  // nothing invites the client to send those requests again (and no line lands inside a half-sent answer).
   if (victim->second.out.empty())
-    tell_closed_unread(victim->first, fmt::format("the daemon closed this connection to make room ({} clients connected, "
-                                                "this one the least recently active); retry",
-                                                clients_.size()));
+    tell_closed_unread(victim->first, fmt::format("the daemon closed this connection to make room ({} clients "
+                                                  "connected, this one the least recently active)",
+                                                  clients_.size()));
   drop(victim->first);
   return true;
 }
@@ -168,8 +170,7 @@ void UnixServer::accept_clients() {
     }
     if (clients_.size() >= limits_.max_clients && !evict_least_recent()) {
       // Every client is busy and making progress: this one is told so, and may retry.
-      tell_closed_unread(c, fmt::format("the daemon is busy: {} clients have requests in flight; retry",
-                                        clients_.size()));
+      tell_closed_unread(c, fmt::format("the daemon is busy: {} clients have requests in flight", clients_.size()));
       ::close(c);
       continue;
     }
@@ -319,8 +320,11 @@ void UnixServer::on_ready(const std::vector<pollfd>& fds) {
 
 namespace {
 
-// One connection, one request. `retry_after_ms` is set when the daemon closed the connection without reading the
-// request (the notice above): it never ran, and may be sent again.
+constexpr int64_t kMaxBusyWaitMs = 10000;  // how long rpc_call keeps coming back to a daemon that turns it away
+constexpr int64_t kMinAttemptMs = 50;      // a new attempt needs at least this much of the deadline left
+
+// One connection, one request. `retry_after_ms` is set when the daemon's first line is its notice that the request
+// was not run (tell_closed_unread): it may be sent again.
 Result<json> rpc_once(const sockaddr_un& addr, const std::string& socket_path, const std::string& method,
                       const std::string& request, std::chrono::steady_clock::time_point deadline, int timeout_ms,
                       int& retry_after_ms) {
@@ -331,10 +335,14 @@ Result<json> rpc_once(const sockaddr_un& addr, const std::string& socket_path, c
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return sys_error("socket", errno);
   // A daemon that accepts nothing (stopped, or its backlog full) holds connect() at most until the deadline.
-  timeval tv{static_cast<time_t>(std::max<int64_t>(left_ms(), 1) / 1000),
-             static_cast<suseconds_t>(std::max<int64_t>(left_ms(), 1) % 1000 * 1000)};
+  int64_t connect_ms = std::max<int64_t>(left_ms(), 1);
+  timeval tv{static_cast<time_t>(connect_ms / 1000), static_cast<suseconds_t>(connect_ms % 1000 * 1000)};
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
+  int rc;
+  while ((rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr))) != 0 && errno == EINTR &&
+         left_ms() > 0) {
+  }
+  if (rc != 0) {
     int e = errno;
     ::close(fd);
     if (e == ENOENT || e == ECONNREFUSED)
@@ -343,22 +351,26 @@ Result<json> rpc_once(const sockaddr_un& addr, const std::string& socket_path, c
     if (e == EACCES)
       return errorf(ErrorKind::kSystem, "permission denied on {} (the socket is for its owner; try sudo)",
                     socket_path);
-    if (e == EAGAIN || e == EINPROGRESS)
+    if (e == EAGAIN || e == EINPROGRESS || e == EINTR)
       return errorf(ErrorKind::kTimeout, "the daemon on {} accepted no connection within {} ms", socket_path,
                     timeout_ms);
     return sys_error("cannot connect to " + socket_path, e);
   }
   bool sent = send_all(fd, request, deadline);
   int send_errno = errno;
-  // Read the answer; after a failed send, only what is already there (a notice that the request was not read).
+  // Read the answer; after a failed send, only what is already there (the notice that the request was not read).
   std::string buf;
   bool closed = false;
   while (buf.find('\n') == std::string::npos) {
     pollfd p{fd, POLLIN, 0};
     int wait = sent ? static_cast<int>(std::max<int64_t>(left_ms(), 0)) : 0;
-    if ((sent && wait <= 0) || ::poll(&p, 1, wait) <= 0) break;
+    if (sent && wait <= 0) break;
+    int ready = ::poll(&p, 1, wait);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) break;
     char chunk[65536];
     ssize_t n = ::recv(fd, chunk, sizeof(chunk), 0);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       closed = true;
       break;
@@ -372,10 +384,13 @@ Result<json> rpc_once(const sockaddr_un& addr, const std::string& socket_path, c
     return errorf(ErrorKind::kTimeout, "the daemon did not answer {} within {} ms", method, timeout_ms);
   }
   json resp = json::parse(buf.substr(0, buf.find('\n')), nullptr, false);
-  if (resp.is_object() && resp.contains("id") && resp["id"].is_null() && resp.contains("error") &&
-      resp["error"].is_object() && resp["error"].contains("data") && resp["error"]["data"].is_object() &&
-      resp["error"]["data"].contains("retry_after_ms") && resp["error"]["data"]["retry_after_ms"].is_number_integer())
-    retry_after_ms = std::clamp(resp["error"]["data"]["retry_after_ms"].get<int>(), 1, 1000);
+  const json* err = resp.is_object() && resp.contains("id") && resp["id"].is_null() && resp.contains("error") &&
+                            resp["error"].is_object()
+                        ? &resp["error"]
+                        : nullptr;
+  if (err && err->contains("code") && (*err)["code"] == kBusy && err->contains("data") && (*err)["data"].is_object() &&
+      (*err)["data"].contains("retry_after_ms") && (*err)["data"]["retry_after_ms"].is_number_integer())
+    retry_after_ms = static_cast<int>(std::clamp<int64_t>((*err)["data"]["retry_after_ms"].get<int64_t>(), 1, 1000));
   if (!sent && retry_after_ms < 0) return sys_error("cannot send to the daemon", send_errno);
   return result_of(resp);
 }
@@ -388,17 +403,24 @@ Result<json> rpc_call(const std::string& socket_path, const std::string& method,
   if (!addr) return addr.error();
   json req = {{"jsonrpc", "2.0"}, {"id", 1}, {"method", method}, {"params", params}};
   std::string request = req.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  thread_local std::minstd_rand jitter(std::random_device{}());
+  auto start = std::chrono::steady_clock::now();
+  auto deadline = start + std::chrono::milliseconds(timeout_ms);
+  auto busy_until = start + std::chrono::milliseconds(std::min<int64_t>(timeout_ms, kMaxBusyWaitMs));
+  thread_local std::minstd_rand jitter(static_cast<unsigned>(start.time_since_epoch().count() ^ ::gettid()));
   for (int attempt = 0;; ++attempt) {
     int retry_after_ms = -1;
     auto r = rpc_once(*addr, socket_path, method, request, deadline, timeout_ms, retry_after_ms);
     if (retry_after_ms < 0) return r;
-    // Not read, so not run: again after the daemon's pause, doubled each time (to 16x), spread so that clients
-    // turned away together do not come back together.
+    // Not run, so sent again after the daemon's pause, doubled each time (to 16x) and spread so that clients
+    // turned away together do not come back together; while the attempt after it still has time to be answered.
     auto pause = std::chrono::milliseconds(static_cast<int64_t>(
         retry_after_ms * (1 << std::min(attempt, 4)) * std::uniform_real_distribution<double>(0.5, 1.5)(jitter)));
-    if (std::chrono::steady_clock::now() + pause >= deadline) return r;
+    auto next = std::chrono::steady_clock::now() + pause;
+    if (next + std::chrono::milliseconds(std::max<int64_t>(retry_after_ms, kMinAttemptMs)) > busy_until) {
+      auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+      return errorf(ErrorKind::kBusy, "the daemon on {} turned {} away for {} ms ({} attempts): {}", socket_path,
+                    method, waited.count(), attempt + 1, r.ok() ? std::string() : r.error().message);
+    }
     std::this_thread::sleep_for(pause);
   }
 }

@@ -9,9 +9,11 @@
 //     or stalled (nothing answered and read for stall_timeout: a line sent a
 //     byte at a time, answers not read), or is refused when every client is
 //     busy; clients idle for idle_timeout are closed. A connection refused,
-//     or evicted with every answer sent, gets a last line before the close:
-//     a kBusy error with id null and data {retry_after_ms}, meaning nothing
-//     it sent after its last answer was read or run (rpc_call comes back);
+//     or evicted with every answer handed to the kernel, gets a last line
+//     before the close: a kBusy error with id null and data {retry_after_ms},
+//     meaning every request it sent that has no answer before that line was
+//     not run (rpc_call comes back); one evicted with answers still unsent
+//     is closed without it;
 //   - flood requests: each client gets at most lines_per_turn answers per
 //     turn of the loop, and none while its unread answers pass half of
 //     max_output, so one busy client cannot hold the others;
@@ -110,9 +112,10 @@ class UnixServer {
 // kBusy; others: kKernel). Never throws, whatever the answer holds.
 Result<json> result_of(const json& response);
 
-// Client side: one request, one response, within timeout_ms (connect() included). Turned away unread (the notice
-// above), it connects again after the pause the daemon asked for, doubled each time and spread at random, until the
-// deadline: then the daemon's reason is the error (kBusy). The request runs at most once.
+// Client side: one request, one response, within timeout_ms (connect() included). Turned away with the notice
+// above, it connects again after the pause the daemon asked for, doubled each time and spread at random, for at
+// most 10 s (or timeout_ms, if shorter): then the error is kBusy, with the daemon's reason. The request runs at
+// most once: it is sent again only when the daemon said it was not run.
 Result<json> rpc_call(const std::string& socket_path, const std::string& method, const json& params,
                       int timeout_ms = 10000);
 
