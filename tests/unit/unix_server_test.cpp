@@ -91,6 +91,20 @@ class ServerTest : public ::testing::Test {
     }
     return lines;
   }
+  // A server with room for two clients, both holding half a request (busy, and within the stall timeout), and a
+  // method that counts its runs.
+  std::vector<int> start_full(std::atomic<int>& ran) {
+    d_.add("count", [&ran](const json&) -> Result<json> { return json(++ran); });
+    ServerLimits lim;
+    lim.max_clients = 2;
+    start(lim);
+    std::vector<int> busy;
+    for (int i = 0; i < 2; ++i) {
+      busy.push_back(connect_client());
+      send_text(busy.back(), "{\"jsonrpc\":");
+    }
+    return busy;
+  }
   static std::string req(int id, const std::string& method, const json& params = json::object()) {
     return json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump() + "\n";
   }
@@ -305,15 +319,7 @@ TEST_F(ServerTest, ClientsThatDribbleOrDoNotReadCannotHoldEverySlot) {
 
 TEST_F(ServerTest, AClientTurnedAwayIsToldWhyAndThatItsRequestDidNotRun) {
   std::atomic<int> ran{0};
-  d_.add("count", [&](const json&) -> Result<json> { return json(++ran); });
-  ServerLimits lim;
-  lim.max_clients = 2;
-  start(lim);
-  std::vector<int> busy;
-  for (int i = 0; i < 2; ++i) {
-    busy.push_back(connect_client());
-    send_text(busy.back(), "{\"jsonrpc\":");  // half a request: busy, and within the stall timeout
-  }
+  std::vector<int> busy = start_full(ran);
   std::this_thread::sleep_for(50ms);
   int fd = connect_client();
   // The server may have closed already (EPIPE): the notice is read all the same.
@@ -349,7 +355,7 @@ TEST_F(ServerTest, AnIdleClientEvictedForRoomIsToldAfterItsAnswers) {
   ASSERT_EQ(lines.size(), 1u);
   json n = json::parse(lines[0]);
   EXPECT_TRUE(n["id"].is_null());
-  EXPECT_NE(n["error"]["message"].get<std::string>().find("make room"), std::string::npos) << lines[1];
+  EXPECT_NE(n["error"]["message"].get<std::string>().find("make room"), std::string::npos) << lines[0];
   EXPECT_TRUE(n["error"]["data"].contains("retry_after_ms"));
   ::close(fd);
   ::close(idle);
@@ -357,15 +363,7 @@ TEST_F(ServerTest, AnIdleClientEvictedForRoomIsToldAfterItsAnswers) {
 
 TEST_F(ServerTest, RpcCallComesBackWhenTurnedAwayAndRunsItsRequestOnce) {
   std::atomic<int> ran{0};
-  d_.add("count", [&](const json&) -> Result<json> { return json(++ran); });
-  ServerLimits lim;
-  lim.max_clients = 2;
-  start(lim);
-  std::vector<int> busy;
-  for (int i = 0; i < 2; ++i) {
-    busy.push_back(connect_client());
-    send_text(busy.back(), "{\"jsonrpc\":");
-  }
+  std::vector<int> busy = start_full(ran);
   std::this_thread::sleep_for(50ms);
   // Turned away until the deadline: the daemon's reason, as a busy error.
   auto refused = rpc_call(path_, "count", json::object(), 1000);
