@@ -31,24 +31,23 @@ Result<sockaddr_un> make_addr(const std::string& path) {
   return addr;
 }
 
-// Blocking send with a deadline: the client side only (rpc_call).
-bool send_all(int fd, const std::string& s, std::chrono::steady_clock::time_point deadline) {
+// Sends all of `s` by the deadline: the client side only (rpc_call). 0, ETIMEDOUT past the deadline, or the errno.
+int send_all(int fd, const std::string& s, std::chrono::steady_clock::time_point deadline) {
   size_t off = 0;
   while (off < s.size()) {
-    ssize_t n = ::send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
+    ssize_t n = ::send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0) {
       if (errno == EINTR) continue;
-      if (errno == EAGAIN) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        pollfd p{fd, POLLOUT, 0};
-        if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
-        continue;
-      }
-      return false;
+      if (errno != EAGAIN) return errno;
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return ETIMEDOUT;
+      pollfd p{fd, POLLOUT, 0};
+      if (::poll(&p, 1, static_cast<int>(left.count())) < 0 && errno != EINTR) return errno;
+      continue;
     }
     off += static_cast<size_t>(n);
   }
-  return true;
+  return 0;
 }
 
 constexpr int kRetryAfterMs = 20;  // the pause a client turned away is asked to take before it comes back
@@ -334,14 +333,15 @@ Result<json> rpc_once(const sockaddr_un& addr, const std::string& socket_path, c
   };
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return sys_error("socket", errno);
-  // A daemon that accepts nothing (stopped, or its backlog full) holds connect() at most until the deadline.
-  int64_t connect_ms = std::max<int64_t>(left_ms(), 1);
-  timeval tv{static_cast<time_t>(connect_ms / 1000), static_cast<suseconds_t>(connect_ms % 1000 * 1000)};
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  // A daemon that accepts nothing (stopped, or its backlog full) holds connect() at most until the deadline; an
+  // interrupted connect() waits again for what is left of it, not for the whole timeout.
   int rc;
-  while ((rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr))) != 0 && errno == EINTR &&
-         left_ms() > 0) {
-  }
+  do {
+    int64_t connect_ms = std::max<int64_t>(left_ms(), 1);
+    timeval tv{static_cast<time_t>(connect_ms / 1000), static_cast<suseconds_t>(connect_ms % 1000 * 1000)};
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr));
+  } while (rc != 0 && errno == EINTR && left_ms() > 0);
   if (rc != 0) {
     int e = errno;
     ::close(fd);
@@ -356,8 +356,8 @@ Result<json> rpc_once(const sockaddr_un& addr, const std::string& socket_path, c
                     timeout_ms);
     return sys_error("cannot connect to " + socket_path, e);
   }
-  bool sent = send_all(fd, request, deadline);
-  int send_errno = errno;
+  int send_errno = send_all(fd, request, deadline);
+  bool sent = send_errno == 0;
   // Read the answer; after a failed send, only what is already there (the notice that the request was not read).
   std::string buf;
   bool closed = false;
@@ -379,6 +379,8 @@ Result<json> rpc_once(const sockaddr_un& addr, const std::string& socket_path, c
   }
   ::close(fd);
   if (buf.find('\n') == std::string::npos) {
+    if (send_errno == ETIMEDOUT)
+      return errorf(ErrorKind::kTimeout, "the daemon did not take {} within {} ms", method, timeout_ms);
     if (!sent) return sys_error("cannot send to the daemon", send_errno);
     if (closed) return make_error(ErrorKind::kSystem, "the daemon closed the connection");
     return errorf(ErrorKind::kTimeout, "the daemon did not answer {} within {} ms", method, timeout_ms);

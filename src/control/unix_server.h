@@ -12,8 +12,8 @@
 //     or evicted with every answer handed to the kernel, gets a last line
 //     before the close: a kBusy error with id null and data {retry_after_ms},
 //     meaning every request it sent that has no answer before that line was
-//     not run (rpc_call comes back); one evicted with answers still unsent
-//     is closed without it;
+//     not run (notifications, never answered, ran; rpc_call comes back); one
+//     evicted with answers still unsent is closed without it;
 //   - flood requests: each client gets at most lines_per_turn answers per
 //     turn of the loop, and none while its unread answers pass half of
 //     max_output, so one busy client cannot hold the others;
@@ -115,7 +115,7 @@ Result<json> result_of(const json& response);
 // Client side: one request, one response, within timeout_ms (connect() included). Turned away with the notice
 // above, it connects again after the pause the daemon asked for, doubled each time and spread at random, for at
 // most 10 s (or timeout_ms, if shorter): then the error is kBusy, with the daemon's reason. The request runs at
-// most once: it is sent again only when the daemon said it was not run.
+// most once: it is sent again only when the daemon said it was not run. It returns by timeout_ms.
 Result<json> rpc_call(const std::string& socket_path, const std::string& method, const json& params,
                       int timeout_ms = 10000);
 

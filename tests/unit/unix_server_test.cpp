@@ -97,6 +97,7 @@ class ServerTest : public ::testing::Test {
     d_.add("count", [&ran](const json&) -> Result<json> { return json(++ran); });
     ServerLimits lim;
     lim.max_clients = 2;
+    lim.stall_timeout = 60s;  // never stalled within a test, however loaded the machine
     start(lim);
     std::vector<int> busy;
     for (int i = 0; i < 2; ++i) {
