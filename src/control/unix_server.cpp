@@ -50,10 +50,11 @@ int send_all(int fd, const std::string& s, std::chrono::steady_clock::time_point
   return 0;
 }
 
-constexpr int kRetryAfterMs = 20;  // the pause a client turned away is asked to take before it comes back
+constexpr int kRetryAfterMs = 20;  // the pause an evicted client is asked to take before it comes back
+// Full of busy clients, the listener is looked at again this often, for a client that has stalled since.
+constexpr std::chrono::milliseconds kFullRecheck{100};
 
-// The last line of a connection closed for room (refused at accept, or evicted) whose answers were all handed to
-// the kernel: every request it sent that has no answer before this line was never run (a half line, complete lines
+// The last line of a connection evicted for room whose answers were all handed to the kernel: every request it sent that has no answer before this line was never run (a half line, complete lines
 // waiting for their turn, bytes not read), so it may send them again after the pause. Notifications (no id) ran
 // and are never answered: a client that sends them cannot tell.
 void tell_closed_unread(int fd, const std::string& why) {
@@ -118,7 +119,11 @@ UnixServer::~UnixServer() {
 }
 
 std::vector<pollfd> UnixServer::poll_fds() const {
-  short listen_ev = Clock::now() < accept_paused_until_ ? 0 : POLLIN;
+  auto now = Clock::now();
+  // Full of busy clients: new connections wait in the kernel's backlog until one leaves (or, now and then, to
+  // see whether one has stalled and may be evicted). Waiting there costs the loop nothing.
+  bool full = clients_.size() >= limits_.max_clients && now < full_until_;
+  short listen_ev = now < accept_paused_until_ || full ? 0 : POLLIN;
   std::vector<pollfd> fds{{listen_fd_, listen_ev, 0}};
   for (const auto& [fd, c] : clients_) {
     short ev = c.eof ? 0 : POLLIN;
@@ -159,6 +164,16 @@ bool UnixServer::evict_least_recent() {
 
 void UnixServer::accept_clients() {
   while (true) {
+    if (clients_.size() >= limits_.max_clients) {
+      pollfd pending{listen_fd_, POLLIN, 0};
+      if (::poll(&pending, 1, 0) <= 0) return;  // nobody waiting: evict nobody
+      if (!evict_least_recent()) {
+        // Every client is busy and making progress: the newcomer waits in the backlog (its connect() has
+        // completed, its request waits unread), at no cost to anyone, and is accepted when a slot frees.
+        full_until_ = Clock::now() + kFullRecheck;
+        return;
+      }
+    }
     int c = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (c < 0) {
       if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
@@ -166,12 +181,6 @@ void UnixServer::accept_clients() {
         accept_paused_until_ = Clock::now() + std::chrono::milliseconds(200);
       }
       return;
-    }
-    if (clients_.size() >= limits_.max_clients && !evict_least_recent()) {
-      // Every client is busy and making progress: this one is told so, and may retry.
-      tell_closed_unread(c, fmt::format("the daemon is busy: {} clients have requests in flight", clients_.size()));
-      ::close(c);
-      continue;
     }
     Client& cl = clients_[c];
     cl.last_active = cl.last_progress = Clock::now();

@@ -7,13 +7,16 @@
 //   - hold connections: at max_clients, a new connection evicts the least
 //     recently active client that is idle (no request unread or unanswered)
 //     or stalled (nothing answered and read for stall_timeout: a line sent a
-//     byte at a time, answers not read), or is refused when every client is
-//     busy; clients idle for idle_timeout are closed. A connection refused,
-//     or evicted with every answer handed to the kernel, gets a last line
-//     before the close: a kBusy error with id null and data {retry_after_ms},
-//     meaning every request it sent that has no answer before that line was
-//     not run (notifications, never answered, ran; rpc_call comes back); one
-//     evicted with answers still unsent is closed without it;
+//     byte at a time, answers not read), or, when every client is busy and
+//     progressing, waits in the kernel's listen backlog (its connect() done,
+//     its request unread) until a slot frees, at no cost to the loop; a
+//     connect() past a full backlog waits in the kernel, for the client's
+//     own timeout. Clients idle for idle_timeout are closed. A client evicted
+//     with every answer handed to the kernel gets a last line before the
+//     close: a kBusy error with id null and data {retry_after_ms}, meaning
+//     every request it sent that has no answer before that line was not run
+//     (notifications, never answered, ran; rpc_call comes back); one evicted
+//     with answers still unsent is closed without it;
 //   - flood requests: each client gets at most lines_per_turn answers per
 //     turn of the loop, and none while its unread answers pass half of
 //     max_output, so one busy client cannot hold the others;
@@ -102,6 +105,7 @@ class UnixServer {
   std::string path_;
   int listen_fd_;
   Clock::time_point accept_paused_until_{};  // after EMFILE: do not spin on a listener we cannot drain
+  Clock::time_point full_until_{};           // full of busy clients: the listener rests until a slot frees, or then
   const Dispatcher& d_;
   ServerLimits limits_;
   std::unordered_map<int, Client> clients_;
@@ -112,7 +116,7 @@ class UnixServer {
 // kBusy; others: kKernel). Never throws, whatever the answer holds.
 Result<json> result_of(const json& response);
 
-// Client side: one request, one response, within timeout_ms (connect() included). Turned away with the notice
+// Client side: one request, one response, within timeout_ms (connect() included). Evicted with the notice
 // above, it connects again after the pause the daemon asked for, doubled each time and spread at random, for at
 // most 10 s (or timeout_ms, if shorter): then the error is kBusy, with the daemon's reason. The request runs at
 // most once: it is sent again only when the daemon said it was not run. It returns by timeout_ms.
