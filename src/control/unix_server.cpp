@@ -54,9 +54,10 @@ constexpr int kRetryAfterMs = 20;  // the pause an evicted client is asked to ta
 // Full of busy clients, the listener is looked at again this often, for a client that has stalled since.
 constexpr std::chrono::milliseconds kFullRecheck{100};
 
-// The last line of a connection evicted for room whose answers were all handed to the kernel: every request it sent that has no answer before this line was never run (a half line, complete lines
-// waiting for their turn, bytes not read), so it may send them again after the pause. Notifications (no id) ran
-// and are never answered: a client that sends them cannot tell.
+// The last line of a connection evicted for room whose answers were all handed to the kernel: every request it
+// sent that has no answer before this line was never run (a half line, complete lines waiting for their turn,
+// bytes not read), so it may send them again after the pause. Notifications (no id) ran and are never answered:
+// a client that sends them cannot tell.
 void tell_closed_unread(int fd, const std::string& why) {
   std::string line = make_error_response(nullptr, kBusy, why, {{"retry_after_ms", kRetryAfterMs}}).dump() + "\n";
   (void)::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);  // best effort: the close says the rest
