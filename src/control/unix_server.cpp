@@ -51,8 +51,9 @@ int send_all(int fd, const std::string& s, std::chrono::steady_clock::time_point
 }
 
 constexpr int kRetryAfterMs = 20;  // the pause an evicted client is asked to take before it comes back
-// Full of busy clients, the listener is looked at again this often, for a client that has stalled since.
-constexpr std::chrono::milliseconds kFullRecheck{100};
+// Full of busy clients, the listener rests this long before it is looked at again (for a client that has stalled
+// since): under the daemon's 100 ms tick, so each tick looks.
+constexpr std::chrono::milliseconds kFullRecheck{50};
 
 // The last line of a connection evicted for room whose answers were all handed to the kernel: every request it
 // sent that has no answer before this line was never run (a half line, complete lines waiting for their turn,
@@ -139,7 +140,7 @@ void UnixServer::drop(int fd) {
   clients_.erase(fd);
 }
 
-bool UnixServer::evict_least_recent() {
+int UnixServer::least_recent_evictable() const {
   auto victim = clients_.end();
   auto now = Clock::now();
   for (auto it = clients_.begin(); it != clients_.end(); ++it) {
@@ -151,38 +152,39 @@ bool UnixServer::evict_least_recent() {
     if (busy && now - c.last_progress < limits_.stall_timeout) continue;
     if (victim == clients_.end() || c.last_active < victim->second.last_active) victim = it;
   }
-  if (victim == clients_.end()) return false;
+  return victim == clients_.end() ? -1 : victim->first;
+}
+
+void UnixServer::evict(int fd) {
   spdlog::debug("control socket: {} clients connected; closing the least recently active", clients_.size());
   // Answers still in `out` belong to requests that ran and would be lost with the close: no notice then, so
   // nothing invites the client to send those requests again (and no line lands inside a half-sent answer).
-  if (victim->second.out.empty())
-    tell_closed_unread(victim->first, fmt::format("the daemon closed this connection to make room ({} clients "
-                                                  "connected, this one the least recently active)",
-                                                  clients_.size()));
-  drop(victim->first);
-  return true;
+  if (clients_[fd].out.empty())
+    tell_closed_unread(fd, fmt::format("the daemon closed this connection to make room ({} clients connected, "
+                                       "this one the least recently active)",
+                                       clients_.size()));
+  drop(fd);
 }
 
 void UnixServer::accept_clients() {
   while (true) {
-    if (clients_.size() >= limits_.max_clients) {
-      pollfd pending{listen_fd_, POLLIN, 0};
-      if (::poll(&pending, 1, 0) <= 0) return;  // nobody waiting: evict nobody
-      if (!evict_least_recent()) {
-        // Every client is busy and making progress: the newcomer waits in the backlog (its connect() has
-        // completed, its request waits unread), at no cost to anyone, and is accepted when a slot frees.
-        full_until_ = Clock::now() + kFullRecheck;
-        return;
-      }
+    int victim = -1;
+    if (clients_.size() >= limits_.max_clients && (victim = least_recent_evictable()) < 0) {
+      // Every client is busy and making progress: a newcomer waits in the backlog (its connect() has completed,
+      // its request waits unread), at no cost to anyone, and is accepted when a slot frees.
+      full_until_ = Clock::now() + kFullRecheck;
+      return;
     }
     int c = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (c < 0) {
+    if (c < 0) {  // nobody came in (none waiting, or no fd for one): nobody is evicted either
       if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
         spdlog::warn("control socket: cannot accept ({}); pausing new connections", std::strerror(errno));
         accept_paused_until_ = Clock::now() + std::chrono::milliseconds(200);
       }
       return;
     }
+    if (victim >= 0) evict(victim);
+    accepted_.fetch_add(1, std::memory_order_relaxed);
     Client& cl = clients_[c];
     cl.last_active = cl.last_progress = Clock::now();
     // Who connected, as the kernel vouches for it (the audit log records it with each change).
@@ -329,7 +331,7 @@ void UnixServer::on_ready(const std::vector<pollfd>& fds) {
 
 namespace {
 
-constexpr int64_t kMaxBusyWaitMs = 10000;  // how long rpc_call keeps coming back to a daemon that turns it away
+constexpr int64_t kMaxBusyWaitMs = 10000;  // how long rpc_call keeps coming back to a daemon that evicts it
 constexpr int64_t kMinAttemptMs = 50;      // a new attempt needs at least this much of the deadline left
 
 // One connection, one request. `retry_after_ms` is set when the daemon's first line is its notice that the request
@@ -424,13 +426,13 @@ Result<json> rpc_call(const std::string& socket_path, const std::string& method,
     auto r = rpc_once(*addr, socket_path, method, request, deadline, timeout_ms, retry_after_ms);
     if (retry_after_ms < 0) return r;
     // Not run, so sent again after the daemon's pause, doubled each time (to 16x) and spread so that clients
-    // turned away together do not come back together; while the attempt after it still has time to be answered.
+    // evicted together do not come back together; while the attempt after it still has time to be answered.
     auto pause = std::chrono::milliseconds(static_cast<int64_t>(
         retry_after_ms * (1 << std::min(attempt, 4)) * std::uniform_real_distribution<double>(0.5, 1.5)(jitter)));
     auto next = std::chrono::steady_clock::now() + pause;
     if (next + std::chrono::milliseconds(std::max<int64_t>(retry_after_ms, kMinAttemptMs)) > busy_until) {
       auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
-      return errorf(ErrorKind::kBusy, "the daemon on {} turned {} away for {} ms ({} attempts): {}", socket_path,
+      return errorf(ErrorKind::kBusy, "the daemon on {} closed {}'s connection unread for {} ms ({} attempts): {}", socket_path,
                     method, waited.count(), attempt + 1, r.ok() ? std::string() : r.error().message);
     }
     std::this_thread::sleep_for(pause);

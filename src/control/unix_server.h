@@ -9,9 +9,10 @@
 //     or stalled (nothing answered and read for stall_timeout: a line sent a
 //     byte at a time, answers not read), or, when every client is busy and
 //     progressing, waits in the kernel's listen backlog (its connect() done,
-//     its request unread) until a slot frees, at no cost to the loop; a
-//     connect() past a full backlog waits in the kernel, for the client's
-//     own timeout. Clients idle for idle_timeout are closed. A client evicted
+//     its request unread) until a client leaves or stalls, at no cost to the
+//     loop; a connect() past a full backlog (64 waiting) waits in the kernel,
+//     for the client's own timeout. The victim is closed only once the
+//     newcomer is accepted. Clients idle for idle_timeout are closed. A client evicted
 //     with every answer handed to the kernel gets a last line before the
 //     close: a kBusy error with id null and data {retry_after_ms}, meaning
 //     every request it sent that has no answer before that line was not run
@@ -32,6 +33,7 @@
 #include <poll.h>
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -63,7 +65,9 @@ class UnixServer {
                                                     ServerLimits limits = {}, gid_t group = static_cast<gid_t>(-1));
   ~UnixServer();
 
-  // Descriptors to poll, listener first: POLLIN, and POLLOUT where answers wait.
+  // Descriptors to poll, listener first: POLLIN, and POLLOUT where answers wait. The listener's events are 0
+  // while the server is full of busy clients: call again within 50 ms or so (the daemon's tick does) for it to
+  // look for a client that has stalled since.
   std::vector<pollfd> poll_fds() const;
   // Handles readiness reported by poll() for the fds returned above.
   void on_ready(const std::vector<pollfd>& fds);
@@ -73,6 +77,7 @@ class UnixServer {
   // blocking and call on_ready() again.
   bool backlog() const;
   size_t client_count() const { return clients_.size(); }
+  size_t accepted() const { return accepted_.load(std::memory_order_relaxed); }  // connections since listen()
   const std::string& path() const { return path_; }
 
  private:
@@ -90,8 +95,11 @@ class UnixServer {
   UnixServer(std::string path, int fd, const Dispatcher& d, ServerLimits limits)
       : path_(std::move(path)), listen_fd_(fd), d_(d), limits_(limits) {}
   void accept_clients();
-  // Makes room for one more client; false when every client has a request in flight.
-  bool evict_least_recent();
+  // The client to close for room: the least recently active one that is idle or stalled; -1 when every client is
+  // busy and progressing.
+  int least_recent_evictable() const;
+  // Closes it, with the notice when every answer it was owed went out.
+  void evict(int fd);
   // Reads what is there and answers complete lines; false when the client is to be dropped.
   bool read_from(int fd, Client& c);
   // Answers up to lines_per_turn complete lines (and, at EOF, a last unterminated one).
@@ -105,6 +113,7 @@ class UnixServer {
   std::string path_;
   int listen_fd_;
   Clock::time_point accept_paused_until_{};  // after EMFILE: do not spin on a listener we cannot drain
+  std::atomic<size_t> accepted_{0};
   Clock::time_point full_until_{};           // full of busy clients: the listener rests until a slot frees, or then
   const Dispatcher& d_;
   ServerLimits limits_;

@@ -321,7 +321,7 @@ TEST_F(ServerTest, ClientsThatDribbleOrDoNotReadCannotHoldEverySlot) {
 TEST_F(ServerTest, ClientsPastTheLimitWaitUnreadAndAreEachServedOnceWhenSlotsFree) {
   std::atomic<int> ran{0};
   std::vector<int> busy = start_full(ran);
-  std::this_thread::sleep_for(50ms);
+  for (int i = 0; i < 500 && server_->accepted() < 2; ++i) std::this_thread::sleep_for(10ms);
   std::vector<int> waiting;
   for (int i = 0; i < 10; ++i) {
     waiting.push_back(connect_client());  // completes: the kernel's backlog holds it
@@ -390,6 +390,7 @@ TEST_F(ServerTest, RpcCallWaitsForAFullServerAndRunsItsRequestOnce) {
   ASSERT_TRUE(r.ok()) << r.error().to_string();
   EXPECT_EQ(*r, 1);
   EXPECT_EQ(ran, 1);
+  EXPECT_EQ(server_->accepted(), 3u);  // it waited; it was not closed and let in again
   ::close(busy[1]);
 }
 
