@@ -432,8 +432,8 @@ Result<json> rpc_call(const std::string& socket_path, const std::string& method,
     auto next = std::chrono::steady_clock::now() + pause;
     if (next + std::chrono::milliseconds(std::max<int64_t>(retry_after_ms, kMinAttemptMs)) > busy_until) {
       auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
-      return errorf(ErrorKind::kBusy, "the daemon on {} closed {}'s connection unread for {} ms ({} attempts): {}", socket_path,
-                    method, waited.count(), attempt + 1, r.ok() ? std::string() : r.error().message);
+      return errorf(ErrorKind::kBusy, "the daemon on {} closed {}'s connection unread for {} ms ({} attempts): {}",
+                    socket_path, method, waited.count(), attempt + 1, r.ok() ? std::string() : r.error().message);
     }
     std::this_thread::sleep_for(pause);
   }
