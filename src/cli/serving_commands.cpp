@@ -74,8 +74,9 @@ int cmd_loadgen(const LoadgenFlags& f) {
   uint64_t push_failures = 0;
   o.on_request = [&](const RequestRecord& r) {
     if (!f.push_socket.empty() && r.ok) {
-      // Briefly: this runs under the generator's callback lock, so every request waits behind a push; a push that
-      // a busy daemon keeps turning away costs each request at most this, and its sample is lost (counted, and reported at the end).
+      // Briefly: this runs under the generator's callback lock, so every request waits behind a push; a push the
+      // daemon does not answer in time costs each request at most this, and its sample is lost (counted, and
+      // reported at the end).
       auto res = control::rpc_call(f.push_socket, "v1.push", {{"latency_ms", {r.ttft_ms}}}, 500);
       if (!res && push_failures++ == 0)
         std::cerr << "akts: loadgen: cannot push TTFT to the daemon: " << res.error().to_string() << "\n";
