@@ -55,15 +55,6 @@ constexpr int kRetryAfterMs = 20;  // the pause an evicted client is asked to ta
 // since): under the daemon's 100 ms tick, so each tick looks.
 constexpr std::chrono::milliseconds kFullRecheck{50};
 
-// The last line of a connection evicted for room whose answers were all handed to the kernel: every request it
-// sent that has no answer before this line was never run (a half line, complete lines waiting for their turn,
-// bytes not read), so it may send them again after the pause. Notifications (no id) ran and are never answered:
-// a client that sends them cannot tell.
-void tell_closed_unread(int fd, const std::string& why) {
-  std::string line = make_error_response(nullptr, kBusy, why, {{"retry_after_ms", kRetryAfterMs}}).dump() + "\n";
-  (void)::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);  // best effort: the close says the rest
-}
-
 }  // namespace
 
 Result<std::unique_ptr<UnixServer>> UnixServer::listen(const std::string& path, mode_t mode, const Dispatcher& d,
@@ -157,12 +148,21 @@ int UnixServer::least_recent_evictable() const {
 
 void UnixServer::evict(int fd) {
   spdlog::debug("control socket: {} clients connected; closing the least recently active", clients_.size());
-  // Answers still in `out` belong to requests that ran and would be lost with the close: no notice then, so
-  // nothing invites the client to send those requests again (and no line lands inside a half-sent answer).
-  if (clients_[fd].out.empty())
-    tell_closed_unread(fd, fmt::format("the daemon closed this connection to make room ({} clients connected, "
-                                       "this one the least recently active)",
-                                       clients_.size()));
+  // The notice, when every answer it was owed went out: each request it sent that has no answer before this line
+  // was never run (a half line, complete lines waiting for their turn, bytes not read), so it may send them again
+  // after the pause; notifications (no id) ran and are never answered. Answers still in `out` belong to requests
+  // that ran and are lost with the close: no notice then, so nothing invites the client to send those again (and
+  // no line lands inside a half-sent answer). Best effort: the close says the rest.
+  if (clients_[fd].out.empty()) {
+    std::string line = make_error_response(nullptr, kBusy,
+                                           fmt::format("the daemon closed this connection to make room ({} clients "
+                                                       "connected, this one the least recently active)",
+                                                       clients_.size()),
+                                           {{"retry_after_ms", kRetryAfterMs}})
+                           .dump() +
+                       "\n";
+    (void)::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  }
   drop(fd);
 }
 
@@ -335,7 +335,7 @@ constexpr int64_t kMaxBusyWaitMs = 10000;  // how long rpc_call keeps coming bac
 constexpr int64_t kMinAttemptMs = 50;      // a new attempt needs at least this much of the deadline left
 
 // One connection, one request. `retry_after_ms` is set when the daemon's first line is its notice that the request
-// was not run (tell_closed_unread): it may be sent again.
+// was not run (UnixServer::evict): it may be sent again.
 Result<json> rpc_once(const sockaddr_un& addr, const std::string& socket_path, const std::string& method,
                       const std::string& request, std::chrono::steady_clock::time_point deadline, int timeout_ms,
                       int& retry_after_ms) {
