@@ -21,8 +21,8 @@ t_breaker() {
  "classes": [{"class": "be", "comm": "stress-ng"}]}
 JSON
 	# CPU 0 is the contest (ten hogs and the LC task); this shell, the daemon and every check run on CPU 1. They
-	# are fair-class tasks, which in partial mode preempt SCHED_EXT ones: on CPU 0 a python3 start-up under TCG made
-	# the LC task wait past the breaker's threshold under latency, a trip no policy caused.
+	# are fair-class tasks, which in partial mode preempt SCHED_EXT ones: a python3 burning CPU 0 for a moment makes
+	# the LC task wait past the breaker's threshold under latency (reproduced), a trip no policy caused.
 	local cpus
 	cpus=$(taskset -pc $BASHPID | sed 's/.*: //')
 	taskset -pc 1 $BASHPID >/dev/null
