@@ -217,7 +217,7 @@ TEST_F(ServerTest, AnOversizeLineAfterANewlineIsRefusedAndLaterLinesServed) {
 TEST_F(ServerTest, ASlowReaderHoldsNobodyAndIsClosedWhenItStopsReading) {
   ServerLimits lim;
   lim.max_output = 1 << 20;
-  lim.idle_timeout = 300ms;
+  lim.idle_timeout = 1s;
   start(lim);
   int slow = connect_client();
   int small = 4096;
@@ -236,8 +236,10 @@ TEST_F(ServerTest, ASlowReaderHoldsNobodyAndIsClosedWhenItStopsReading) {
   EXPECT_EQ(json::parse(lines[0])["result"]["ok"], true);
   EXPECT_LT(took, 1s);
   ::close(fd);
-  // It read nothing for longer than the idle timeout: closed, well before 200 answers.
-  std::this_thread::sleep_for(800ms);
+  // It read nothing for longer than the idle timeout: closed (waited for without reading, which would be progress),
+  // well before 200 answers.
+  pollfd p{slow, POLLRDHUP, 0};
+  ASSERT_EQ(::poll(&p, 1, 10000), 1);
   auto got = read_lines(slow);
   EXPECT_LT(got.size(), 200u);
   ::close(slow);
@@ -283,14 +285,27 @@ TEST_F(ServerTest, AFloodOfRequestsIsAnsweredInTurnsAndCompletely) {
 TEST_F(ServerTest, AConnectFloodDoesNotPushOutARequestInFlight) {
   ServerLimits lim;
   lim.max_clients = 4;
+  lim.stall_timeout = 60s;  // the operator is never stalled within the test, however loaded the machine
   start(lim);
   int op = connect_client();
-  send_text(op, req(1, "big"));  // a large answer the operator reads slowly
+  // Four answers of 100 KB, more than the socket buffers hold: some stay unsent until the operator reads, so it is
+  // busy throughout (an operator whose answer had all gone out would be idle, and fair game for eviction).
+  std::string four;
+  for (int i = 1; i <= 4; ++i) four += req(i, "big");
+  send_text(op, four);
   std::vector<int> flood;
   for (int i = 0; i < 50; ++i) flood.push_back(connect_client());
-  auto lines = read_lines(op, 1);
-  ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(json::parse(lines[0])["result"].get<std::string>().size(), 100000u);
+  // Every newcomer got in, each (past the first three) by evicting an idle one of the flood.
+  for (int i = 0; i < 1000 && server_->accepted() < 51; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(server_->accepted(), 51u);
+  // Evicted with answers unsent, the operator would be closed mid-answer: fewer than four lines.
+  auto lines = read_lines(op, 4);
+  ASSERT_EQ(lines.size(), 4u);
+  for (int i = 0; i < 4; ++i) {
+    json a = json::parse(lines[i]);
+    EXPECT_EQ(a["id"], i + 1);
+    EXPECT_EQ(a["result"].get<std::string>().size(), 100000u);
+  }
   ::close(op);
   for (int f : flood) ::close(f);
 }
@@ -300,22 +315,44 @@ TEST_F(ServerTest, ClientsThatDribbleOrDoNotReadCannotHoldEverySlot) {
   lim.max_clients = 4;
   lim.stall_timeout = 200ms;
   start(lim);
-  // Four clients each holding half a request, a byte now and then.
+  // Four clients each holding half a request, a byte every 50 ms until the newcomer is answered (or 20 s): bytes are not
+  // progress (a server that counted them would never let the newcomer in).
   std::vector<int> dribblers;
   for (int i = 0; i < 4; ++i) {
     dribblers.push_back(connect_client());
     send_text(dribblers.back(), "{");
   }
-  std::this_thread::sleep_for(100ms);
-  for (int d : dribblers) send_text(d, "\"");
-  std::this_thread::sleep_for(250ms);
+  std::atomic<bool> answered{false};
+  std::thread dribble([&] {
+    for (int t = 0; t < 400 && !answered; ++t) {  // past the client's 5 s receive timeout
+      for (int d : dribblers) (void)::send(d, "\"", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+      std::this_thread::sleep_for(50ms);
+    }
+  });
   int fd = connect_client();
   send_text(fd, req(1, "echo", {{"switch", 0}}));
   auto lines = read_lines(fd, 1);
+  answered = true;
+  dribble.join();
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(json::parse(lines[0])["result"]["switch"], 0);
   ::close(fd);
   for (int d : dribblers) ::close(d);
+  // Four clients whose answers (400 KB each, past the socket buffers) wait unread: stalled, fair game too.
+  std::string four;
+  for (int i = 1; i <= 4; ++i) four += req(i, "big");
+  std::vector<int> deaf;
+  for (int i = 0; i < 4; ++i) {
+    deaf.push_back(connect_client());
+    send_text(deaf.back(), four);
+  }
+  fd = connect_client();
+  send_text(fd, req(2, "echo", {{"switch", 1}}));
+  lines = read_lines(fd, 1);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(json::parse(lines[0])["result"]["switch"], 1);
+  ::close(fd);
+  for (int d : deaf) ::close(d);
 }
 
 TEST_F(ServerTest, ClientsPastTheLimitWaitUnreadAndAreEachServedOnceWhenSlotsFree) {
@@ -389,12 +426,19 @@ TEST_F(ServerTest, AnIdleClientEvictedForRoomIsToldAfterItsAnswers) {
 TEST_F(ServerTest, RpcCallWaitsForAFullServerAndRunsItsRequestOnce) {
   std::atomic<int> ran{0};
   std::vector<int> busy = start_full(ran);
+  std::atomic<std::chrono::steady_clock::time_point> freed{};
   std::thread freer([&] {
     std::this_thread::sleep_for(300ms);
+    freed = std::chrono::steady_clock::now();
     ::close(busy[0]);
   });
   auto r = rpc_call(path_, "count", json::object(), 5000);
+  auto returned = std::chrono::steady_clock::now();
   freer.join();
+  // Answered only once a slot freed: the busy clients (never stalled within the test) were not pushed out.
+  EXPECT_GE(returned, freed.load());
+  pollfd p{busy[1], POLLIN | POLLRDHUP, 0};
+  EXPECT_EQ(::poll(&p, 1, 0), 0);
   ASSERT_TRUE(r.ok()) << r.error().to_string();
   EXPECT_EQ(*r, 1);
   EXPECT_EQ(ran, 1);
@@ -522,10 +566,11 @@ TEST_F(ServerTest, IdleClientsAreClosedAfterTheTimeout) {
   ServerLimits lim;
   lim.idle_timeout = 100ms;
   start(lim);
+  auto t0 = std::chrono::steady_clock::now();
   int fd = connect_client();
-  std::this_thread::sleep_for(400ms);
   char c;
-  EXPECT_EQ(::recv(fd, &c, 1, 0), 0);  // closed by the server
+  EXPECT_EQ(::recv(fd, &c, 1, 0), 0);  // closed by the server (the client's receive timeout is far longer)
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 100ms);  // not at once: its idle time counts from the accept
   ::close(fd);
 }
 
