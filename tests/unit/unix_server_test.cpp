@@ -315,8 +315,8 @@ TEST_F(ServerTest, ClientsThatDribbleOrDoNotReadCannotHoldEverySlot) {
   lim.max_clients = 4;
   lim.stall_timeout = 200ms;
   start(lim);
-  // Four clients each holding half a request, a byte every 50 ms until the newcomer is answered (or 20 s): bytes are not
-  // progress (a server that counted them would never let the newcomer in).
+  // Four clients each holding half a request, a byte every 50 ms until the newcomer is answered (or 20 s): bytes are
+  // not progress (a server that counted them would never let the newcomer in).
   std::vector<int> dribblers;
   for (int i = 0; i < 4; ++i) {
     dribblers.push_back(connect_client());
