@@ -5,19 +5,19 @@
 //
 // What a misbehaving client can and cannot do:
 //   - hold connections: at max_clients, a new connection evicts the least
-//     recently active client that is idle (no request unread or unanswered)
-//     or stalled (nothing answered and read for stall_timeout: a line sent a
-//     byte at a time, answers not read), or, when every client is busy and
-//     progressing, waits in the kernel's listen backlog (its connect() done,
-//     its request unread) until a client leaves or stalls, at no cost to the
-//     loop; a connect() past a full backlog (64 waiting) waits in the kernel,
-//     for the client's own timeout. The victim is closed only once the
-//     newcomer is accepted. Clients idle for idle_timeout are closed. A client evicted
-//     with every answer handed to the kernel gets a last line before the
-//     close: a kBusy error with id null and data {retry_after_ms}, meaning
-//     every request it sent that has no answer before that line was not run
-//     (notifications, never answered, ran; rpc_call comes back); one evicted
-//     with answers still unsent is closed without it;
+//     recently active client that is idle (no request unread or unanswered) or
+//     stalled (nothing answered and read for stall_timeout: a line sent a byte
+//     at a time, answers not read), or, when every client is busy and
+//     progressing, waits in the kernel's listen backlog (its connect() done, its
+//     request unread) until a client leaves or stalls, at no cost to the loop; a
+//     connect() past a full backlog (64 waiting) waits in the kernel, for the
+//     client's own timeout. The victim is closed only once the newcomer is
+//     accepted. Clients idle for idle_timeout are closed. A client evicted with
+//     every answer handed to the kernel gets a last line before the close: a
+//     kBusy error with id null and data {retry_after_ms}, meaning every request
+//     it sent that has no answer before that line was not run (notifications,
+//     never answered, ran; rpc_call comes back); one evicted with answers still
+//     unsent is closed without it;
 //   - flood requests: each client gets at most lines_per_turn answers per
 //     turn of the loop, and none while its unread answers pass half of
 //     max_output, so one busy client cannot hold the others;
@@ -114,7 +114,7 @@ class UnixServer {
   int listen_fd_;
   Clock::time_point accept_paused_until_{};  // after EMFILE: do not spin on a listener we cannot drain
   std::atomic<size_t> accepted_{0};
-  Clock::time_point full_until_{};           // full of busy clients: the listener rests until a slot frees, or then
+  Clock::time_point full_until_{};           // full of busy clients: the listener rests until a slot frees or then
   const Dispatcher& d_;
   ServerLimits limits_;
   std::unordered_map<int, Client> clients_;
