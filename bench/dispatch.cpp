@@ -11,6 +11,7 @@
 // same workload, per callback; the counters' own cost (the stand-alone build
 // without them); and the dispatcher with 2 policies against all 8 slots filled.
 #include <bpf/bpf.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/wait.h>
 #include <time.h>

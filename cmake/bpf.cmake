@@ -43,7 +43,7 @@ function(akts_bpf_skeleton name src)
   file(GLOB headers CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/bpf/*.h" "${PROJECT_SOURCE_DIR}/bpf/policies/*.c")
   add_custom_command(
     OUTPUT "${obj}"
-    COMMAND "${BPF_CLANG}" ${AKTS_BPF_CFLAGS} ${ARGN} -c "${src}" -o "${obj}"
+    COMMAND ${AKTS_LAUNCHER} "${BPF_CLANG}" ${AKTS_BPF_CFLAGS} ${ARGN} -c "${src}" -o "${obj}"
     DEPENDS "${src}" ${headers} "${BPF_GEN_DIR}/vmlinux.h"
     COMMENT "BPF ${name}"
     VERBATIM)
@@ -64,7 +64,7 @@ function(akts_bpf_object name src)
   file(GLOB headers CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/bpf/*.h")
   add_custom_command(
     OUTPUT "${obj}"
-    COMMAND "${BPF_CLANG}" ${AKTS_BPF_CFLAGS} -c "${src}" -o "${obj}"
+    COMMAND ${AKTS_LAUNCHER} "${BPF_CLANG}" ${AKTS_BPF_CFLAGS} -c "${src}" -o "${obj}"
     DEPENDS "${src}" ${headers} "${BPF_GEN_DIR}/vmlinux.h"
     COMMENT "BPF ${name}"
     VERBATIM)

@@ -5,7 +5,7 @@ set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
 PACKAGES=(
-	build-essential cmake ninja-build pkg-config file curl ca-certificates
+	build-essential cmake ninja-build ccache pkg-config file curl ca-certificates
 	clang-19 llvm-19 libclang-rt-19-dev libelf-dev zlib1g-dev libzstd-dev libssl-dev libcap-dev
 	nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libgtest-dev googletest
 	debootstrap busybox-static cpio zstd xz-utils e2fsprogs python3 python3-matplotlib
