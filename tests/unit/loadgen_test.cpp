@@ -13,8 +13,11 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <limits>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -24,7 +27,26 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
+// Ceilings on time are seconds, so that a loaded machine (ASan, ctest -j2, a guest on both cores) passes, and far
+// below what the defect each guards against would take: a request waiting for its timeout (kRequestTimeout), a think
+// time waited out, phases run to their end despite a cancel.
+constexpr auto kRequestTimeout = 30s;
+constexpr double kRunCeilingS = 10;  // a run of short phases, its tail included
+constexpr double kSaneMs = 10000;    // a request's TTFT, ITL, TPOT or E2EL against a server that answers in ms
+constexpr auto kPatience = 10s;      // how long a test waits for what must come
+
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Waits for `done` (polled), at most kPatience; says whether it came.
+template <class F>
+bool wait_until(F done) {
+  const auto t0 = Clock::now();
+  while (!done()) {
+    if (Clock::now() - t0 > kPatience) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
 
 // llama-server's /completion (and an OpenAI /v1/completions) as far as the load
 // generator sees it: a delay, then token events a gap apart, then the final event.
@@ -135,8 +157,8 @@ class FakeServer {
         }
         ~Leave() { reset(); }
       } leave{in_flight_};
-      if (mode_ == Mode::kTrickle) {  // comments forever: every read succeeds, no token ever comes
-        for (int i = 0; i < 600 && nap(5); ++i)
+      if (mode_ == Mode::kTrickle) {  // comments until the client leaves (or a minute): every read succeeds, no token
+        for (int i = 0; i < 12000 && nap(5); ++i)
           if (!sink.write(": ping\n\n", 8)) return false;
         return false;
       }
@@ -178,7 +200,7 @@ LoadOptions options(const std::string& url, std::vector<Phase> phases) {
   LoadOptions o;
   o.url = url;
   o.phases = std::move(phases);
-  o.request_timeout = 2000ms;
+  o.request_timeout = kRequestTimeout;  // far past any request here, however loaded the machine: one cut at it fails
   o.failure_pause = 50ms;
   return o;
 }
@@ -203,10 +225,11 @@ TEST(Loadgen, MeasuresTtftItlTpotAndE2elOfAStream) {
     EXPECT_EQ(q.http_status, 200);
     EXPECT_EQ(q.phase, 0u);
     EXPECT_EQ(q.phase_name, "steady");
-    // Upper bounds catch only a wrong unit or a read that waits for the end: on a loaded machine the client
-    // reads late by tens of ms (158 ms for an 80 ms first token, beside a guest), which no timed test judges.
+    // Upper bounds catch only a wrong unit (microseconds read 1000x; a read that waits for the end shows as a TPOT
+    // of 0): on a loaded machine the client reads late, by tens of ms beside a guest (158 ms for an 80 ms first
+    // token) and by more under ASan, which no timed test judges.
     EXPECT_GE(q.ttft_ms, 78);  // the server's 80 ms before the first token (sleep granularity aside)
-    EXPECT_LE(q.ttft_ms, 1500);
+    EXPECT_LE(q.ttft_ms, kSaneMs);
     EXPECT_EQ(q.token_events, 5u);  // the empty event is not a token
     EXPECT_EQ(q.output_tokens, 5u);
     EXPECT_EQ(q.server_output_tokens, 5u);
@@ -217,16 +240,16 @@ TEST(Loadgen, MeasuresTtftItlTpotAndE2elOfAStream) {
     double arrival = q.ttft_ms;
     for (size_t i = 0; i < q.itl_ms.size(); ++i) {
       EXPECT_GE(q.itl_ms[i], 0);  // two tokens in one read are 0 apart
-      EXPECT_LE(q.itl_ms[i], 1500);
+      EXPECT_LE(q.itl_ms[i], kSaneMs);
       arrival += q.itl_ms[i];
       EXPECT_GE(arrival, 78 + 40.0 * static_cast<double>(i + 1)) << "token " << i + 2;
     }
     ASSERT_TRUE(q.tpot_ms);
     EXPECT_NEAR(*q.tpot_ms, (q.e2el_ms - q.ttft_ms) / 4, 1e-9);
     EXPECT_GT(*q.tpot_ms, 0);  // no lower bound of its own: a late first token shortens it (e2el has one)
-    EXPECT_LE(*q.tpot_ms, 1500);
+    EXPECT_LE(*q.tpot_ms, kSaneMs);
     EXPECT_GE(q.e2el_ms, 235);  // 80 + 4 x 40
-    EXPECT_LE(q.e2el_ms, 3000);
+    EXPECT_LE(q.e2el_ms, kSaneMs);
   }
   // Sent one after another: each starts after the previous ended.
   for (size_t i = 1; i < r->requests.size(); ++i)
@@ -263,7 +286,7 @@ TEST(Loadgen, ABurstReachesItsConcurrencyAtTheServer) {
   ASSERT_TRUE(r) << r.error().to_string();
   EXPECT_EQ(srv.max_in_flight(), 6);  // never more: surplus workers stop after their request
   EXPECT_GE(took, 1.3);
-  EXPECT_LT(took, 3.0);  // the last phase's last request, then the end
+  EXPECT_LT(took, kRunCeilingS);  // the last phase's last request, then the end (not a wait for a timeout)
   ASSERT_EQ(r->phases.size(), 3u);
   EXPECT_EQ(r->phases[0].peak_in_flight, 1u);
   EXPECT_EQ(r->phases[1].peak_in_flight, 6u);
@@ -271,10 +294,20 @@ TEST(Loadgen, ABurstReachesItsConcurrencyAtTheServer) {
   for (const auto& q : r->requests) {
     SCOPED_TRACE(q.to_json().dump());
     EXPECT_TRUE(q.ok) << q.error;
-    // A request belongs to the phase it was sent in.
+    // A request belongs to the phase it was sent in: sent no sooner than its phase began ...
     EXPECT_GE(q.start_s, bounds[q.phase] - 0.001);
-    EXPECT_LT(q.start_s, bounds[q.phase + 1] + 0.15);  // sent before the next phase began (a loaded client late)
     EXPECT_LT(q.worker, o.phases[q.phase].concurrency);
+  }
+  // ... and before the next one began: of a worker's requests, only the one it had begun as the phase switched may
+  // be sent after the next phase's first (however late a loaded machine lets it send).
+  for (size_t k = 1; k < r->phases.size(); ++k) {
+    double next_first = std::numeric_limits<double>::infinity();
+    for (const auto& q : r->requests)
+      if (q.phase == k) next_first = std::min(next_first, q.start_s);
+    std::map<uint32_t, int> late;  // worker -> its requests of earlier phases sent after next_first
+    for (const auto& q : r->requests)
+      if (q.phase < k && q.start_s > next_first) ++late[q.worker];
+    for (const auto& [worker, n] : late) EXPECT_LE(n, 1) << "worker " << worker << ", phase " << k;
   }
   // Closed loop: about phase seconds x concurrency / request time each.
   EXPECT_GE(r->phases[0].completed, 2u);
@@ -283,11 +316,30 @@ TEST(Loadgen, ABurstReachesItsConcurrencyAtTheServer) {
   EXPECT_LE(r->phases[1].completed, 30u);
   EXPECT_GE(r->phases[2].completed, 2u);
   EXPECT_LE(r->phases[2].completed, 4u);
-  // Six workers started at the boundary at once.
-  int early = 0;
-  for (const auto& q : r->requests)
-    if (q.phase == 1 && q.start_s < 0.4 + 0.03) ++early;
-  EXPECT_GE(early, 5);
+  // That the burst's workers start at the boundary, without waiting for a request in flight: the next test.
+}
+
+TEST(Loadgen, ANewPhasesWorkersStartWhileTheLastPhasesRequestIsInFlight) {
+  // The steady worker's request trickles on until it is cut: a switch that waited for it would bring in no burst
+  // worker before the stopper gives up (kPatience, well before the request's timeout).
+  FakeServer srv(FakeServer::Mode::kTrickle);
+  auto o = options(srv.url(), {{"steady", 0.2, 1}, {"burst", 60, 3}});
+  o.request_timeout = 60s;
+  std::atomic<bool> cancel{false};
+  o.cancel = &cancel;
+  std::thread stopper([&] {
+    wait_until([&] { return srv.max_in_flight() >= 3; });
+    cancel = true;
+  });
+  auto r = run_load(o);
+  stopper.join();
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(srv.max_in_flight(), 3);
+  ASSERT_EQ(r->requests.size(), 3u);
+  EXPECT_EQ(r->requests[0].phase, 0u);  // the steady worker's, in flight throughout
+  EXPECT_EQ(r->requests[1].phase, 1u);
+  EXPECT_EQ(r->requests[2].phase, 1u);
+  for (const auto& q : r->requests) EXPECT_EQ(q.error, "canceled: the run was stopped");
 }
 
 TEST(Loadgen, ThinkTimeSpacesAWorkersRequestsAndEndsWithItsPhase) {
@@ -295,7 +347,7 @@ TEST(Loadgen, ThinkTimeSpacesAWorkersRequestsAndEndsWithItsPhase) {
   Phase quiet{"steady", 0.9, 1};
   quiet.think = 300ms;
   Phase idle_think{"burst", 0.5, 2};
-  idle_think.think = 10s;  // longer than the run: only the phase's end releases a worker
+  idle_think.think = 60s;  // far longer than the run: only the phase's end releases a worker
   auto o = options(srv.url(), {quiet, idle_think, {"steady", 0.3, 1}});
   auto t0 = Clock::now();
   auto r = run_load(o);
@@ -305,17 +357,17 @@ TEST(Loadgen, ThinkTimeSpacesAWorkersRequestsAndEndsWithItsPhase) {
   // 0.9 s of (30 ms + 300 ms): 3 requests, not the ~30 a closed loop without pause sends.
   EXPECT_GE(r->phases[0].completed, 2u);
   EXPECT_LE(r->phases[0].completed, 3u);
-  // A 10 s think holds each of the burst's workers to one request, and the next phase starts on time.
+  // A 60 s think holds each of the burst's workers to one request, and the next phase starts on time.
   EXPECT_EQ(r->phases[1].completed, 2u);
   EXPECT_GE(r->phases[2].completed, 5u);
-  EXPECT_LT(took, 2.5);
+  EXPECT_LT(took, kRunCeilingS);  // 1.7 s of phases: not their think
   std::vector<double> starts;
   for (const auto& q : r->requests)
     if (q.phase == 0) starts.push_back(q.start_s);
   for (size_t k = 1; k < starts.size(); ++k) EXPECT_GE(starts[k] - starts[k - 1], 0.3);
   for (const auto& q : r->requests)
     if (q.phase == 2) {
-      EXPECT_LT(q.start_s, 1.4 + 0.3);
+      EXPECT_LT(q.start_s, kRunCeilingS);  // sent once the switch released its worker, not after its think
     }
   EXPECT_GT(r->to_json()["started_unix"].get<double>(), 1.7e9);
   EXPECT_EQ(r->to_json()["phases"][0]["think_ms"], 300);
@@ -327,7 +379,7 @@ TEST(Loadgen, AServerAnswering500GivesFailedRequests) {
   auto t0 = Clock::now();
   auto r = run_load(o);
   ASSERT_TRUE(r) << r.error().to_string();
-  EXPECT_LT(seconds_since(t0), 1.0);
+  EXPECT_LT(seconds_since(t0), kRunCeilingS);  // each failure ends at once, not at its timeout
   ASSERT_FALSE(r->requests.empty());
   EXPECT_LE(r->requests.size(), 20u);  // paused after each failure: not a tight loop
   for (const auto& q : r->requests) {
@@ -361,57 +413,63 @@ TEST(Loadgen, NothingListeningFailsFastAndSaysSo) {
   double took = seconds_since(t0);
   close(fd);
   ASSERT_TRUE(r) << r.error().to_string();
-  EXPECT_LT(took, 1.0);
+  // A refused connect ends at once: not when a connect would give up (5 s), nor at the request's timeout.
+  EXPECT_LT(took, 2.5);
   ASSERT_FALSE(r->requests.empty());
   for (const auto& q : r->requests) {
     EXPECT_FALSE(q.ok);
     EXPECT_EQ(q.http_status, 0);
     EXPECT_EQ(q.error,
               "cannot connect to localhost:" + std::to_string(port) + " (connection refused or host unreachable)");
-    EXPECT_LT(q.e2el_ms, 1000);
+    EXPECT_LT(q.e2el_ms, 2500);
   }
   EXPECT_EQ(r->phases[0].completed, 0u);
 }
 
 TEST(Loadgen, AStreamThatNeverYieldsATokenIsCutAtTheTimeout) {
-  FakeServer srv(FakeServer::Mode::kTrickle);  // a comment every 5 ms: no read ever times out
+  FakeServer srv(FakeServer::Mode::kTrickle);  // a comment every 5 ms for a minute: no read ever times out
   auto o = options(srv.url(), {{"steady", 0.2, 1}});
   o.request_timeout = 300ms;
   auto t0 = Clock::now();
   auto r = run_load(o);
   double took = seconds_since(t0);
   ASSERT_TRUE(r) << r.error().to_string();
-  EXPECT_LT(took, 1.5);
+  EXPECT_LT(took, kRunCeilingS);
   ASSERT_EQ(r->requests.size(), 1u);
   const auto& q = r->requests[0];
   EXPECT_FALSE(q.ok);
   EXPECT_EQ(q.http_status, 200);
   EXPECT_EQ(q.error, "timeout: no complete answer within 300 ms");
   EXPECT_GE(q.e2el_ms, 299);
-  EXPECT_LT(q.e2el_ms, 1000);
+  EXPECT_LT(q.e2el_ms, kSaneMs);  // cut at its timeout, not when the trickle ends (a minute)
 }
 
 TEST(Loadgen, CancelStopsTheRunAndItsRequests) {
   FakeServer srv(FakeServer::Mode::kTrickle);
-  auto o = options(srv.url(), {{"steady", 5, 2}, {"burst", 5, 4}});
-  o.request_timeout = 10000ms;
+  // Documented: it returns within ~50 ms of the cancel. One that missed it would run on to its phases' end and its
+  // requests' timeout (a minute).
+  auto o = options(srv.url(), {{"steady", 60, 2}, {"burst", 60, 4}});
+  o.request_timeout = 60s;
   std::atomic<bool> cancel{false};
   o.cancel = &cancel;
+  Clock::time_point canceled_at{};
   std::thread stopper([&] {
-    std::this_thread::sleep_for(200ms);
+    wait_until([&] { return srv.requests() >= 2; });  // both workers' requests in flight
+    canceled_at = Clock::now();
     cancel = true;
   });
-  auto t0 = Clock::now();
   auto r = run_load(o);
-  double took = seconds_since(t0);
+  const auto returned = Clock::now();
   stopper.join();
   ASSERT_TRUE(r) << r.error().to_string();
-  EXPECT_LT(took, 0.6);
+  EXPECT_LT(std::chrono::duration<double>(returned - canceled_at).count(), kRunCeilingS);
   EXPECT_TRUE(r->canceled);
   ASSERT_EQ(r->requests.size(), 2u);
   for (const auto& q : r->requests) EXPECT_EQ(q.error, "canceled: the run was stopped");
   ASSERT_EQ(r->phases.size(), 2u);
-  EXPECT_NEAR(r->phases[0].seconds, 0.2, 0.1);
+  // The seconds the first phase really ran: some, not its 60 configured.
+  EXPECT_GT(r->phases[0].seconds, 0);
+  EXPECT_LE(r->phases[0].seconds, r->elapsed_s);
   EXPECT_EQ(r->phases[1].seconds, 0);
   EXPECT_TRUE(r->to_json()["canceled"].get<bool>());
 }
@@ -431,7 +489,7 @@ TEST(Loadgen, SpeaksTheOpenAiForm) {
     EXPECT_EQ(q.output_tokens, 3u);
     EXPECT_EQ(q.prompt_tokens, 12u);
     EXPECT_GE(q.ttft_ms, 58);
-    EXPECT_LE(q.ttft_ms, 1000);
+    EXPECT_LE(q.ttft_ms, kSaneMs);
     EXPECT_EQ(q.itl_ms.size(), 2u);
   }
   auto body = srv.last_body();
@@ -483,7 +541,7 @@ TEST(Loadgen, RefusesOptionsThatCannotRun) {
     EXPECT_FALSE(validate_load_options(o));
     auto t0 = Clock::now();
     EXPECT_FALSE(run_load(o));
-    EXPECT_LT(seconds_since(t0), 0.5);
+    EXPECT_LT(seconds_since(t0), 5.0);  // refused before running: the default phases last 18 s
   };
   EXPECT_TRUE(validate_load_options(LoadOptions{}));
   bad([](LoadOptions& o) { o.url = "https://127.0.0.1:8080"; });
