@@ -3,14 +3,18 @@
 // the tools (following nextCursor), calls every tool, sends the malformed calls
 // an agent makes, reads the resources, and cancels a long call. It prints a
 // transcript ("> tool args", "< result") as "# " lines and one verdict a line
-// ("ok<TAB>what" / "not<TAB>what") for the guest test (t_mcp.sh).
+// ("ok<TAB>what" / "not<TAB>what") for the guest test (t_mcp.sh); after a
+// cancellation that stopped a running scenario, a line "CANCELLED<TAB>abort
+// time in ms<TAB>the scenario's pids" for t_mcp.sh to follow.
 //
 //   node mcp_client.mjs stdio SOCKET [PAGE_SIZE]
 //   node mcp_client.mjs http URL TOKEN_FILE
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 
 const [mode, where, extra] = process.argv.slice(2);
 const verdict = (good, what) => console.log(`${good ? "ok" : "not"}\t${what}`);
@@ -41,14 +45,34 @@ async function selected(client) {
   return s.structuredContent.selected.slot;
 }
 
+// The programs of the run_workload scenarios (cyclictest, stress-ng and its workers) running now, pid -> name,
+// from /proc: this client runs on the server's machine. Zombies run nothing and are left out.
+function scenarioPrograms() {
+  const out = new Map();
+  for (const pid of readdirSync("/proc")) {
+    if (!/^[0-9]+$/.test(pid)) continue;
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      continue;  // gone meanwhile
+    }
+    const close = stat.lastIndexOf(")");
+    const comm = stat.slice(stat.indexOf("(") + 1, close);
+    if (/^(cyclictest|stress-ng)/.test(comm) && stat[close + 2] !== "Z") out.set(Number(pid), comm);
+  }
+  return out;
+}
+const programList = (programs) => [...programs].map(([pid, comm]) => `${comm} ${pid}`).join(", ") || "none";
+const seconds = (ms) => (ms / 1000).toFixed(1);
+
 async function main() {
   const t = transport();
   const client = new Client({ name: "akts-guest-test", version: "1.0.0" });
   await client.connect(t);
   const info = client.getServerVersion();
   verdict(info?.name === "akts", `${mode}: initialized with ${info?.name} ${info?.version}, protocol ${t.protocolVersion ?? "(stdio: negotiated in initialize)"}`);
-  await client.ping();
-  verdict(true, `${mode}: ping answered`);
+  await client.ping();  // a failure throws: main() reports it (a ping during a long call is checked below)
 
   // Every page, following nextCursor.
   const tools = [];
@@ -185,20 +209,74 @@ async function main() {
   }
   verdict(missing === -32002, `${mode}: an unknown resource is an error (${missing})`);
 
-  // Cancel a long call: the SDK sends notifications/cancelled; the scenario's processes are stopped.
+  // Cancel a long call, told apart from a call that ends some other way (refused, failed, finished):
+  //  - the call began: the scenario's programs run while the call is still pending (and a ping is answered
+  //    meanwhile: calls run beside the session's other requests);
+  //  - the agent aborts; the SDK sends notifications/cancelled and rejects the call with the abort's reason
+  //    (an McpError RequestTimeout carrying our text), at once; an answer of the server's is none of these;
+  //  - the server stops the programs within seconds, the session still open (closing it stops running calls
+  //    too, so t_mcp.sh's look after the session cannot tell), where uncancelled they run `natural` seconds.
+  const natural = 40;
+  const reason = `the agent changed its mind (${mode} client ${process.pid})`;
+  const already = scenarioPrograms();  // none expected; not counted as this call's
+  const own = () => new Map([...scenarioPrograms()].filter(([pid]) => !already.has(pid)));
+  const both = (programs) =>
+    [...programs.values()].includes("cyclictest") && [...programs.values()].some((c) => c.startsWith("stress-ng"));
   const ac = new AbortController();
   const t0 = Date.now();
-  setTimeout(() => ac.abort("the agent changed its mind"), 2000);
-  let cancelled = false;
-  try {
-    await call(client, "run_workload", { scenario: "wakeup_latency", seconds: 40 }, { signal: ac.signal });
-  } catch (e) {
-    cancelled = true;
+  let settled = null;  // {result} or {error}, and when
+  const pending = call(client, "run_workload", { scenario: "wakeup_latency", seconds: natural }, { signal: ac.signal })
+    .then((result) => ({ result }), (error) => ({ error }))
+    .then((s) => (settled = { ...s, at: Date.now() }));
+  let programs = own();
+  while (!settled && !both(programs) && Date.now() - t0 < 25000) {
+    await sleep(50);
+    programs = own();
   }
-  verdict(cancelled, `${mode}: run_workload wakeup_latency cancelled after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  // A ping after the cancellation: the session is still good.
-  await client.ping();
-  console.log(`CANCELLED_AT\t${Date.now()}`);
+  if (both(programs) && !settled) {
+    const p0 = Date.now();
+    let answered = "";
+    try {
+      await client.ping({ timeout: 10000 });
+      answered = `in ${Date.now() - p0} ms`;
+    } catch (e) {
+      say(`ping during run_workload: ${e?.message ?? e}`);
+    }
+    verdict(answered !== "", `${mode}: a ping is answered ${answered || "(it was not)"} while run_workload runs`);
+  }
+  for (const [pid, comm] of own()) programs.set(pid, comm);  // stress-ng's workers, started since
+  const endedBefore = settled;
+  const abortAt = Date.now();
+  ac.abort(reason);
+  const s = await pending;
+  const what = s.error ? String(s.error?.message ?? s.error)
+    : `a result: ${s.result?.isError ? s.result.content?.[0]?.text : short(s.result?.structuredContent)}`;
+  verdict(both(programs) && !endedBefore,
+    `${mode}: run_workload wakeup_latency (${natural} s) began: its programs ran (${programList(programs)}) while the call ` +
+    `was pending, and it was cancelled ${seconds(abortAt - t0)} s in` +
+    (endedBefore ? `; but the call had ended ${seconds(endedBefore.at - t0)} s in, before the cancel, with ${what}` : ""));
+  const byAbort = !endedBefore && s.error instanceof McpError && s.error.code === ErrorCode.RequestTimeout &&
+    String(s.error.message).includes(reason);
+  verdict(byAbort && s.at - abortAt < 1000,
+    endedBefore ? `${mode}: the call ended by the cancellation (it ended before it: ${what})`
+      : `${mode}: the call ended by the cancellation, ${s.at - abortAt} ms after the abort: ${what}`);
+  // The programs seen stop, with the session open.
+  let goneAt = null;
+  while (programs.size && Date.now() - abortAt < 5000) {
+    const now = scenarioPrograms();
+    if (![...programs].some(([pid, comm]) => now.get(pid) === comm)) {
+      goneAt = Date.now();
+      break;
+    }
+    await sleep(50);
+  }
+  const left = [...scenarioPrograms()].filter(([pid, comm]) => programs.get(pid) === comm);
+  verdict(goneAt !== null,
+    goneAt !== null
+      ? `${mode}: the cancelled scenario's programs stopped ${seconds(goneAt - abortAt)} s after the abort, the session still open (uncancelled: ${natural} s)`
+      : `${mode}: the cancelled scenario's programs stop within 5 s of the abort, the session still open (seen: ${programList(programs)}; still running: ${programList(left)})`);
+  await client.ping();  // the session is still good after the cancellation (a failure throws: main() reports it)
+  if (programs.size) console.log(`CANCELLED\t${abortAt}\t${[...programs.keys()].join(" ")}`);
   if (mode === "http") await t.terminateSession();
   await client.close();
 }

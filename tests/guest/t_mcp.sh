@@ -14,18 +14,46 @@ mcp_client() { # args... -> the SDK client, run from a folder that sees the imag
 	node $dir/mcp_client.mjs "$@"
 }
 
-mcp_scenario_left() { # -> the scenario programs still running, if any
+mcp_scenario_left() { # [PID...] -> the scenario programs still running (those pids, and any cyclictest or stress-ng), if any
+	local p stat
+	for p in "$@"; do
+		stat=$(cat /proc/"$p"/stat 2>/dev/null) || continue
+		# Still a scenario program (not a pid used again), and not a zombie (which runs nothing).
+		[[ $stat =~ ^[0-9]+\ \(((cyclictest|stress-ng)[^\)]*)\)\ ([A-Z]) && ${BASH_REMATCH[3]} != Z ]] &&
+			echo "$p ${BASH_REMATCH[1]}"
+	done
 	pgrep -a -x cyclictest
 	pgrep -a -x stress-ng
 }
 
-mcp_wait_gone() { # waits up to 3 s for the scenario programs to be gone; 0 when they are
+mcp_wait_gone() { # [PID...]: waits up to 3 s for the scenario programs to be gone; 0 when they are
 	local i
 	for i in $(seq 1 60); do
-		[[ -z "$(mcp_scenario_left)" ]] && return 0
+		[[ -z "$(mcp_scenario_left "$@")" ]] && return 0
 		sleep 0.05
 	done
 	return 1
+}
+
+# After a client's session: the programs of the scenario it cancelled (their pids on its CANCELLED line) are
+# gone, and none other is left. With no CANCELLED line the client never saw the scenario run (refused, or it
+# never started): then nothing here shows a cancellation stopped anything, and that is a failure. (Whether they
+# stopped on the cancel itself, the session still open, is the client's verdict: closing the session stops
+# running calls too.)
+mcp_cancel_followed() { # MODE TRANSCRIPT
+	local line pids
+	line=$(grep -a $'^CANCELLED\t' "$2" | tail -n 1)
+	read -ra pids <<<"$(cut -f 3 <<<"$line")"
+	if ((${#pids[@]} == 0)); then
+		not_ok "$1: no cancelled scenario to follow: the client saw none of its programs run before the cancel"
+	elif mcp_wait_gone "${pids[@]}"; then
+		ok "$1: the cancelled scenario's programs (${pids[*]}) are gone, none left after the session"
+	else
+		not_ok "$1: the cancelled scenario's programs still run: $(mcp_scenario_left "${pids[@]}" | tr '\n' ' ')"
+		kill -KILL "${pids[@]}" 2>/dev/null
+		pkill -KILL -x cyclictest
+		pkill -KILL -x stress-ng
+	fi
 }
 
 t_mcp() {
@@ -44,14 +72,8 @@ JSON
 	diag "node $(node --version), @modelcontextprotocol/sdk $(python3 -c 'import json; print(json.load(open("/opt/akts/mcp/node_modules/@modelcontextprotocol/sdk/package.json"))["version"])')"
 
 	# stdio: every tool, malformed calls, resources, a cancellation.
-	verdicts < <(mcp_client stdio $MCP_SOCK 2>"$OUT/mcp_stdio.err" | tee "$OUT/mcp_stdio.txt" | grep -v '^CANCELLED_AT')
-	if mcp_wait_gone; then
-		ok "stdio: the cancelled scenario's programs are gone"
-	else
-		not_ok "stdio: the cancelled scenario's programs still run: $(mcp_scenario_left | tr '\n' ' ')"
-		pkill -KILL -x cyclictest
-		pkill -KILL -x stress-ng
-	fi
+	verdicts < <(mcp_client stdio $MCP_SOCK 2>"$OUT/mcp_stdio.err" | tee "$OUT/mcp_stdio.txt" | grep -v '^CANCELLED')
+	mcp_cancel_followed stdio "$OUT/mcp_stdio.txt"
 	# Paging: a server with pages of 4 tools; the client follows nextCursor.
 	verdicts < <(mcp_client stdio $MCP_SOCK 4 2>>"$OUT/mcp_stdio.err")
 	# What MCP changed went through the daemon's audit, with the caller's credentials.
@@ -103,14 +125,8 @@ PY
 	else
 		not_ok "HTTP: binding beyond loopback is refused (got: ${bind_out:0:160})"
 	fi
-	verdicts < <(mcp_client http http://127.0.0.1:$MCP_PORT/mcp $MCP_TOKEN 2>"$OUT/mcp_http_client.err" | tee "$OUT/mcp_http.txt" | grep -v '^CANCELLED_AT')
-	if mcp_wait_gone; then
-		ok "HTTP: the cancelled scenario's programs are gone"
-	else
-		not_ok "HTTP: the cancelled scenario's programs still run: $(mcp_scenario_left | tr '\n' ' ')"
-		pkill -KILL -x cyclictest
-		pkill -KILL -x stress-ng
-	fi
+	verdicts < <(mcp_client http http://127.0.0.1:$MCP_PORT/mcp $MCP_TOKEN 2>"$OUT/mcp_http_client.err" | tee "$OUT/mcp_http.txt" | grep -v '^CANCELLED')
+	mcp_cancel_followed HTTP "$OUT/mcp_http.txt"
 
 	# The official conformance runner, through a client that holds the credential (it cannot send one).
 	python3 "$HERE/mcp_auth_proxy.py" 8766 $MCP_PORT $MCP_TOKEN &
