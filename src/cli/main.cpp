@@ -542,7 +542,7 @@ int main(int argc, char** argv) {
   auto* bench = app.add_subcommand("bench", "Benchmarks that report figures (see docs/benchmarks.md).");
   bench->require_subcommand(1);
   akts::bench::ActuationOptions ao;
-  ao.bpf_compile = AKTS_BPF_COMPILE_CMD;
+  ao.bpf_compile = akts::bench::bpf_compile_command();
   auto* act = bench->add_subcommand(
       "actuation",
       "The cost of applying a switch: the mmap store, bpf_map_update_elem, sysctl and debugfs writes, a full\n"

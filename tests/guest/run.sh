@@ -70,8 +70,8 @@ TESTS=(
 	policies            # fifo, rr, ljf, wfair, wrr, share, srpt: each one's behaviour measured; switches through private queues
 	reasoning           # the detector switches into latency during a real burst and back after it
 	llm                 # the llm controller against llama-server with a random model: inert on noise
-	serving             # a smoke run of the serving experiment: every arm's plumbing, not its figures
-	matrix              # a smoke run of the policy x workload matrix; an ejected peer's workload kept out of it
+	serving             # a smoke run of the serving experiment: each kind of arm's plumbing, not its figures
+	matrix              # a smoke run of the policy x workload matrix (four rows); an ejected peer's workload kept out of it
 	bench               # every benchmark arm runs and reports sane numbers
 )
 
@@ -90,6 +90,12 @@ if (($#)) && [[ $1 == -* ]]; then
 	TESTS=("${kept[@]}")
 	diag "left out: ${!leave_out[*]}"
 elif (($#)); then
+	for a in "$@"; do
+		[[ " ${TESTS[*]} " == *" $a "* ]] || {
+			echo "run.sh: '$a' is not a test (${TESTS[*]})" >&2
+			exit 2
+		}
+	done
 	TESTS=("$@")
 fi
 

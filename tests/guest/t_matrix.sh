@@ -1,5 +1,5 @@
 # A smoke run of the policy x workload matrix (bench/matrix.sh, `./akts bench matrix`): every workload's
-# plumbing in a peer's row and two akts rows (srpt, which hints, and share, which has targets), short; then
+# plumbing in a default row, a peer's and two akts rows (srpt, which hints, and share, which has targets), short; then
 # the report's table from it. And the check that keeps an ejection out of the figures: a peer killed during
 # a workload leaves that workload without figures, listed as invalid, and the peer is started again for the
 # next one. The figures themselves are the benchmark's to report.
@@ -7,8 +7,8 @@ t_matrix() {
 	local m=$OUT/matrix
 	rm -rf "$m"
 	if LOADS=0.3,0.6 BIMODAL_SECONDS=1.5 HB_SECONDS=1 CYC_SECONDS=1 SB_SECONDS=1 COLOC_SECONDS=1 SHARE_TARGETS="25 75" \
-		bash /akts/bin/matrix.sh "$m" scx_simple srpt share 2>"$OUT/matrix.log"; then
-		ok "matrix.sh ran three rows to the end"
+		bash /akts/bin/matrix.sh "$m" default scx_simple srpt share 2>"$OUT/matrix.log"; then
+		ok "matrix.sh ran four rows to the end"
 	else
 		not_ok "matrix.sh: $(tail -n 5 "$OUT/matrix.log")"
 		return
@@ -41,7 +41,7 @@ def check(row):
         figs = [hb["metrics"]["seconds"], cyc["metrics"]["lc_wakeup_us"]["max"], round(sb["metrics"]["events_per_s"]),
                 [round(l["slowdown"]["p999"], 1) for l in loads], [round(t["lc_share"], 2) for t in targets]]
     print("ok" if good else "not", f"{row}: every workload reported sane figures (hackbench s, cyclictest max us, sysbench ev/s, bimodal p99.9 slowdowns, LC shares: {figs})", sep="\t")
-for row in ("scx_simple", "srpt", "share"):
+for row in ("default", "scx_simple", "srpt", "share"):
     try:
         check(row)
     except Exception as e:  # a figure missing or of the wrong kind: a failure, never a silent pass
@@ -57,7 +57,7 @@ PY
 import json, sys
 r = json.load(open(sys.argv[1]))
 rows = r["runs"][0]["rows"]
-assert [x["row"] for x in rows] == ["scx_simple", "srpt", "share"]
+assert [x["row"] for x in rows] == ["default", "scx_simple", "srpt", "share"]
 assert all(x["hackbench_s"] and x["bimodal_high_p999"] for x in rows)
 assert all((x["colocation_error"] is not None) == (x["row"] == "share") for x in rows)
 assert all((x["colocation_lc_share"] is not None) == (x["row"] != "share") for x in rows)' "$(dirname "$m")/matrix.json" 2>>"$OUT/matrix_plot.log"; then

@@ -1,21 +1,23 @@
 # A smoke run of the serving experiment (serving/experiment.sh): short phases,
-# one run of the arms whose code differs (a peer scheduler, the oracle's
-# schedule, an online controller), and its report (serving/report.py, without
+# one run of each arm whose code differs (alone: no antagonists; default: no
+# scheduler; a peer; the oracle's schedule; the detector; the llm controller
+# with its own llama-server), and its report (serving/report.py, without
 # plots: the guest has no matplotlib). It checks the plumbing (llama-server
 # serves, the load generator measures, each kind of arm attaches and detaches,
 # batch work is counted, the oracle switches, the report reads a run with arms
-# missing), not the figures. Every arm, five runs each: `./akts bench serving`.
+# missing), not the figures. The static akts arms and the bandit share this
+# code; every arm, five runs each: `./akts bench serving`.
 t_serving() {
 	local out=/tmp/akts-serving
 	rm -rf "$out"
 	PHASES=steady:2s:1:300ms,burst:2s:3,steady:2s:1:300ms bash /akts/bin/serving/experiment.sh "$out" 1 \
-		scx_simple oracle detector >"$OUT/serving_smoke.log" 2>&1
+		alone default scx_simple oracle detector llm >"$OUT/serving_smoke.log" 2>&1
 	local rc=$?
 	python3 /akts/bin/serving/report.py "$out" --no-plots >"$OUT/serving_report.txt" 2>&1
 	local rrc=$?
 	cp "$out"/summary.json "$OUT/serving_summary.json" 2>/dev/null
 	if ((rc == 0 && rrc == 0)); then
-		ok "the serving experiment and its report ran (a peer, the oracle, the detector: one short run)"
+		ok "the serving experiment and its report ran (each kind of arm, one short run)"
 	else
 		not_ok "the serving experiment and its report ran (experiment exit $rc, report exit $rrc; $(tail -n 2 "$OUT/serving_smoke.log" | tr '\n' ' '))"
 	fi
@@ -31,9 +33,9 @@ arms = s.get("arms", {})
 def val(arm, key):
     v = arms.get(arm, {}).get(key, {}).get("values") or [None]
     return v[0]
-for arm in ("scx_simple", "oracle", "detector"):
+for arm in ("alone", "default", "scx_simple", "oracle", "detector", "llm"):
     served, p50, batch = val(arm, "burst_served"), val(arm, "burst_ttft_p50"), val(arm, "batch_cpu_s")
-    good = bool(served) and p50 is not None and p50 > 0 and (batch or 0) > 0
+    good = bool(served) and p50 is not None and p50 > 0 and (arm == "alone" or (batch or 0) > 0)
     print(("ok" if good else "not") + "\tserving arm %s: %s burst requests, burst TTFT p50 %.0f ms, batch %.1f CPU s"
           % (arm, served, p50 or 0, batch or 0))
 inc = s.get("incomplete") or []
