@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "common/text.h"
+#include "wait_until.h"
 
 namespace akts {
 namespace {
@@ -298,14 +299,7 @@ LlmOptions options(const std::string& endpoint, std::chrono::milliseconds timeou
 
 // Waits for `done` (polled), at most kPatience; says whether it came.
 template <class F>
-bool wait_until(F done) {
-  const auto t0 = Clock::now();
-  while (!done()) {
-    if (Clock::now() - t0 > kPatience) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
+bool wait_until(F done) { return akts::test::wait_until(done, kPatience); }
 
 // Runs f on a thread of its own and says whether it returned within `bound`; then releases the model, so that a
 // call waiting for it returns, and waits for f.

@@ -4,6 +4,7 @@
 // concurrency as the server sees it, failures that end in bounded time, and
 // the per-phase figures computed as vLLM computes them.
 #include "serving/loadgen.h"
+#include "wait_until.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -45,14 +46,7 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 
 // Waits for `done` (polled), at most kPatience; says whether it came.
 template <class F>
-bool wait_until(F done) {
-  const auto t0 = Clock::now();
-  while (!done()) {
-    if (Clock::now() - t0 > kPatience) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
+bool wait_until(F done) { return akts::test::wait_until(done, kPatience); }
 
 // llama-server's /completion (and an OpenAI /v1/completions) as far as the load
 // generator sees it: a delay, then token events a gap apart, then the final event.

@@ -2,6 +2,7 @@
 // scrapes, refuses a body past its cap, and stops promptly while a request
 // hangs (the reasoning thread and the daemon's shutdown never wait on it).
 #include "telemetry/scraper.h"
+#include "wait_until.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -65,14 +66,7 @@ std::optional<PromScrape> wait_take(MetricsScraper& s, std::chrono::milliseconds
 
 // Waits for `done` (polled), at most kPatience; says whether it came.
 template <class F>
-bool wait_until(F done) {
-  auto end = std::chrono::steady_clock::now() + kPatience;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
+bool wait_until(F done) { return akts::test::wait_until(done, kPatience); }
 
 TEST(MetricsScraper, DeliversScrapes) {
   Server srv;
