@@ -32,15 +32,16 @@ fi
 echo "$HTTPLIB_SHA256  $OUT/src/$HTTPLIB_TARBALL" | sha256sum -c --quiet - ||
 	akts_die "$HTTPLIB_TARBALL: checksum mismatch (expected $HTTPLIB_SHA256)"
 work=$(mktemp -d "$OUT/src/tmp.XXXXXX")
-tar -xJf "$OUT/src/$HTTPLIB_TARBALL" -C "$work" --wildcards '*/httplib.h' '*/split.py' '*/LICENSE'
-if [[ ! -f "$stamp" ]]; then
-	cp "$work"/*/httplib.h "$OUT/include/httplib.h"
-	touch "$stamp"
-fi
-(cd "$work"/*/ && /usr/bin/python3 ./split.py -o "$work/out" >/dev/null) || akts_die "cpp-httplib's split.py failed"
-rm -rf "$SPLIT" && mkdir -p "$SPLIT/include" "$SPLIT/src"
-cp "$work/out/httplib.h" "$SPLIT/include/httplib.h"
-cp "$work/out/httplib.cc" "$SPLIT/src/httplib.cc"
-cp "$work"/*/LICENSE "$SPLIT/LICENSE"
-rm -rf "$work"
-touch "$split_stamp"
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/cpp-httplib"
+tar -xJf "$OUT/src/$HTTPLIB_TARBALL" -C "$work/cpp-httplib" --strip-components=1 --wildcards '*/httplib.h' '*/split.py' '*/LICENSE'
+# The single header, always (a cache once given the split header there gets the single one back).
+cp "$work/cpp-httplib/httplib.h" "$OUT/include/httplib.h"
+touch "$stamp"
+(cd "$work/cpp-httplib" && /usr/bin/python3 ./split.py -o "$work/out" >/dev/null) || akts_die "cpp-httplib's split.py failed"
+rm -rf "$SPLIT.tmp" && mkdir -p "$SPLIT.tmp/include" "$SPLIT.tmp/src"
+cp "$work/out/httplib.h" "$SPLIT.tmp/include/httplib.h"
+cp "$work/out/httplib.cc" "$SPLIT.tmp/src/httplib.cc"
+cp "$work/cpp-httplib/LICENSE" "$SPLIT.tmp/LICENSE"
+touch "$SPLIT.tmp/stamp-$HTTPLIB_SHA256"
+rm -rf "$SPLIT" && mv "$SPLIT.tmp" "$SPLIT"
