@@ -12,12 +12,21 @@
 #   oracle      akts switching at the known phase boundaries (a schedule file)
 #   detector, bandit, llm    akts's online controllers: they see telemetry, never the schedule
 #
-# Set up: llama-server serves the image's random-weight llama on the measured
-# CPU (MEASURED, default 0) beside two stress-ng CPU hogs pinned there (the
-# batch work); the load generator, the daemon, the samplers and the llm
-# controller's own model server run on the apparatus CPU (APPARATUS, default
-# 1). The akts arms manage every task (--switch-all) because scx_simple can do
-# nothing else: like for like. llama-server is LC and stress-ng BE, by name.
+# Two nodes (NODE):
+#   gpu (the default)  a GPU server's shape: llama-server keeps the serving path (HTTP, tokenizing, batching,
+#           sampling, streaming) on the measured CPU (MEASURED, default 0), and every layer's compute goes over
+#           llama.cpp's RPC backend to ggml-rpc-server on the apparatus CPU (APPARATUS, default 1): the stand-in
+#           for the accelerator. The akts arms run in partial mode, as the paper's did: only llama-server (LC)
+#           and the antagonists (BE) are in SCHED_EXT; the stand-in and the apparatus stay in the fair class in
+#           every arm, so the policy under test never schedules the "GPU". scx_simple has no partial mode: it
+#           schedules the stand-in too (the report says so).
+#   cpu     llama-server computes the model itself on the measured CPU (the earlier experiment): a burst
+#           under latency takes the whole CPU from the batch work, so switching keeps at most about 72% of
+#           throughput's batch work (docs/serving.md). The akts arms manage every task (switch_all), as
+#           scx_simple does.
+# Either way stress-ng CPU hogs are pinned to the measured CPU (the batch work: one on the gpu node, two on the cpu node), and the load generator,
+# the daemon, the samplers and the llm controller's own model server run on the apparatus CPU. llama-server
+# is LC and stress-ng BE, by name.
 # The circuit breaker is disarmed in every akts arm: static throughput must be
 # allowed to make the server wait (that is the arm), and a breaker that took
 # over would blur which arm decided; its trips are checked by the selftest and
@@ -37,11 +46,12 @@
 # daemon's decisions and the windows its controller saw) and the logs.
 # OUT/meta.json says how it was run. Progress goes to stderr, one line per run.
 #
-# Environment: PHASES (the load generator's --phases), N_PREDICT, MEASURED,
-# APPARATUS, HOGS (antagonists, default 2), OBJECTIVE_MAX (the online arms'
-# TTFT objective, default 800ms: above steady TTFT under throughput, below
-# burst TTFT), DETECTOR (its settings, JSON), LIVE (arms whose requests and
-# switches are printed to stderr as they happen: the demo).
+# Environment: NODE (gpu or cpu), PHASES (the load generator's --phases), N_PREDICT (tokens a request),
+# MODEL_SHAPE (gpu: the random llama's make_model.py arguments; the model is written at the start), MEASURED,
+# APPARATUS, HOGS (antagonists), OBJECTIVE_MAX (the online arms' TTFT objective: above steady TTFT p99 under
+# throughput, below burst TTFT p99), DETECTOR (its settings, JSON), LIVE (arms whose requests and switches are
+# printed to stderr as they happen: the demo). Each node's defaults were chosen on its fixed arms
+# (docs/serving.md, "Calibration") and are frozen.
 set -uo pipefail
 if (($# < 3)); then
 	sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
@@ -51,17 +61,34 @@ OUT=$1
 RUNS=$2
 shift 2
 ARMS=("$@")
-PHASES=${PHASES:-steady:8s:1:500ms,burst:8s:4,steady:8s:1:500ms}
-N_PREDICT=${N_PREDICT:-16}
+NODE=${NODE:-gpu}
+case $NODE in
+gpu)
+	PHASES=${PHASES:-steady:10s:1:1s,burst:6s:6,steady:10s:1:1s}
+	MODEL_SHAPE=${MODEL_SHAPE:---embd 128 --layers 2 --heads 2 --ff 256}
+	N_PREDICT=${N_PREDICT:-8}
+	HOGS=${HOGS:-1}
+	OBJECTIVE_MAX=${OBJECTIVE_MAX:-6s}
+	;;
+cpu)
+	PHASES=${PHASES:-steady:8s:1:500ms,burst:8s:4,steady:8s:1:500ms}
+	N_PREDICT=${N_PREDICT:-16}
+	HOGS=${HOGS:-2}
+	OBJECTIVE_MAX=${OBJECTIVE_MAX:-800ms}
+	;;
+*)
+	echo "[serving] error: NODE must be gpu or cpu, not '$NODE'" >&2
+	exit 2
+	;;
+esac
 MEASURED=${MEASURED:-0}
 APPARATUS=${APPARATUS:-1}
-HOGS=${HOGS:-2}
-OBJECTIVE_MAX=${OBJECTIVE_MAX:-800ms}
 # The detector's settings for this load (docs/serving.md says why): llama-server's in-flight requests
-# (busy at 2.5: 4 in a burst, 0 or 1 between) and the TTFT objective; not LC demand, which the many
+# (busy at 2.5: 4 or 6 in a burst, 0 or 1 between) and the TTFT objective; not LC demand, which the many
 # waiting HTTP threads inflate under throughput even between bursts. Smoothed over about half a second.
 DETECTOR=${DETECTOR:-'{"app_busy_requests": 2.5, "lc_busy_share": 0, "alpha_up": 0.5, "alpha_down": 0.25, "confirm": 2}'}
 MODEL=/opt/akts/models/random-llama.gguf
+RPC_PORT=50052
 SOCK=/run/akts/serving.sock
 AGENT_PORT=8081
 mkdir -p "$OUT"
@@ -82,6 +109,19 @@ for a in "${ARMS[@]}"; do
 done
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a whole number, 1 or more (not '$RUNS')"
 [[ -f $MODEL ]] || die "$MODEL is missing: ./akts setup rebuilds the image"
+RPC_SERVER=""
+if [[ $NODE == gpu ]]; then
+	# Debian installs llama.cpp's extra tools outside PATH.
+	for c in "$(command -v ggml-rpc-server)" /usr/libexec/*/llama/bin/ggml-rpc-server; do
+		[[ -n $c && -x $c ]] && RPC_SERVER=$c && break
+	done
+	[[ -n $RPC_SERVER ]] || die "ggml-rpc-server is not in the guest (package llama.cpp-tools-extra): ./akts setup rebuilds the image"
+	# The GPU node's model, written for this experiment (make_model.py is seeded: the same file every time).
+	MODEL=/tmp/akts-gpu-model.gguf
+	# shellcheck disable=SC2086 # MODEL_SHAPE is a list of arguments
+	python3 /opt/akts/make_model.py "$MODEL" $MODEL_SHAPE >"$OUT/model.log" 2>&1 ||
+		die "make_model.py $MODEL_SHAPE failed: $(tail -n 3 "$OUT/model.log" | tr '\n' ' ')"
+fi
 has_arm() {
 	local a
 	for a in "${ARMS[@]}"; do [[ $a == "$1" ]] && return 0; done
@@ -106,18 +146,37 @@ steps[0]["at"] = "0s"
 print(json.dumps({"steps": steps}))
 PY
 
-python3 - "$OUT/meta.json" "$PHASES" "$RUNS" "$MEASURED" "$APPARATUS" "$HOGS" "$N_PREDICT" "${ARMS[@]}" <<'PY'
-import json, os, sys
-path, phases, runs, measured, apparatus, hogs, n_predict, *arms = sys.argv[1:]
-json.dump({"phases": phases, "runs": int(runs), "arms": arms, "kernel": os.uname().release,
-           "measured_cpus": measured, "apparatus_cpus": apparatus, "antagonists": int(hogs),
-           "n_predict": int(n_predict), "cpus": os.cpu_count()}, open(path, "w"), indent=1)
-PY
+RPC=""
+offload=()
+offloaded=""
+if [[ $NODE == gpu ]]; then
+	# The stand-in for the accelerator, on the apparatus CPU in the fair class (the daemon's classes name
+	# llama-server and stress-ng only, and partial mode leaves every other task where it is).
+	taskset -c "$APPARATUS" "$RPC_SERVER" -H 127.0.0.1 -p "$RPC_PORT" -t 1 >"$OUT/rpc-server.log" 2>&1 &
+	RPC=$!
+	for _ in $(seq 1 100); do (: <"/dev/tcp/127.0.0.1/$RPC_PORT") 2>/dev/null && break; sleep 0.2; done
+	(: <"/dev/tcp/127.0.0.1/$RPC_PORT") 2>/dev/null || die "ggml-rpc-server did not listen on port $RPC_PORT: $(tail -n 3 "$OUT/rpc-server.log" | tr '\n' ' ')"
+	offload=(--rpc "127.0.0.1:$RPC_PORT" -ngl 999)
+	# Every layer on the stand-in, or the node is not the one it claims to be. llama-server says where its
+	# layers went only at verbosity 4, which also logs every request: the same command line once more at that
+	# verbosity, on another port, until it has loaded the model (the measured server logs at its default).
+	taskset -c "$MEASURED" llama-server -m "$MODEL" --host 127.0.0.1 --port 8079 -c 8192 -np 8 -t 1 "${offload[@]}" \
+		-lv 4 >"$OUT/llama-server-offload.log" 2>&1 &
+	probe=$!
+	for _ in $(seq 1 240); do curl -sf http://127.0.0.1:8079/health >/dev/null && break; sleep 0.5; done
+	kill "$probe" 2>/dev/null
+	wait "$probe" 2>/dev/null
+	offloaded=$(grep -oE 'offloaded [0-9]+/[0-9]+ layers' "$OUT/llama-server-offload.log" | tail -n 1)
+	[[ $offloaded =~ offloaded\ ([0-9]+)/([0-9]+)\ layers && ${BASH_REMATCH[1]} == "${BASH_REMATCH[2]}" ]] ||
+		die "llama-server did not offload every layer to the rpc server ('${offloaded:-no offload line}' in $OUT/llama-server-offload.log)"
+	grep -q "RPC0\[127.0.0.1:$RPC_PORT\] model buffer" "$OUT/llama-server-offload.log" ||
+		die "llama-server put no model buffer on the rpc server ($OUT/llama-server-offload.log)"
+fi
 
 # The server under test, on the measured CPU; -np and --threads-http above the
 # burst's concurrency so requests queue in the server, where the scheduler acts.
 taskset -c "$MEASURED" llama-server -m "$MODEL" --host 127.0.0.1 --port 8080 -c 8192 -np 8 --threads-http 16 -t 1 \
-	--metrics >"$OUT/llama-server.log" 2>&1 &
+	"${offload[@]}" --metrics >"$OUT/llama-server.log" 2>&1 &
 SERVER=$!
 AGENT=""
 if has_arm llm; then
@@ -130,7 +189,7 @@ if has_arm llm; then
 	AGENT=$!
 fi
 cleanup() {
-	kill "$SERVER" ${AGENT:+"$AGENT"} 2>/dev/null
+	kill "$SERVER" ${AGENT:+"$AGENT"} ${RPC:+"$RPC"} 2>/dev/null
 	wait 2>/dev/null
 }
 trap cleanup EXIT
@@ -138,6 +197,22 @@ for port in 8080 ${AGENT:+$AGENT_PORT}; do
 	for _ in $(seq 1 240); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.5; done
 	curl -sf "http://127.0.0.1:$port/health" >/dev/null || die "llama-server on port $port did not start"
 done
+
+# How it was run, with the versions of what ran (the image follows sid: a new llama.cpp can move every figure).
+versions=$(dpkg-query -W -f='${Package}=${Version}\n' llama.cpp-tools llama.cpp-tools-extra libllama0 libggml0 \
+	libggml0-backend-cpu libggml0-backend-rpc stress-ng 2>/dev/null)
+python3 - "$OUT/meta.json" "$PHASES" "$RUNS" "$MEASURED" "$APPARATUS" "$HOGS" "$N_PREDICT" "$NODE" \
+	"${MODEL_SHAPE:-}" "$OBJECTIVE_MAX" "$DETECTOR" "$offloaded" "$versions" "${ARMS[@]}" <<'PY'
+import json, os, sys
+(path, phases, runs, measured, apparatus, hogs, n_predict, node, shape, objective, detector, offloaded,
+ versions, *arms) = sys.argv[1:]
+json.dump({"phases": phases, "runs": int(runs), "arms": arms, "kernel": os.uname().release,
+           "node": node, "model_shape": shape or None, "offloaded": offloaded or None,
+           "objective_max": objective, "detector": json.loads(detector),
+           "versions": dict(l.split("=", 1) for l in versions.splitlines() if "=" in l),
+           "measured_cpus": measured, "apparatus_cpus": apparatus, "antagonists": int(hogs),
+           "n_predict": int(n_predict), "cpus": os.cpu_count()}, open(path, "w"), indent=1)
+PY
 
 # CPU seconds (user + system) of the given pids, with builtins only (no fork
 # per sample): fields 14 and 15 of /proc/PID/stat, after the ')' of the name.
@@ -199,7 +274,7 @@ daemon_config() {
 	[[ $arm == oracle || $arm == detector || $arm == bandit || $arm == llm ]] && ctl=$arm
 	[[ $arm == oracle ]] && ctl=none # chosen at the load's start, so its clock starts with the load
 	cat <<JSON
-{"socket": "$SOCK", "switch_all": true, "policies": ["latency", "throughput"], "initial": "$initial",
+{"socket": "$SOCK", "switch_all": $([[ $NODE == cpu ]] && echo true || echo false), "policies": ["latency", "throughput"], "initial": "$initial",
  "objective": {"signal": "request_latency_p99", "max": "$OBJECTIVE_MAX"},
  "telemetry": {"metrics_url": "http://127.0.0.1:8080/metrics", "metrics_timeout": "1s"},
  "controller": {"name": "$ctl", "min_dwell": "500ms",
@@ -208,7 +283,8 @@ daemon_config() {
                 "llm": {"endpoint": "http://127.0.0.1:$AGENT_PORT", "timeout": "5s", "decide_every": 30}},
  "decision_log": {"path": "$dir/decisions.jsonl"},
  "breaker": {"armed": false},
- "classes": [{"class": "lc", "comm": "llama-server"}, {"class": "be", "comm": "stress-ng"}]}
+ "classes": [{"class": "lc", "comm": "llama-server"}, {"class": "be", "comm": "stress-ng"},
+             {"class": "be", "comm": "stress-ng-cpu"}]}
 JSON
 }
 
@@ -221,6 +297,22 @@ stop_proc() {
 	kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	STOP_RC=$?
+}
+# The tasks (threads) of the given pids that are not in SCHED_EXT (policy 7, field 41 of /proc/TID/stat),
+# as "comm:tid" words; empty when every one is.
+not_in_ext() {
+	local pid st line rest
+	for pid in "$@"; do
+		for st in /proc/"$pid"/task/*/stat; do
+			read -r line <"$st" 2>/dev/null || continue
+			rest=${line##*) }
+			read -ra f <<<"$rest"
+			((f[38] == 7)) && continue
+			line=${line#*(}
+			st=${st%/stat}
+			printf '%s:%s ' "${line%%)*}" "${st##*/}"
+		done
+	done
 }
 sched_ops() { echo "$(cat /sys/kernel/sched_ext/state 2>/dev/null):$(cat /sys/kernel/sched_ext/root/ops 2>/dev/null)"; }
 healthy() { curl -sf -m 5 http://127.0.0.1:8080/health >/dev/null && echo true || echo false; }
@@ -260,6 +352,16 @@ run_arm() {
 		dpid=$!
 		for _ in $(seq 1 100); do [[ -S $SOCK ]] && akts status --socket $SOCK >/dev/null 2>&1 && break; sleep 0.1; done
 		sleep 1
+		if [[ $NODE == gpu ]]; then
+			# Partial mode: the daemon moves llama-server's threads and the antagonists into SCHED_EXT.
+			local left=""
+			for _ in $(seq 1 50); do
+				left=$(not_in_ext "$SERVER" "${workers[@]}")
+				[[ -z $left ]] && break
+				sleep 0.1
+			done
+			[[ -z $left ]] || error="partial mode: not in SCHED_EXT after 5 s: ${left:0:200}"
+		fi
 		;;
 	esac
 	local ops0 ops1
@@ -273,13 +375,15 @@ run_arm() {
 		oracle_at=$EPOCHREALTIME
 		akts controller --socket $SOCK oracle >/dev/null 2>"$dir/oracle.err" || error="the oracle could not be chosen: $(head -c 200 "$dir/oracle.err")"
 	fi
-	local push=() c0 c1 m0 m1 a0 a1 d0=0 d1=0 g0=0 g1=0 t0
+	local push=() c0 c1 m0 m1 a0 a1 d0=0 d1=0 g0=0 g1=0 r0=0 r1=0 s0 s1 t0
 	[[ -n $dpid ]] && push=(--push-socket $SOCK)
 	c0=$(cpu_ticks "${workers[@]}")
 	m0=$(cpu_busy "$MEASURED")
 	a0=$(cpu_busy "$APPARATUS")
 	[[ -n $dpid ]] && d0=$(cpu_ticks "$dpid")
 	[[ $arm == llm ]] && g0=$(cpu_ticks "$AGENT")
+	[[ -n $RPC ]] && r0=$(cpu_ticks "$RPC")
+	s0=$(cpu_ticks "$SERVER")
 	t0=$EPOCHREALTIME
 	local live=0 follower="" quiet=(--quiet)
 	[[ " ${LIVE:-} " == *" $arm "* ]] && live=1 && quiet=()
@@ -298,6 +402,8 @@ run_arm() {
 	a1=$(cpu_busy "$APPARATUS")
 	[[ -n $dpid ]] && d1=$(cpu_ticks "$dpid")
 	[[ $arm == llm ]] && g1=$(cpu_ticks "$AGENT")
+	[[ -n $RPC ]] && r1=$(cpu_ticks "$RPC")
+	s1=$(cpu_ticks "$SERVER")
 	local t1=$EPOCHREALTIME
 	ops1=$(sched_ops)
 	[[ -n $sampler ]] && stop_proc "$sampler" TERM
@@ -325,7 +431,7 @@ run_arm() {
 	ARM=$arm RUN=$run ORDER=$order LABEL=$label C0=$c0 C1=$c1 HZ_=$HZ BOGO=$bogo STRESS_S=$stress_s \
 		MB="$m0 $m1" AB="$a0 $a1" D0=$d0 D1=$d1 G0=$g0 G1=$g1 T0=$t0 T1=$t1 HAS_DAEMON=$([[ -n $dpid ]] && echo 1 || echo 0) \
 		HAS_AGENT=$([[ $arm == llm ]] && echo 1 || echo 0) ERROR=$error EXPECTED=$expected OPS0=$ops0 OPS1=$ops1 \
-		ALIVE=$alive DRC=$drc HEALTH0=$health0 HEALTH1=$health1 ORACLE_AT=$oracle_at WORKERS=${#workers[@]} \
+		ALIVE=$alive DRC=$drc R0=$r0 R1=$r1 S0=$s0 S1=$s1 HAS_RPC=$([[ -n $RPC ]] && echo 1 || echo 0) HEALTH0=$health0 HEALTH1=$health1 ORACLE_AT=$oracle_at WORKERS=${#workers[@]} \
 		python3 - "$dir" <<'PY'
 import json, os, sys
 from datetime import datetime, timezone
@@ -396,6 +502,9 @@ json.dump({"arm": arm, "run": int(e["RUN"]), "order": int(e["ORDER"]), "antagoni
            "load_wall_s": round(t1 - t0, 3),
            "oracle_offset_s": round(float(e["ORACLE_AT"]) - started, 3) if e["ORACLE_AT"] and started else None,
            "cpu_busy": {"measured": busy(e["MB"]), "apparatus": busy(e["AB"])},
+           # The GPU node's like-for-like figures: the stand-in's and llama-server's CPU seconds over the load.
+           "standin_cpu_s": round((int(e["R1"]) - int(e["R0"])) / hz, 3) if e["HAS_RPC"] == "1" else None,
+           "server_cpu_s": round((int(e["S1"]) - int(e["S0"])) / hz, 3),
            "apparatus_cpu_s": {"loadgen": loadgen,
                                "daemon": round((int(e["D1"]) - int(e["D0"])) / hz, 3) if has_daemon else None,
                                "llm_server": round((int(e["G1"]) - int(e["G0"])) / hz, 3)

@@ -68,6 +68,9 @@ METRICS = {
     "loadgen_cpu_s": ("loadgen", "(CPU s)", 1),
     "daemon_cpu_s": ("daemon", "(CPU s)", 1),
     "llm_server_cpu_s": ("llm server", "(CPU s)", 1),
+    "standin_busy": ("stand-in", "busy %", 100),
+    "standin_ms_per_req": ("stand-in CPU", "ms / request", 1),
+    "server_ms_per_req": ("llama-server CPU", "ms / request", 1),
 }
 TABLE2 = ["burst_ttft_p50", "burst_ttft_p99", "steady_ttft_p99", "burst_served", "batch_cpu_s", "switches"]
 BATCH_PHASE = "batch_cpu_s_phase"  # + "<k>_<name>": batch work in phase k (1-based), from batch.tsv
@@ -76,6 +79,12 @@ LATE_S = 1.0  # a switching arm that entered latency later than this after the b
 WORK_DROP = 0.10  # an arm's bogo ops per CPU second this far below the median arm's: a caveat
 BUSY_APPARATUS = 0.80  # the apparatus CPU busier than this: a caveat
 ONE_RUN = "no spread: not a test"
+# The calibration's targets on the fixed arms (the paper's shape, issue 27): checked, reported, never asserted.
+CONTENTION_MIN = 3.0  # default's steady TTFT p99 over alone's
+LATENCY_BATCH = (0.90, 0.95)  # static latency's batch work as a share of static throughput's (the paper: 91%)
+BURST_SLOWER_MIN = 1.5  # static throughput's burst TTFT p50 over latency's (the paper: 1.59x)
+BURST_FEWER_MIN = 0.25  # static throughput serves at least this share fewer burst requests (the paper: 35%)
+STANDIN_SPREAD = 0.10  # the stand-in's figures differing more than this between arms: said, and accounted for
 
 
 class Incomplete(Exception):
@@ -327,6 +336,16 @@ def read_run(d, arm, run, meta, notes):
     m["apparatus_busy"] = num(sub(armj, "cpu_busy", "apparatus"))
     for k in ("loadgen", "daemon", "llm_server"):
         m[k + "_cpu_s"] = num(sub(armj, "apparatus_cpu_s", k))
+    # Like for like on the GPU node: the stand-in's busy share and CPU time per request served, and
+    # llama-server's CPU time per request on the measured CPU (the serving path's cost).
+    served = sum(num(p.get("completed")) or 0 for p in phases)
+    wall, standin, server = num(armj.get("load_wall_s")), num(armj.get("standin_cpu_s")), num(armj.get("server_cpu_s"))
+    if standin is not None and wall:
+        m["standin_busy"] = standin / wall
+    if standin is not None and served:
+        m["standin_ms_per_req"] = 1000 * standin / served
+    if server is not None and served:
+        m["server_ms_per_req"] = 1000 * server / served
 
     started = num(load.get("started_unix"))
     measured_cpus = cpu_count(meta.get("measured_cpus"))
@@ -604,6 +623,78 @@ def caveats(arms, order, all_runs, meta):
     return out
 
 
+def parse_duration_ms(text):
+    m = re.fullmatch(r"([0-9.]+)(ms|s)", str(text or ""))
+    return float(m.group(1)) * (1 if m.group(2) == "ms" else 1000) if m else None
+
+
+def calibration(arms, meta):
+    """The fixed arms against the calibration's targets (means; a verdict word only with two runs a side):
+    contention, latency's cost in batch work, throughput's cost in the burst, and the objective's ceiling
+    (static throughput meets it in the steady phases and misses it in the burst)."""
+    def m(a, k):
+        return mean_of(arms, a, k)
+
+    def n(*pairs):
+        return min(n_of(arms, a, k) for a, k in pairs)
+
+    out = []
+
+    def add(name, value, shown, ok, runs, target):
+        out.append({"target": name, "value": value, "shown": shown, "target_text": target,
+                    "met_point": ok, "runs": runs, "verdict": "n/a" if ok is None else
+                    ("met" if ok else "missed") + ("" if runs >= 2 else f" on one run ({ONE_RUN})")})
+
+    a, d = m("alone", "steady_ttft_p99"), m("default", "steady_ttft_p99")
+    r = d / a if a and d is not None else None
+    add("contention", r, f"{r:.2f}x" if r is not None else "n/a", None if r is None else r >= CONTENTION_MIN,
+        n(("alone", "steady_ttft_p99"), ("default", "steady_ttft_p99")),
+        f"default's steady TTFT p99 at least {CONTENTION_MIN:g}x alone's")
+    lb, tb = m("latency", "batch_cpu_s"), m("throughput", "batch_cpu_s")
+    r = lb / tb if tb and lb is not None else None
+    add("latency_batch", r, f"{r:.1%}" if r is not None else "n/a",
+        None if r is None else LATENCY_BATCH[0] <= r <= LATENCY_BATCH[1],
+        n(("latency", "batch_cpu_s"), ("throughput", "batch_cpu_s")),
+        f"static latency keeps {LATENCY_BATCH[0]:.0%}-{LATENCY_BATCH[1]:.0%} of static throughput's batch work")
+    lp, tp = m("latency", "burst_ttft_p50"), m("throughput", "burst_ttft_p50")
+    r = tp / lp if lp and tp is not None else None
+    add("burst_slower", r, f"{r:.2f}x" if r is not None else "n/a", None if r is None else r >= BURST_SLOWER_MIN,
+        n(("latency", "burst_ttft_p50"), ("throughput", "burst_ttft_p50")),
+        f"static throughput's burst TTFT p50 at least {BURST_SLOWER_MIN:g}x latency's")
+    ls, ts = m("latency", "burst_served"), m("throughput", "burst_served")
+    r = 1 - ts / ls if ls and ts is not None else None
+    add("burst_fewer", r, f"{r:.0%} fewer" if r is not None else "n/a", None if r is None else r >= BURST_FEWER_MIN,
+        n(("latency", "burst_served"), ("throughput", "burst_served")),
+        f"static throughput serves at least {BURST_FEWER_MIN:.0%} fewer burst requests")
+    ceiling = parse_duration_ms(meta.get("objective_max"))
+    sp, bp = m("throughput", "steady_ttft_p99"), m("throughput", "burst_ttft_p99")
+    ok = None if ceiling is None or sp is None or bp is None else sp <= ceiling < bp
+    add("objective", ceiling, (f"ceiling {ceiling:g} ms: throughput's steady p99 {fnum(sp)} ms, burst p99 "
+                               f"{fnum(bp)} ms") if ceiling is not None and sp is not None and bp is not None
+        else "n/a", ok, n(("throughput", "steady_ttft_p99"), ("throughput", "burst_ttft_p99")),
+        "under static throughput, steady TTFT p99 within the objective's ceiling and burst TTFT p99 above it")
+    return out
+
+
+def standin(arms, order):
+    """The GPU node's like-for-like check: per figure, the arms whose mean differs from the median arm's by
+    more than STANDIN_SPREAD (scx_simple schedules the stand-in itself: it is named, not left out)."""
+    out = []
+    for key, what in (("standin_ms_per_req", "the stand-in's CPU time per request"),
+                      ("server_ms_per_req", "llama-server's CPU time per request"),
+                      ("standin_busy", "the stand-in's busy share")):
+        vals = {a: mean_of(arms, a, key) for a in order}
+        vals = {a: v for a, v in vals.items() if v is not None}
+        if len(vals) < 2:
+            continue
+        med = statistics.median(vals.values())
+        for a, v in vals.items():
+            if med > 0 and abs(v - med) > STANDIN_SPREAD * med:
+                out.append({"arm": a, "key": key, "value": v, "median": med,
+                            "text": f"{a}: {what} was {v / med - 1:+.0%} against the median arm's"})
+    return out
+
+
 def claim(tg):
     """The paper's claim: the oracle and at least one online (switching, not oracle) arm meet both targets.
     reproduced: True/False, None when the runs cannot tell (a side with one run); point: on the means."""
@@ -728,6 +819,21 @@ def text_report(out, meta, summary, order, plots, first_phases, brief=False):
     planned = f"{meta['runs']} run{'s' if meta['runs'] != 1 else ''} per arm planned; " if meta.get("runs") else ""
     lines.append(f"phases {phases}; {planned}{len(summary['runs'])} runs complete, "
                  f"{len(summary['incomplete'])} incomplete")
+    node = meta.get("node")
+    if node:
+        what = {"gpu": "GPU-shaped: the model's layers on ggml-rpc-server (the accelerator's stand-in) on the "
+                       "apparatus CPU, the serving path on the measured CPU; akts in partial mode",
+                "cpu": "CPU-bound: llama-server computes the model on the measured CPU; akts manages every task"}
+        bits = [what.get(node, node)]
+        if meta.get("model_shape"):
+            bits.append(f"model {meta['model_shape']}")
+        if meta.get("offloaded"):
+            bits.append(meta["offloaded"])
+        if meta.get("objective_max"):
+            bits.append(f"objective TTFT p99 <= {meta['objective_max']}")
+        lines += wrap(f"node: {node} ({'; '.join(bits)})", indent="")
+    if isinstance(meta.get("versions"), dict) and meta["versions"]:
+        lines += wrap("versions: " + ", ".join(f"{k} {v}" for k, v in sorted(meta["versions"].items())), indent="")
     lines.append("")
 
     main = [a for a in order if a != "alone"]
@@ -763,7 +869,10 @@ def text_report(out, meta, summary, order, plots, first_phases, brief=False):
                          "seconds) and the antagonist workers captured",
                          ["bogo_ops", "stress_cpu_s", "work_per_cpu_s", "workers"]),
                         ("The apparatus: CPU busy shares over the load (/proc/stat) and CPU seconds",
-                         ["measured_busy", "apparatus_busy", "loadgen_cpu_s", "daemon_cpu_s", "llm_server_cpu_s"])):
+                         ["measured_busy", "apparatus_busy", "loadgen_cpu_s", "daemon_cpu_s", "llm_server_cpu_s"]),
+                        ("Like for like (the GPU node): the stand-in's busy share over the load and CPU time per "
+                         "request served, and llama-server's CPU time per request on the measured CPU",
+                         ["standin_busy", "standin_ms_per_req", "server_ms_per_req"])):
         keys = [k for k in keys if any(sub(arms, a, k, "n") for a in order)]
         if keys:
             lines.append("")
@@ -786,6 +895,19 @@ def text_report(out, meta, summary, order, plots, first_phases, brief=False):
         ratio = f" ({e['ratio']:.2f}x)" if e["ratio"] is not None else ""
         lines += wrap(f"{label}: alone {ms(e['alone'], e['alone_std'], e['runs']['alone'])}, "
                       f"default {ms(e['default'], e['default_std'], e['runs']['default'])}{ratio}: {e['verdict']}")
+
+    if summary.get("standin") and not brief:
+        lines.append("")
+        lines += wrap(f"The stand-in's figures differing by more than {STANDIN_SPREAD:.0%} from the median arm's "
+                      "(scx_simple schedules the stand-in too):", indent="")
+        for e in summary["standin"]:
+            lines += wrap(e["text"])
+    cal = summary.get("calibration") or []
+    if cal and not brief and any(c["value"] is not None for c in cal):
+        lines.append("")
+        lines.append("Calibration targets on the fixed arms (reported, not asserted; means):")
+        for c in cal:
+            lines += wrap(f"{c['target_text']}: {c['shown']}: {c['verdict']}")
 
     if lines[-1] != "":
         lines.append("")
@@ -1167,6 +1289,8 @@ def main(argv):
     summary["reaction"] = reaction_table(arms, order, runs_by_arm)
     summary["caveats"] = caveats(arms, order, all_runs, meta)
     summary["claim"] = claim(summary["targets"])
+    summary["calibration"] = calibration(arms, meta)
+    summary["standin"] = standin(arms, order)
     summary["batch_window"] = {
         "what": "the antagonists' CPU seconds from started_unix to started_unix + the sum of the phases' durations, "
                 "interpolated in batch.tsv; arm.json's batch_cpu_s (the whole bracket) only without a usable batch.tsv",

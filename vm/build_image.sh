@@ -15,6 +15,8 @@ source "$(dirname "$0")/common.sh"
 GUEST_PACKAGES=(
 	stress-ng rt-tests sysbench procps util-linux coreutils kmod iproute2
 	llama.cpp-tools python3-gguf curl ca-certificates nodejs
+	# The GPU-shaped serving node's stand-in for the accelerator: ggml-rpc-server and llama.cpp's RPC backend.
+	llama.cpp-tools-extra libggml0-backend-rpc
 	clang # admission's gate 1 runs where the daemon runs (akts's and libbpf's headers come with each run's payload)
 )
 

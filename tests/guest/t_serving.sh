@@ -1,12 +1,15 @@
-# A smoke run of the serving experiment (serving/experiment.sh): short phases,
-# one run of each arm whose code differs (alone: no antagonists; default: no
-# scheduler; a peer; the oracle's schedule; the detector; the llm controller
-# with its own llama-server), and its report (serving/report.py, without
-# plots: the guest has no matplotlib). It checks the plumbing (llama-server
-# serves, the load generator measures, each kind of arm attaches and detaches,
-# batch work is counted, the oracle switches, the report reads a run with arms
-# missing), not the figures. The static akts arms and the bandit share this
-# code; every arm, five runs each: `./akts bench serving`.
+# A smoke run of the serving experiment (serving/experiment.sh) on its default,
+# GPU-shaped node: short phases, one run of each arm whose code differs (alone:
+# no antagonists; default: no scheduler; a peer; the oracle's schedule; the
+# detector; the llm controller with its own llama-server), and its report
+# (serving/report.py, without plots: the guest has no matplotlib). It checks the
+# plumbing (the rpc server up, every layer offloaded to it, the stand-in
+# computing in every arm, llama-server serving, partial mode moving the server
+# and the antagonists into SCHED_EXT, the load generator measuring, each kind of
+# arm attaching and detaching, batch work counted, the oracle switching, the
+# report reading a run with arms missing), not the figures. The static akts
+# arms and the bandit share this code; every arm, seven runs each:
+# `./akts bench serving` (and `--node cpu` for the CPU-bound node).
 t_serving() {
 	local out=/tmp/akts-serving
 	rm -rf "$out"
@@ -33,11 +36,26 @@ arms = s.get("arms", {})
 def val(arm, key):
     v = arms.get(arm, {}).get(key, {}).get("values") or [None]
     return v[0]
+meta = s.get("meta", {})
+off = meta.get("offloaded") or ""
+parts = off.split()[1].split("/") if off.startswith("offloaded ") else []
+print(("ok" if meta.get("node") == "gpu" and len(parts) == 2 and parts[0] == parts[1] and int(parts[1]) > 0 else "not")
+      + "\tthe GPU node: llama-server put every layer on the rpc server (%r, node %r)" % (off, meta.get("node")))
+try:
+    rpc_log = open(os.path.join(out, "rpc-server.log"), errors="replace").read()
+except OSError:
+    rpc_log = ""
+print(("ok" if "Starting RPC server" in rpc_log and "Accepted client connection" in rpc_log else "not")
+      + "\tggml-rpc-server started and llama-server connected to it")
 for arm in ("alone", "default", "scx_simple", "oracle", "detector", "llm"):
     served, p50, batch = val(arm, "burst_served"), val(arm, "burst_ttft_p50"), val(arm, "batch_cpu_s")
     good = bool(served) and p50 is not None and p50 > 0 and (arm == "alone" or (batch or 0) > 0)
     print(("ok" if good else "not") + "\tserving arm %s: %s burst requests, burst TTFT p50 %.0f ms, batch %.1f CPU s"
           % (arm, served, p50 or 0, batch or 0))
+    # The stand-in computed this arm's requests (its CPU time per request served), not llama-server alone.
+    per = val(arm, "standin_ms_per_req")
+    print(("ok" if per and per > 0 else "not") + "\tserving arm %s: the stand-in computed its requests (%s ms of its CPU"
+          " a request)" % (arm, "%.0f" % per if per else per))
 inc = s.get("incomplete") or []
 print(("not" if inc else "ok") + "\tevery run was usable: its arm's scheduler attached for the whole load, the server"
       " answered, every antagonist ran%s" % ("" if not inc else " (%s)" % "; ".join(map(str, inc))[:300]))
