@@ -146,9 +146,40 @@ steps[0]["at"] = "0s"
 print(json.dumps({"steps": steps}))
 PY
 
-RPC=""
-offload=()
+# How it was run, with the versions of what ran (the image follows sid: a new llama.cpp can move every figure);
+# written before the servers start and again once they are up, with what the GPU node's checks found.
+versions=$(dpkg-query -W -f='${Package}=${Version}\n' llama.cpp-tools llama.cpp-tools-extra libllama0 libggml0 \
+	libggml0-backend-cpu libggml0-backend-rpc stress-ng 2>/dev/null)
 offloaded=""
+rpc_connected=""
+write_meta() {
+	python3 - "$OUT/meta.json" "$PHASES" "$RUNS" "$MEASURED" "$APPARATUS" "$HOGS" "$N_PREDICT" "$NODE" \
+		"${MODEL_SHAPE:-}" "$OBJECTIVE_MAX" "$DETECTOR" "$offloaded" "$rpc_connected" "$versions" "${ARMS[@]}" <<'PY' ||
+import json, os, sys
+(path, phases, runs, measured, apparatus, hogs, n_predict, node, shape, objective, detector, offloaded,
+ connected, versions, *arms) = sys.argv[1:]
+json.dump({"phases": phases, "runs": int(runs), "arms": arms, "kernel": os.uname().release,
+           "node": node, "model_shape": shape or None, "offloaded": offloaded or None,
+           "rpc_connected": {"true": True, "false": False}.get(connected),
+           "objective_max": objective, "detector": json.loads(detector),
+           "versions": dict(l.split("=", 1) for l in versions.splitlines() if "=" in l),
+           "measured_cpus": measured, "apparatus_cpus": apparatus, "antagonists": int(hogs),
+           "n_predict": int(n_predict), "cpus": os.cpu_count()}, open(path, "w"), indent=1)
+PY
+		die "cannot write $OUT/meta.json (is DETECTOR valid JSON? '$DETECTOR')"
+}
+write_meta
+
+RPC=""
+SERVER=""
+AGENT=""
+probe=""
+offload=()
+cleanup() {
+	kill ${SERVER:+"$SERVER"} ${AGENT:+"$AGENT"} ${probe:+"$probe"} ${RPC:+"$RPC"} 2>/dev/null
+	wait 2>/dev/null
+}
+trap cleanup EXIT
 if [[ $NODE == gpu ]]; then
 	# The stand-in for the accelerator, on the apparatus CPU in the fair class (the daemon's classes name
 	# llama-server and stress-ng only, and partial mode leaves every other task where it is).
@@ -158,18 +189,20 @@ if [[ $NODE == gpu ]]; then
 	(: <"/dev/tcp/127.0.0.1/$RPC_PORT") 2>/dev/null || die "ggml-rpc-server did not listen on port $RPC_PORT: $(tail -n 3 "$OUT/rpc-server.log" | tr '\n' ' ')"
 	offload=(--rpc "127.0.0.1:$RPC_PORT" -ngl 999)
 	# Every layer on the stand-in, or the node is not the one it claims to be. llama-server says where its
-	# layers went only at verbosity 4, which also logs every request: the same command line once more at that
-	# verbosity, on another port, until it has loaded the model (the measured server logs at its default).
+	# layers went only at verbosity 4, which also logs every request: the same model, context, slots, threads
+	# and offload once more at that verbosity, on another port, until it has loaded the model (the measured
+	# server logs at its default).
 	taskset -c "$MEASURED" llama-server -m "$MODEL" --host 127.0.0.1 --port 8079 -c 8192 -np 8 -t 1 "${offload[@]}" \
 		-lv 4 >"$OUT/llama-server-offload.log" 2>&1 &
 	probe=$!
 	for _ in $(seq 1 240); do curl -sf http://127.0.0.1:8079/health >/dev/null && break; sleep 0.5; done
 	kill "$probe" 2>/dev/null
 	wait "$probe" 2>/dev/null
+	probe=""
 	offloaded=$(grep -oE 'offloaded [0-9]+/[0-9]+ layers' "$OUT/llama-server-offload.log" | tail -n 1)
 	[[ $offloaded =~ offloaded\ ([0-9]+)/([0-9]+)\ layers && ${BASH_REMATCH[1]} == "${BASH_REMATCH[2]}" ]] ||
 		die "llama-server did not offload every layer to the rpc server ('${offloaded:-no offload line}' in $OUT/llama-server-offload.log)"
-	grep -q "RPC0\[127.0.0.1:$RPC_PORT\] model buffer" "$OUT/llama-server-offload.log" ||
+	grep -qE "RPC[0-9]*\[127\.0\.0\.1:$RPC_PORT\] model buffer" "$OUT/llama-server-offload.log" ||
 		die "llama-server put no model buffer on the rpc server ($OUT/llama-server-offload.log)"
 fi
 
@@ -178,7 +211,6 @@ fi
 taskset -c "$MEASURED" llama-server -m "$MODEL" --host 127.0.0.1 --port 8080 -c 8192 -np 8 --threads-http 16 -t 1 \
 	"${offload[@]}" --metrics >"$OUT/llama-server.log" 2>&1 &
 SERVER=$!
-AGENT=""
 if has_arm llm; then
 	# The llm controller's model server: the same random-weight model (its
 	# answers are noise), on the apparatus CPU, under its own name so the
@@ -188,31 +220,21 @@ if has_arm llm; then
 		>"$OUT/agent-server.log" 2>&1 &
 	AGENT=$!
 fi
-cleanup() {
-	kill "$SERVER" ${AGENT:+"$AGENT"} ${RPC:+"$RPC"} 2>/dev/null
-	wait 2>/dev/null
-}
-trap cleanup EXIT
 for port in 8080 ${AGENT:+$AGENT_PORT}; do
 	for _ in $(seq 1 240); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.5; done
 	curl -sf "http://127.0.0.1:$port/health" >/dev/null || die "llama-server on port $port did not start"
 done
-
-# How it was run, with the versions of what ran (the image follows sid: a new llama.cpp can move every figure).
-versions=$(dpkg-query -W -f='${Package}=${Version}\n' llama.cpp-tools llama.cpp-tools-extra libllama0 libggml0 \
-	libggml0-backend-cpu libggml0-backend-rpc stress-ng 2>/dev/null)
-python3 - "$OUT/meta.json" "$PHASES" "$RUNS" "$MEASURED" "$APPARATUS" "$HOGS" "$N_PREDICT" "$NODE" \
-	"${MODEL_SHAPE:-}" "$OBJECTIVE_MAX" "$DETECTOR" "$offloaded" "$versions" "${ARMS[@]}" <<'PY'
-import json, os, sys
-(path, phases, runs, measured, apparatus, hogs, n_predict, node, shape, objective, detector, offloaded,
- versions, *arms) = sys.argv[1:]
-json.dump({"phases": phases, "runs": int(runs), "arms": arms, "kernel": os.uname().release,
-           "node": node, "model_shape": shape or None, "offloaded": offloaded or None,
-           "objective_max": objective, "detector": json.loads(detector),
-           "versions": dict(l.split("=", 1) for l in versions.splitlines() if "=" in l),
-           "measured_cpus": measured, "apparatus_cpus": apparatus, "antagonists": int(hogs),
-           "n_predict": int(n_predict), "cpus": os.cpu_count()}, open(path, "w"), indent=1)
-PY
+if [[ $NODE == gpu ]]; then
+	# The measured server itself holds a connection to the stand-in (not only the probes before it).
+	if ss -tnpH state established "( dport = :$RPC_PORT )" 2>/dev/null | grep -q "pid=$SERVER,"; then
+		rpc_connected=true
+	else
+		rpc_connected=false
+		write_meta
+		die "llama-server (pid $SERVER) holds no connection to the rpc server on port $RPC_PORT"
+	fi
+fi
+write_meta
 
 # CPU seconds (user + system) of the given pids, with builtins only (no fork
 # per sample): fields 14 and 15 of /proc/PID/stat, after the ')' of the name.
@@ -299,10 +321,11 @@ stop_proc() {
 	STOP_RC=$?
 }
 # The tasks (threads) of the given pids that are not in SCHED_EXT (policy 7, field 41 of /proc/TID/stat),
-# as "comm:tid" words; empty when every one is.
+# as "comm:tid" words ("gone:PID" for a process that is not there); empty when every one is.
 not_in_ext() {
 	local pid st line rest
 	for pid in "$@"; do
+		[[ -d /proc/$pid/task ]] || { printf 'gone:%s ' "$pid"; continue; }
 		for st in /proc/"$pid"/task/*/stat; do
 			read -r line <"$st" 2>/dev/null || continue
 			rest=${line##*) }
@@ -313,6 +336,27 @@ not_in_ext() {
 			printf '%s:%s ' "${line%%)*}" "${st##*/}"
 		done
 	done
+}
+# Whether any thread of the given process is in SCHED_EXT.
+in_ext() {
+	local st line rest
+	for st in /proc/"$1"/task/*/stat; do
+		read -r line <"$st" 2>/dev/null || continue
+		rest=${line##*) }
+		read -ra f <<<"$rest"
+		((f[38] == 7)) && return 0
+	done
+	return 1
+}
+# Nanoseconds the given process's threads have waited on a run queue (field 2 of /proc/PID/task/TID/schedstat):
+# the stand-in's share of the apparatus CPU, which its CPU time cannot show.
+runq_ns() {
+	local st run wait total=0
+	for st in /proc/"$1"/task/*/schedstat; do
+		read -r run wait _ <"$st" 2>/dev/null || continue
+		total=$((total + wait))
+	done
+	echo "$total"
 }
 sched_ops() { echo "$(cat /sys/kernel/sched_ext/state 2>/dev/null):$(cat /sys/kernel/sched_ext/root/ops 2>/dev/null)"; }
 healthy() { curl -sf -m 5 http://127.0.0.1:8080/health >/dev/null && echo true || echo false; }
@@ -361,6 +405,8 @@ run_arm() {
 				sleep 0.1
 			done
 			[[ -z $left ]] || error="partial mode: not in SCHED_EXT after 5 s: ${left:0:200}"
+			# ... and leaves the stand-in in the fair class: the policy under test never schedules the "GPU".
+			[[ -n $error ]] || ! in_ext "$RPC" || error="partial mode: a thread of the stand-in (ggml-rpc-server) is in SCHED_EXT"
 		fi
 		;;
 	esac
@@ -375,14 +421,18 @@ run_arm() {
 		oracle_at=$EPOCHREALTIME
 		akts controller --socket $SOCK oracle >/dev/null 2>"$dir/oracle.err" || error="the oracle could not be chosen: $(head -c 200 "$dir/oracle.err")"
 	fi
-	local push=() c0 c1 m0 m1 a0 a1 d0=0 d1=0 g0=0 g1=0 r0=0 r1=0 s0 s1 t0
+	local push=() c0 c1 m0 m1 a0 a1 d0=0 d1=0 g0=0 g1=0 r0=0 r1=0 q0=0 q1=0 s0 s1 t0
 	[[ -n $dpid ]] && push=(--push-socket $SOCK)
 	c0=$(cpu_ticks "${workers[@]}")
 	m0=$(cpu_busy "$MEASURED")
 	a0=$(cpu_busy "$APPARATUS")
 	[[ -n $dpid ]] && d0=$(cpu_ticks "$dpid")
 	[[ $arm == llm ]] && g0=$(cpu_ticks "$AGENT")
-	[[ -n $RPC ]] && r0=$(cpu_ticks "$RPC")
+	if [[ -n $RPC ]]; then
+		kill -0 "$RPC" 2>/dev/null || error=${error:-"the rpc server (the stand-in) is gone"}
+		r0=$(cpu_ticks "$RPC")
+		q0=$(runq_ns "$RPC")
+	fi
 	s0=$(cpu_ticks "$SERVER")
 	t0=$EPOCHREALTIME
 	local live=0 follower="" quiet=(--quiet)
@@ -402,7 +452,11 @@ run_arm() {
 	a1=$(cpu_busy "$APPARATUS")
 	[[ -n $dpid ]] && d1=$(cpu_ticks "$dpid")
 	[[ $arm == llm ]] && g1=$(cpu_ticks "$AGENT")
-	[[ -n $RPC ]] && r1=$(cpu_ticks "$RPC")
+	if [[ -n $RPC ]]; then
+		kill -0 "$RPC" 2>/dev/null || error=${error:-"the rpc server (the stand-in) died during the load"}
+		r1=$(cpu_ticks "$RPC")
+		q1=$(runq_ns "$RPC")
+	fi
 	s1=$(cpu_ticks "$SERVER")
 	local t1=$EPOCHREALTIME
 	ops1=$(sched_ops)
@@ -431,7 +485,7 @@ run_arm() {
 	ARM=$arm RUN=$run ORDER=$order LABEL=$label C0=$c0 C1=$c1 HZ_=$HZ BOGO=$bogo STRESS_S=$stress_s \
 		MB="$m0 $m1" AB="$a0 $a1" D0=$d0 D1=$d1 G0=$g0 G1=$g1 T0=$t0 T1=$t1 HAS_DAEMON=$([[ -n $dpid ]] && echo 1 || echo 0) \
 		HAS_AGENT=$([[ $arm == llm ]] && echo 1 || echo 0) ERROR=$error EXPECTED=$expected OPS0=$ops0 OPS1=$ops1 \
-		ALIVE=$alive DRC=$drc R0=$r0 R1=$r1 S0=$s0 S1=$s1 HAS_RPC=$([[ -n $RPC ]] && echo 1 || echo 0) HEALTH0=$health0 HEALTH1=$health1 ORACLE_AT=$oracle_at WORKERS=${#workers[@]} \
+		ALIVE=$alive DRC=$drc R0=$r0 R1=$r1 Q0=$q0 Q1=$q1 S0=$s0 S1=$s1 HAS_RPC=$([[ -n $RPC ]] && echo 1 || echo 0) HEALTH0=$health0 HEALTH1=$health1 ORACLE_AT=$oracle_at WORKERS=${#workers[@]} \
 		python3 - "$dir" <<'PY'
 import json, os, sys
 from datetime import datetime, timezone
@@ -504,6 +558,7 @@ json.dump({"arm": arm, "run": int(e["RUN"]), "order": int(e["ORDER"]), "antagoni
            "cpu_busy": {"measured": busy(e["MB"]), "apparatus": busy(e["AB"])},
            # The GPU node's like-for-like figures: the stand-in's and llama-server's CPU seconds over the load.
            "standin_cpu_s": round((int(e["R1"]) - int(e["R0"])) / hz, 3) if e["HAS_RPC"] == "1" else None,
+           "standin_runq_s": round((int(e["Q1"]) - int(e["Q0"])) / 1e9, 3) if e["HAS_RPC"] == "1" else None,
            "server_cpu_s": round((int(e["S1"]) - int(e["S0"])) / hz, 3),
            "apparatus_cpu_s": {"loadgen": loadgen,
                                "daemon": round((int(e["D1"]) - int(e["D0"])) / hz, 3) if has_daemon else None,

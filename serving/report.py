@@ -70,6 +70,7 @@ METRICS = {
     "llm_server_cpu_s": ("llm server", "(CPU s)", 1),
     "standin_busy": ("stand-in", "busy %", 100),
     "standin_ms_per_req": ("stand-in CPU", "ms / request", 1),
+    "standin_runq_ms_per_req": ("stand-in queued", "ms / request", 1),
     "server_ms_per_req": ("llama-server CPU", "ms / request", 1),
 }
 TABLE2 = ["burst_ttft_p50", "burst_ttft_p99", "steady_ttft_p99", "burst_served", "batch_cpu_s", "switches"]
@@ -336,16 +337,21 @@ def read_run(d, arm, run, meta, notes):
     m["apparatus_busy"] = num(sub(armj, "cpu_busy", "apparatus"))
     for k in ("loadgen", "daemon", "llm_server"):
         m[k + "_cpu_s"] = num(sub(armj, "apparatus_cpu_s", k))
-    # Like for like on the GPU node: the stand-in's busy share and CPU time per request served, and
-    # llama-server's CPU time per request on the measured CPU (the serving path's cost).
-    served = sum(num(p.get("completed")) or 0 for p in phases)
+    # Like for like on the GPU node (runs with a stand-in): its busy share, its CPU time and its time queued on
+    # the apparatus CPU per request, and llama-server's CPU time per request on the measured CPU (the serving
+    # path's cost). Requests: every one sent, finished or not (a timed-out request was computed in part).
+    sent = sum((num(p.get("completed")) or 0) + (num(p.get("failed")) or 0) for p in phases)
     wall, standin, server = num(armj.get("load_wall_s")), num(armj.get("standin_cpu_s")), num(armj.get("server_cpu_s"))
-    if standin is not None and wall:
-        m["standin_busy"] = standin / wall
-    if standin is not None and served:
-        m["standin_ms_per_req"] = 1000 * standin / served
-    if server is not None and served:
-        m["server_ms_per_req"] = 1000 * server / served
+    runq = num(armj.get("standin_runq_s"))
+    if standin is not None and standin >= 0:
+        if wall:
+            m["standin_busy"] = standin / wall
+        if sent:
+            m["standin_ms_per_req"] = 1000 * standin / sent
+            if runq is not None and runq >= 0:
+                m["standin_runq_ms_per_req"] = 1000 * runq / sent
+            if server is not None:
+                m["server_ms_per_req"] = 1000 * server / sent
 
     started = num(load.get("started_unix"))
     measured_cpus = cpu_count(meta.get("measured_cpus"))
@@ -610,9 +616,11 @@ def caveats(arms, order, all_runs, meta):
     for a in order:
         busy = mean_of(arms, a, "apparatus_busy")
         if busy is not None and busy > BUSY_APPARATUS:
+            shared = ("the stand-in and the load generator shared it, so the stand-in queued and client-side TTFT "
+                      "is inflated" if meta.get("node") == "gpu" else
+                      "the load generator shared it, so client-side TTFT is inflated")
             out.append({"arm": a, "kind": "apparatus_busy", "value": busy,
-                        "text": f"{a}: the apparatus CPU was {busy:.0%} busy: the load generator shared it, so "
-                                "client-side TTFT is inflated"})
+                        "text": f"{a}: the apparatus CPU was {busy:.0%} busy: {shared}"})
     want = num(meta.get("antagonists"))
     for r in all_runs:
         w = r["metrics"].get("workers")
@@ -624,8 +632,9 @@ def caveats(arms, order, all_runs, meta):
 
 
 def parse_duration_ms(text):
-    m = re.fullmatch(r"([0-9.]+)(ms|s)", str(text or ""))
-    return float(m.group(1)) * (1 if m.group(2) == "ms" else 1000) if m else None
+    """"6s", "800ms", "250us" in milliseconds; None for anything else (the daemon's objective takes these)."""
+    m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)(us|ms|s)", str(text or "").strip())
+    return float(m.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[m.group(2)] if m else None
 
 
 def calibration(arms, meta):
@@ -678,11 +687,12 @@ def calibration(arms, meta):
 
 def standin(arms, order):
     """The GPU node's like-for-like check: per figure, the arms whose mean differs from the median arm's by
-    more than STANDIN_SPREAD (scx_simple schedules the stand-in itself: it is named, not left out)."""
+    more than STANDIN_SPREAD (scx_simple schedules the stand-in itself: it is named, not left out). Per request,
+    not the busy share, which follows how many requests an arm served."""
     out = []
     for key, what in (("standin_ms_per_req", "the stand-in's CPU time per request"),
-                      ("server_ms_per_req", "llama-server's CPU time per request"),
-                      ("standin_busy", "the stand-in's busy share")):
+                      ("standin_runq_ms_per_req", "the stand-in's time queued on the apparatus CPU per request"),
+                      ("server_ms_per_req", "llama-server's CPU time per request")):
         vals = {a: mean_of(arms, a, key) for a in order}
         vals = {a: v for a, v in vals.items() if v is not None}
         if len(vals) < 2:
@@ -870,9 +880,10 @@ def text_report(out, meta, summary, order, plots, first_phases, brief=False):
                          ["bogo_ops", "stress_cpu_s", "work_per_cpu_s", "workers"]),
                         ("The apparatus: CPU busy shares over the load (/proc/stat) and CPU seconds",
                          ["measured_busy", "apparatus_busy", "loadgen_cpu_s", "daemon_cpu_s", "llm_server_cpu_s"]),
-                        ("Like for like (the GPU node): the stand-in's busy share over the load and CPU time per "
-                         "request served, and llama-server's CPU time per request on the measured CPU",
-                         ["standin_busy", "standin_ms_per_req", "server_ms_per_req"])):
+                        ("Like for like (the GPU node): the stand-in's busy share over the load, its CPU time and "
+                         "its time queued on the apparatus CPU per request sent, and llama-server's CPU time per "
+                         "request on the measured CPU",
+                         ["standin_busy", "standin_ms_per_req", "standin_runq_ms_per_req", "server_ms_per_req"])):
         keys = [k for k in keys if any(sub(arms, a, k, "n") for a in order)]
         if keys:
             lines.append("")
@@ -903,7 +914,7 @@ def text_report(out, meta, summary, order, plots, first_phases, brief=False):
         for e in summary["standin"]:
             lines += wrap(e["text"])
     cal = summary.get("calibration") or []
-    if cal and not brief and any(c["value"] is not None for c in cal):
+    if cal and not brief and any(c["value"] is not None for c in cal if c["target"] != "objective"):
         lines.append("")
         lines.append("Calibration targets on the fixed arms (reported, not asserted; means):")
         for c in cal:

@@ -41,12 +41,9 @@ off = meta.get("offloaded") or ""
 parts = off.split()[1].split("/") if off.startswith("offloaded ") else []
 print(("ok" if meta.get("node") == "gpu" and len(parts) == 2 and parts[0] == parts[1] and int(parts[1]) > 0 else "not")
       + "\tthe GPU node: llama-server put every layer on the rpc server (%r, node %r)" % (off, meta.get("node")))
-try:
-    rpc_log = open(os.path.join(out, "rpc-server.log"), errors="replace").read()
-except OSError:
-    rpc_log = ""
-print(("ok" if "Starting RPC server" in rpc_log and "Accepted client connection" in rpc_log else "not")
-      + "\tggml-rpc-server started and llama-server connected to it")
+# The measured llama-server's own connection to the stand-in (ss, by its pid), not the probes' before it.
+print(("ok" if meta.get("rpc_connected") is True else "not")
+      + "\tthe measured llama-server held a connection to ggml-rpc-server (rpc_connected %r)" % meta.get("rpc_connected"))
 for arm in ("alone", "default", "scx_simple", "oracle", "detector", "llm"):
     served, p50, batch = val(arm, "burst_served"), val(arm, "burst_ttft_p50"), val(arm, "batch_cpu_s")
     good = bool(served) and p50 is not None and p50 > 0 and (arm == "alone" or (batch or 0) > 0)
