@@ -662,27 +662,21 @@ def calibration(arms, meta):
                     "met_point": ok, "runs": runs, "verdict": "n/a" if ok is None else
                     ("met" if ok else "missed") + ("" if runs >= 2 else f" on one run ({ONE_RUN})")})
 
-    a, d = m("alone", "steady_ttft_p99"), m("default", "steady_ttft_p99")
-    r = d / a if a and d is not None else None
-    add("contention", r, f"{r:.2f}x" if r is not None else "n/a", None if r is None else r >= CONTENTION_MIN,
-        n(("alone", "steady_ttft_p99"), ("default", "steady_ttft_p99")),
-        f"default's steady TTFT p99 at least {CONTENTION_MIN:g}x alone's")
-    lb, tb = m("latency", "batch_cpu_s"), m("throughput", "batch_cpu_s")
-    r = lb / tb if tb and lb is not None else None
-    add("latency_batch", r, f"{r:.1%}" if r is not None else "n/a",
-        None if r is None else LATENCY_BATCH[0] <= r <= LATENCY_BATCH[1],
-        n(("latency", "batch_cpu_s"), ("throughput", "batch_cpu_s")),
-        f"static latency keeps {LATENCY_BATCH[0]:.0%}-{LATENCY_BATCH[1]:.0%} of static throughput's batch work")
-    lp, tp = m("latency", "burst_ttft_p50"), m("throughput", "burst_ttft_p50")
-    r = tp / lp if lp and tp is not None else None
-    add("burst_slower", r, f"{r:.2f}x" if r is not None else "n/a", None if r is None else r >= BURST_SLOWER_MIN,
-        n(("latency", "burst_ttft_p50"), ("throughput", "burst_ttft_p50")),
-        f"static throughput's burst TTFT p50 at least {BURST_SLOWER_MIN:g}x latency's")
-    ls, ts = m("latency", "burst_served"), m("throughput", "burst_served")
-    r = 1 - ts / ls if ls and ts is not None else None
-    add("burst_fewer", r, f"{r:.0%} fewer" if r is not None else "n/a", None if r is None else r >= BURST_FEWER_MIN,
-        n(("latency", "burst_served"), ("throughput", "burst_served")),
-        f"static throughput serves at least {BURST_FEWER_MIN:.0%} fewer burst requests")
+    # (target, key, numerator arm, denominator arm, the figure from the two means, its format, the test, the text)
+    for name, key, top, bottom, figure, fmt, test, text in (
+            ("contention", "steady_ttft_p99", "default", "alone", lambda t, b: t / b, "{:.2f}x",
+             lambda r: r >= CONTENTION_MIN, f"default's steady TTFT p99 at least {CONTENTION_MIN:g}x alone's"),
+            ("latency_batch", "batch_cpu_s", "latency", "throughput", lambda t, b: t / b, "{:.1%}",
+             lambda r: LATENCY_BATCH[0] <= r <= LATENCY_BATCH[1],
+             f"static latency keeps {LATENCY_BATCH[0]:.0%}-{LATENCY_BATCH[1]:.0%} of static throughput's batch work"),
+            ("burst_slower", "burst_ttft_p50", "throughput", "latency", lambda t, b: t / b, "{:.2f}x",
+             lambda r: r >= BURST_SLOWER_MIN, f"static throughput's burst TTFT p50 at least {BURST_SLOWER_MIN:g}x latency's"),
+            ("burst_fewer", "burst_served", "throughput", "latency", lambda t, b: 1 - t / b, "{:.0%} fewer",
+             lambda r: r >= BURST_FEWER_MIN, f"static throughput serves at least {BURST_FEWER_MIN:.0%} fewer burst requests")):
+        t, b = m(top, key), m(bottom, key)
+        r = figure(t, b) if b and t is not None else None
+        add(name, r, fmt.format(r) if r is not None else "n/a", None if r is None else test(r),
+            n((top, key), (bottom, key)), text)
     ceiling = parse_duration_ms(meta.get("objective_max"))
     sp, bp = m("throughput", "steady_ttft_p99"), m("throughput", "burst_ttft_p99")
     ok = None if ceiling is None or sp is None or bp is None else sp <= ceiling < bp
