@@ -2,8 +2,8 @@
 # The main demo, in the guest: an LLM server under CPU contention, with akts
 # switching its scheduling policy as the load changes (the serving experiment
 # of docs/serving.md, one short run of each arm). A load generator drives one
-# steady -> burst -> steady cycle at llama-server, which shares its CPU with two
-# stress-ng hogs (the batch work).
+# steady -> burst -> steady cycle at llama-server, which shares its CPU with
+# stress-ng hogs (the batch work: one on the GPU node, two on the CPU-bound one).
 # First the oracle (switching at the known phase boundaries) and then akts's
 # regime detector (which sees only telemetry): each switch is printed as it
 # happens (time, reason, policy), and each request's TTFT as it completes.

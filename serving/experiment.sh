@@ -50,8 +50,8 @@
 # MODEL_SHAPE (gpu: the random llama's make_model.py arguments; the model is written at the start), MEASURED,
 # APPARATUS, HOGS (antagonists), OBJECTIVE_MAX (the online arms' TTFT objective: above steady TTFT p99 under
 # throughput, below burst TTFT p99), DETECTOR (its settings, JSON), LIVE (arms whose requests and switches are
-# printed to stderr as they happen: the demo). Each node's defaults were chosen on its fixed arms
-# (docs/serving.md, "Calibration") and are frozen.
+# printed to stderr as they happen: the demo). The GPU node's defaults were chosen on its fixed arms
+# (docs/serving.md, "Calibration") and are frozen; DETECTOR is the CPU-bound node's, checked there and kept.
 set -uo pipefail
 if (($# < 3)); then
 	sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
@@ -83,8 +83,8 @@ cpu)
 esac
 MEASURED=${MEASURED:-0}
 APPARATUS=${APPARATUS:-1}
-# The detector's settings for this load (docs/serving.md says why): llama-server's in-flight requests
-# (busy at 2.5: 4 or 6 in a burst, 0 or 1 between) and the TTFT objective; not LC demand, which the many
+# The detector's settings (docs/serving.md says why): llama-server's in-flight requests (busy at 2.5: 4 or 6
+# in a burst, 0 to 2 between; on the GPU node under throughput the burst's backlog holds 5-6 into the next phase) and the TTFT objective; not LC demand, which the many
 # waiting HTTP threads inflate under throughput even between bursts. Smoothed over about half a second.
 DETECTOR=${DETECTOR:-'{"app_busy_requests": 2.5, "lc_busy_share": 0, "alpha_up": 0.5, "alpha_down": 0.25, "confirm": 2}'}
 MODEL=/opt/akts/models/random-llama.gguf
@@ -148,8 +148,8 @@ PY
 
 # How it was run, with the versions of what ran (the image follows sid: a new llama.cpp can move every figure);
 # written before the servers start and again once they are up, with what the GPU node's checks found.
-versions=$(dpkg-query -W -f='${Package}=${Version}\n' llama.cpp-tools llama.cpp-tools-extra libllama0 libggml0 \
-	libggml0-backend-cpu libggml0-backend-rpc stress-ng 2>/dev/null)
+versions=$(dpkg-query -W -f='${db:Status-Abbrev}${Package}=${Version}\n' llama.cpp-tools llama.cpp-tools-extra libllama0 libggml0 \
+	libggml0-backend-cpu libggml0-backend-rpc stress-ng 2>/dev/null | sed -n 's/^ii *//p')
 offloaded=""
 rpc_connected=""
 write_meta() {
@@ -350,13 +350,15 @@ in_ext() {
 }
 # Nanoseconds the given process's threads have waited on a run queue (field 2 of /proc/PID/task/TID/schedstat):
 # the stand-in's share of the apparatus CPU, which its CPU time cannot show.
+# Empty when the process or its schedstat files are gone (the run's figure is then null, not 0).
 runq_ns() {
-	local st run wait total=0
+	local st run wait total=0 seen=0
 	for st in /proc/"$1"/task/*/schedstat; do
 		read -r run wait _ <"$st" 2>/dev/null || continue
 		total=$((total + wait))
+		seen=1
 	done
-	echo "$total"
+	((seen)) && echo "$total"
 }
 sched_ops() { echo "$(cat /sys/kernel/sched_ext/state 2>/dev/null):$(cat /sys/kernel/sched_ext/root/ops 2>/dev/null)"; }
 healthy() { curl -sf -m 5 http://127.0.0.1:8080/health >/dev/null && echo true || echo false; }
@@ -558,7 +560,8 @@ json.dump({"arm": arm, "run": int(e["RUN"]), "order": int(e["ORDER"]), "antagoni
            "cpu_busy": {"measured": busy(e["MB"]), "apparatus": busy(e["AB"])},
            # The GPU node's like-for-like figures: the stand-in's and llama-server's CPU seconds over the load.
            "standin_cpu_s": round((int(e["R1"]) - int(e["R0"])) / hz, 3) if e["HAS_RPC"] == "1" else None,
-           "standin_runq_s": round((int(e["Q1"]) - int(e["Q0"])) / 1e9, 3) if e["HAS_RPC"] == "1" else None,
+           "standin_runq_s": round((int(e["Q1"]) - int(e["Q0"])) / 1e9, 3)
+           if e["HAS_RPC"] == "1" and e["Q0"] and e["Q1"] else None,
            "server_cpu_s": round((int(e["S1"]) - int(e["S0"])) / hz, 3),
            "apparatus_cpu_s": {"loadgen": loadgen,
                                "daemon": round((int(e["D1"]) - int(e["D0"])) / hz, 3) if has_daemon else None,
@@ -574,7 +577,7 @@ except (OSError, ValueError, KeyError, IndexError):
     pass
 a = json.load(open(os.path.join(d, "arm.json")))
 trouble = error or ("" if ok else why) or ("" if a["server_healthy"]["after"] else "llama-server stopped answering")
-print("burst TTFT p50 %s ms, %s burst requests, batch %.1f CPU s, %d switches%s" % (
+print("burst TTFT p50 %s ms, %s burst requests, batch %.1f CPU s over the run's bracket, %d switches%s" % (
     round(s["p50"]) if "p50" in s else "?", s.get("n", "?"), a["batch_cpu_s"], a["switches"],
     "  [RUN UNUSABLE: %s]" % trouble if trouble else ""))
 PY

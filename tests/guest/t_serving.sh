@@ -49,7 +49,7 @@ for arm in ("alone", "default", "scx_simple", "oracle", "detector", "llm"):
     good = bool(served) and p50 is not None and p50 > 0 and (arm == "alone" or (batch or 0) > 0)
     print(("ok" if good else "not") + "\tserving arm %s: %s burst requests, burst TTFT p50 %.0f ms, batch %.1f CPU s"
           % (arm, served, p50 or 0, batch or 0))
-    # The stand-in computed this arm's requests (its CPU time per request served), not llama-server alone.
+    # The stand-in computed this arm's requests (its CPU time per request sent), not llama-server alone.
     per = val(arm, "standin_ms_per_req")
     print(("ok" if per and per > 0 else "not") + "\tserving arm %s: the stand-in computed its requests (%s ms of its CPU"
           " a request)" % (arm, "%.0f" % per if per else per))
