@@ -13,7 +13,6 @@
 #include <openssl/evp.h>
 
 #include "common/text.h"
-#include "daemon/state_file.h"
 
 namespace akts::admission {
 
@@ -77,11 +76,6 @@ Result<std::optional<DynamicVerdict>> load_dynamic_record(const std::string& pat
   v.passed = j["passed"].get<bool>();
   v.evidence = j.value("evidence", nlohmann::json());
   return std::optional<DynamicVerdict>(std::move(v));
-}
-
-Status save_dynamic_record(const std::string& path, const DynamicVerdict& v) {
-  return save_state_text(path, nlohmann::json{{"sha256", v.sha256}, {"passed", v.passed}, {"evidence", v.evidence}}
-                                   .dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 nlohmann::json judge_dynamic(const std::string& object, const std::string& sha256, const std::string& record_path,

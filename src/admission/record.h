@@ -32,7 +32,6 @@ struct DynamicVerdict {
 std::string dynamic_record_path(const std::string& object);
 // nullopt when there is no record; an error when there is one that cannot be read (at most 1 MiB, a regular file).
 Result<std::optional<DynamicVerdict>> load_dynamic_record(const std::string& path);
-Status save_dynamic_record(const std::string& path, const DynamicVerdict& v);
 
 // Gate 3 as the live admission sees it: {gate, passed, detail, record}. Passes
 // when a passing record names this object's hash, or when forced (said so).

@@ -557,14 +557,6 @@ void ExecutionPlane::select(uint32_t slot) {
   std::atomic_ref<uint32_t>(selector_->selected).store(slot, std::memory_order_release);
 }
 
-Status ExecutionPlane::select_with_update(uint32_t slot) {
-  uint32_t zero = 0;
-  akts_selector v{slot, 0};  // the override lives in its own map: this cannot touch it
-  if (int err = bpf_map_update_elem(bpf_map__fd(skel_->maps.akts_selector), &zero, &v, BPF_ANY); err)
-    return sys_error("bpf_map_update_elem on the selector", errno);
-  return {};
-}
-
 Status ExecutionPlane::set_override(uint32_t word) {
   akts_override_args args{word, 0};
   LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof(args));

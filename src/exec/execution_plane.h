@@ -109,8 +109,6 @@ class ExecutionPlane {
   // The switch path: one release store into the mmap'd selector. Any value is
   // accepted by design: an index that names no policy is inert.
   void select(uint32_t slot);
-  // The same through the bpf(2) syscall, for comparison and for callers without the mapping.
-  Status select_with_update(uint32_t slot);
   // Writes the override word (AKTS_OVERRIDE_ACTIVE | slot, or AKTS_OVERRIDE_OFF)
   // through the akts_set_override syscall program: only BPF writes it.
   Status set_override(uint32_t word);

@@ -76,7 +76,6 @@ class ReasoningPlane {
   std::optional<Window> latest() const;
   nlohmann::json windows(size_t limit) const;
   nlohmann::json log(size_t limit) const { return log_.recent(limit); }
-  void flush_log() { log_.flush(); }
   // Its "verdicts" count the controller's proposals by the rule that decided them (kVerdictKinds), and its
   // "arbiter"'s "switches" the selection changes by cause.
   nlohmann::json state(Clock::time_point now = Clock::now()) const;
