@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "bench.h"
-#include "cli/exit_codes.h"
+#include "common/exit_codes.h"
 #include "common/parse.h"
 #include "common/text.h"
 #include "control/unix_server.h"
@@ -47,7 +47,7 @@ int run_bimodal_bench(const BimodalFlags& f) {
                          long_ns ? nullptr : &long_ns.error()})
     if (e) {
       std::cerr << "akts: bench bimodal: " << e->message << "\n";
-      return cli::kExitUsage;
+      return kExitUsage;
     }
   o.loads = *loads;
   o.seconds = f.seconds;
@@ -61,14 +61,14 @@ int run_bimodal_bench(const BimodalFlags& f) {
   o.rt_generator = !f.no_rt_generator;
   if (auto st = workload::check(o); !st) {
     std::cerr << "akts: bench bimodal: " << st.error().message << "\n";
-    return cli::kExitUsage;
+    return kExitUsage;
   }
   workload::HintFn hint;
   if (!f.hint_socket.empty()) {
     // The daemon must be there, and take a hint, before any load starts.
     if (auto r = control::rpc_call(f.hint_socket, "v1.status", json::object()); !r) {
       std::cerr << fmt::format("akts: bench bimodal: --hint-socket {}: {}\n", f.hint_socket, r.error().to_string());
-      return cli::kExitNoDaemon;
+      return kExitNoDaemon;
     }
     hint = [sock = f.hint_socket](pid_t tid, std::chrono::nanoseconds ns) -> Status {
       auto r = control::rpc_call(sock, "v1.hint", {{"pid", tid}, {"remaining", static_cast<uint64_t>(ns.count())}}, 2000);
@@ -82,19 +82,19 @@ int run_bimodal_bench(const BimodalFlags& f) {
   });
   if (!r) {
     std::cerr << "akts: bench bimodal: " << r.error().to_string() << "\n";
-    return cli::kExitFail;
+    return kExitFail;
   }
   if (!f.out.empty()) {
     std::ofstream file(f.out);
     file << r->dump(1) << "\n";
     if (!file) {
       std::cerr << fmt::format("akts: bench bimodal: cannot write {}\n", f.out);
-      return cli::kExitFail;
+      return kExitFail;
     }
   }
   if (f.json) {
     std::cout << r->dump(1) << "\n";
-    return cli::kExitOk;
+    return kExitOk;
   }
   std::cout << fmt::format(
       "bimodal: {:.2f}% long requests of {}, the rest {}; {} CPUs' capacity; {} worker threads; arrivals from a {} "
@@ -125,7 +125,7 @@ int run_bimodal_bench(const BimodalFlags& f) {
     }
   std::cout << fmt::format("highest load with p99.9 slowdown <= {:g}: {:.2f}\n", o.slo_slowdown,
                            (*r)["max_load_at_slo"].get<double>());
-  return cli::kExitOk;
+  return kExitOk;
 }
 
 }  // namespace akts::bench

@@ -9,7 +9,7 @@
 
 #include "admission/compile.h"
 #include "admission/static_check.h"
-#include "cli/exit_codes.h"
+#include "common/exit_codes.h"
 #include "control/unix_server.h"
 
 namespace akts::cli {

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "cli/exit_codes.h"
+#include "common/exit_codes.h"
 #include "common/build_info.h"
 #include "common/parse.h"
 #include "control/unix_server.h"

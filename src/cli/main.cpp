@@ -26,7 +26,7 @@
 #include "cli/mcp_command.h"
 #include "cli/repo_commands.h"
 #include "common/log.h"
-#include "cli/exit_codes.h"
+#include "common/exit_codes.h"
 #include "common/parse.h"
 #include "daemon/daemon.h"
 #include "reasoning/controller.h"
@@ -35,9 +35,9 @@
 
 namespace {
 
-using akts::cli::kExitFail;
-using akts::cli::kExitOk;
-using akts::cli::kExitUsage;
+using akts::kExitFail;
+using akts::kExitOk;
+using akts::kExitUsage;
 
 std::vector<std::string> known_policies() {
   std::vector<std::string> names;

@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "cli/exit_codes.h"
+#include "common/exit_codes.h"
 #include "common/build_info.h"
 #include "common/http_url.h"
 #include "common/parse.h"

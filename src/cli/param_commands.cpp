@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "cli/exit_codes.h"
+#include "common/exit_codes.h"
 #include "control/unix_server.h"
 
 namespace akts::cli {

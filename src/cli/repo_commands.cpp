@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "cli/exit_codes.h"
+#include "common/exit_codes.h"
 #include "common/text.h"
 #include "exec/policy_library.h"
 #include "repository/policy_repository.h"

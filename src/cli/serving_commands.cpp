@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "cli/exit_codes.h"
+#include "common/exit_codes.h"
 #include "common/parse.h"
 #include "common/text.h"
 #include "control/unix_server.h"
