@@ -24,9 +24,9 @@
 #           under latency takes the whole CPU from the batch work, so switching keeps at most about 72% of
 #           throughput's batch work (docs/serving.md). The akts arms manage every task (switch_all), as
 #           scx_simple does.
-# Either way stress-ng CPU hogs are pinned to the measured CPU (the batch work: one on the gpu node, two on the cpu node), and the load generator,
-# the daemon, the samplers and the llm controller's own model server run on the apparatus CPU. llama-server
-# is LC and stress-ng BE, by name.
+# Either way stress-ng CPU hogs are pinned to the measured CPU (the batch work: one on the gpu node, two on
+# the cpu node), and the load generator, the daemon, the samplers and the llm controller's own model server
+# run on the apparatus CPU. llama-server is LC and stress-ng BE, by name.
 # The circuit breaker is disarmed in every akts arm: static throughput must be
 # allowed to make the server wait (that is the arm), and a breaker that took
 # over would blur which arm decided; its trips are checked by the selftest and
@@ -84,8 +84,9 @@ esac
 MEASURED=${MEASURED:-0}
 APPARATUS=${APPARATUS:-1}
 # The detector's settings (docs/serving.md says why): llama-server's in-flight requests (busy at 2.5: 4 or 6
-# in a burst, 0 to 2 between; on the GPU node under throughput the burst's backlog holds 5-6 into the next phase) and the TTFT objective; not LC demand, which the many
-# waiting HTTP threads inflate under throughput even between bursts. Smoothed over about half a second.
+# in a burst, 0 to 2 between; on the GPU node under throughput the burst's backlog holds 5-6 into the next
+# phase) and the TTFT objective; not LC demand, which the many waiting HTTP threads inflate under throughput
+# even between bursts. Smoothed over about half a second.
 DETECTOR=${DETECTOR:-'{"app_busy_requests": 2.5, "lc_busy_share": 0, "alpha_up": 0.5, "alpha_down": 0.25, "confirm": 2}'}
 MODEL=/opt/akts/models/random-llama.gguf
 RPC_PORT=50052
