@@ -321,33 +321,26 @@ stop_proc() {
 	wait "$pid" 2>/dev/null
 	STOP_RC=$?
 }
-# The tasks (threads) of the given pids that are not in SCHED_EXT (policy 7, field 41 of /proc/TID/stat),
-# as "comm:tid" words ("gone:PID" for a process that is not there); empty when every one is.
-not_in_ext() {
-	local pid st line rest
+# threads_ext WANT PID...: the threads of the given processes whose SCHED_EXT membership (policy 7, field 41 of
+# /proc/TID/stat) is not WANT ("in" or "out"), as "comm:tid" words ("gone:PID" for a process that is not
+# there); empty when every thread is as wanted.
+threads_ext() {
+	local want=$1 pid st line rest in
+	shift
 	for pid in "$@"; do
 		[[ -d /proc/$pid/task ]] || { printf 'gone:%s ' "$pid"; continue; }
 		for st in /proc/"$pid"/task/*/stat; do
 			read -r line <"$st" 2>/dev/null || continue
 			rest=${line##*) }
 			read -ra f <<<"$rest"
-			((f[38] == 7)) && continue
+			in=out
+			((f[38] == 7)) && in=in
+			[[ $in == "$want" ]] && continue
 			line=${line#*(}
 			st=${st%/stat}
 			printf '%s:%s ' "${line%%)*}" "${st##*/}"
 		done
 	done
-}
-# Whether any thread of the given process is in SCHED_EXT.
-in_ext() {
-	local st line rest
-	for st in /proc/"$1"/task/*/stat; do
-		read -r line <"$st" 2>/dev/null || continue
-		rest=${line##*) }
-		read -ra f <<<"$rest"
-		((f[38] == 7)) && return 0
-	done
-	return 1
 }
 # Nanoseconds the given process's threads have waited on a run queue (field 2 of /proc/PID/task/TID/schedstat):
 # the stand-in's share of the apparatus CPU, which its CPU time cannot show.
@@ -403,13 +396,15 @@ run_arm() {
 			# Partial mode: the daemon moves llama-server's threads and the antagonists into SCHED_EXT.
 			local left=""
 			for _ in $(seq 1 50); do
-				left=$(not_in_ext "$SERVER" "${workers[@]}")
+				left=$(threads_ext in "$SERVER" "${workers[@]}")
 				[[ -z $left ]] && break
 				sleep 0.1
 			done
 			[[ -z $left ]] || error="partial mode: not in SCHED_EXT after 5 s: ${left:0:200}"
 			# ... and leaves the stand-in in the fair class: the policy under test never schedules the "GPU".
-			[[ -n $error ]] || ! in_ext "$RPC" || error="partial mode: a thread of the stand-in (ggml-rpc-server) is in SCHED_EXT"
+			local stray
+			stray=$(threads_ext out "$RPC")
+			[[ -n $error || -z $stray ]] || error="partial mode: the stand-in is not all in the fair class: ${stray:0:200}"
 		fi
 		;;
 	esac
