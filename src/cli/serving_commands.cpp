@@ -19,8 +19,8 @@
 namespace akts::cli {
 namespace {
 
-std::atomic<bool> g_cancel{false};
-void on_sigint(int) { g_cancel = true; }
+std::atomic<bool> g_load_cancel{false};
+void on_load_sigint(int) { g_load_cancel = true; }
 
 // "steady:6s:1:500ms,burst:6s:8" -> phases; each part NAME:DURATION:CONCURRENCY[:THINK].
 Result<std::vector<Phase>> parse_phases(const std::string& text) {
@@ -91,8 +91,8 @@ int cmd_loadgen(const LoadgenFlags& f) {
                                r.error);
     std::cout.flush();
   };
-  o.cancel = &g_cancel;
-  std::signal(SIGINT, on_sigint);
+  o.cancel = &g_load_cancel;
+  std::signal(SIGINT, on_load_sigint);
   auto report = run_load(o);
   std::signal(SIGINT, SIG_DFL);
   if (!report) {

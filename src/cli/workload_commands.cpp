@@ -16,8 +16,8 @@ namespace akts::cli {
 using json = nlohmann::json;
 
 namespace {
-std::atomic<bool> g_cancel{false};
-void on_signal(int) { g_cancel = true; }
+std::atomic<bool> g_workload_cancel{false};
+void on_workload_signal(int) { g_workload_cancel = true; }
 }  // namespace
 
 int cmd_workload(const WorkloadFlags& f) {
@@ -44,13 +44,13 @@ int cmd_workload(const WorkloadFlags& f) {
     };
   }
   struct sigaction sa{};
-  sa.sa_handler = on_signal;
+  sa.sa_handler = on_workload_signal;
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
-  auto r = workload::run(*a, hooks, g_cancel);
+  auto r = workload::run(*a, hooks, g_workload_cancel);
   if (!r) {
     std::cerr << "akts: workload: " << r.error().to_string() << "\n";
-    return g_cancel ? 130 : kExitFail;
+    return g_workload_cancel ? 130 : kExitFail;
   }
   if (f.json) {
     std::cout << r->dump(1) << "\n";

@@ -998,7 +998,8 @@ int run_daemon(const DaemonConfig& cfg) {
   std::unique_ptr<metrics::MetricsEndpoint> metrics_http;
   metrics::EndpointOptions metrics_at;  // its address, the port as bound (so a restart keeps it)
   metrics::RelistenSchedule relisten;
-  std::optional<std::chrono::steady_clock::time_point> relisten_at;  // while the listener is down
+  constexpr auto kListening = std::chrono::steady_clock::time_point::max();
+  auto relisten_at = kListening;  // while the listener is down: when to try again
   const metrics::BuildInfo build{std::string(build_version()), std::string(build_commit())};
   auto render_metrics = [&](metrics::Format f) -> Result<std::string> {
     auto st = backend.stats(false);
@@ -1074,7 +1075,7 @@ int run_daemon(const DaemonConfig& cfg) {
                      relisten.delay().count());
       }
     }
-    if (const auto now = std::chrono::steady_clock::now(); relisten_at && now >= *relisten_at) {  // each tick
+    if (const auto now = std::chrono::steady_clock::now(); now >= relisten_at) {  // each tick
       Result<std::unique_ptr<metrics::MetricsEndpoint>> m = errorf(ErrorKind::kSystem, "not started");
       try {
         m = metrics::MetricsEndpoint::start(metrics_at);
@@ -1084,7 +1085,7 @@ int run_daemon(const DaemonConfig& cfg) {
       if (m) {
         metrics_http = std::move(*m);
         relisten.started(now);
-        relisten_at.reset();
+        relisten_at = kListening;
         spdlog::info("metrics: listening again at {}", metrics_http->url());
       } else {
         relisten_at = relisten.start_failed(now);

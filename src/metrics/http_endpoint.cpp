@@ -19,19 +19,16 @@
 #include "common/text.h"
 
 namespace akts::metrics {
-namespace {
-
-// One scrape waiting for the main loop.
-struct Scrape {
-  Format format;
-  bool done = false;
-  int status = 503;
-  std::string body;
-};
-
-}  // namespace
 
 struct MetricsEndpoint::Impl {
+  // One scrape waiting for the main loop.
+  struct Scrape {
+    Format format;
+    bool done = false;
+    int status = 503;
+    std::string body;
+  };
+
   EndpointOptions o;
   httplib::Server http;
   std::thread thread;
@@ -195,7 +192,7 @@ std::string MetricsEndpoint::url() const {
 void MetricsEndpoint::serve(const Render& render) {
   uint64_t n;
   (void)!::read(impl_->efd, &n, sizeof(n));
-  std::deque<std::shared_ptr<Scrape>> batch;
+  std::deque<std::shared_ptr<Impl::Scrape>> batch;
   {
     std::lock_guard lock(impl_->mu);
     batch.swap(impl_->waiting);
