@@ -15,9 +15,11 @@
  * throughput of long work drops as the quantum shrinks; no class priority,
  * so LC work shares CPUs equally with BE work rather than ahead of it. The
  * quantum is enforced at the scheduler tick (4 ms on the pinned kernel) and
- * at wake-ups: a quantum below the tick is only met when something else
- * preempts (Skyloft's 5 us quanta need user interrupts, which this kernel
- * lacks). Nice weights are not applied.
+ * at wake-ups: with the frame's quantum timer off (the default), a quantum
+ * below the tick is only met when something else preempts; with it on
+ * (the daemon's "guard": {"quantum_timer": ...}; akts.h, Quantum timer) it
+ * is met to within the timer's period. Skyloft's 5 us quanta need user
+ * interrupts, which this kernel lacks. Nice weights are not applied.
  *
  * When to pick it: when request sizes are heavy-tailed and unknown, LC and
  * BE are of equal importance, or as the fallback when no size estimate

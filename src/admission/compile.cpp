@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "common/atomic_file.h"
 #include "common/text.h"
 
 namespace akts::admission {
@@ -126,12 +127,14 @@ Status write_vmlinux_h(const std::string& btf_path, const std::string& out) {
     btf__free(btf);
     return errorf(ErrorKind::kUnsupported, "{} describes a kernel without sched_ext (no struct sched_ext_ops)", btf_path);
   }
-  std::string tmp = out + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "w");
+  // Dumped into memory, then written whole (common/atomic_file.h): a reader never sees half a header.
+  char* buf = nullptr;
+  size_t len = 0;
+  FILE* f = ::open_memstream(&buf, &len);
   if (!f) {
     int e = errno;
     btf__free(btf);
-    return sys_error("cannot write " + tmp, e);
+    return sys_error("cannot dump the BTF of " + btf_path, e);
   }
   struct btf_dump* d = btf_dump__new(btf, print_to, f, nullptr);
   int err = d ? 0 : -errno;
@@ -164,12 +167,10 @@ Status write_vmlinux_h(const std::string& btf_path, const std::string& out) {
   if (d) btf_dump__free(d);
   btf__free(btf);
   bool closed = std::fclose(f) == 0;
-  if (err || !closed) {
-    ::unlink(tmp.c_str());
-    return sys_error("cannot dump the BTF of " + btf_path, err ? -err : errno);
-  }
-  if (::rename(tmp.c_str(), out.c_str()) != 0) return sys_error("cannot write " + out, errno);
-  return {};
+  const std::string text = closed && buf ? std::string(buf, len) : std::string();
+  std::free(buf);
+  if (err || !closed) return sys_error("cannot dump the BTF of " + btf_path, err ? -err : errno);
+  return write_file_atomically(out, text, {.mode = 0644});
 }
 
 Result<CompileReport> compile_source(const std::string& source, const CompileOptions& o) {

@@ -66,8 +66,8 @@ class UnixServer {
   ~UnixServer();
 
   // Descriptors to poll, listener first: POLLIN, and POLLOUT where answers wait. The listener's events are 0
-  // while the server is full of busy clients: call again within 50 ms or so (the daemon's tick does) for it to
-  // look for a client that has stalled since.
+  // while the server is full of busy clients: call again now and then (the daemon's loop does at
+  // every tick, 100 ms) for it to look for a client that has stalled since.
   std::vector<pollfd> poll_fds() const;
   // Handles readiness reported by poll() for the fds returned above.
   void on_ready(const std::vector<pollfd>& fds);

@@ -10,7 +10,8 @@
 #include <filesystem>
 #include <thread>
 
-#include <fmt/format.h>
+
+#include "common/atomic_file.h"
 
 namespace akts {
 namespace {
@@ -132,42 +133,7 @@ Status SelectionFile::write(const nlohmann::json& sel) {
 Status save_state(const std::string& path, const nlohmann::json& state) { return save_state_text(path, state.dump()); }
 
 Status save_state_text(const std::string& path, const std::string& json_text) {
-  if (auto st = ensure_dir(path); !st) return st;
-  std::string tmp = fmt::format("{}.{}.tmp", path, ::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return sys_error("cannot create " + tmp, errno);
-  std::string text = json_text + "\n";
-  size_t off = 0;
-  while (off < text.size()) {
-    ssize_t w = ::write(fd, text.data() + off, text.size() - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      int e = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return sys_error("cannot write " + tmp, e);
-    }
-    off += static_cast<size_t>(w);
-  }
-  // On disk before the rename: after a power cut the old file or the whole new one, never an empty one.
-  if (::fsync(fd) != 0) {
-    int e = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return sys_error("cannot flush " + tmp, e);
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int e = errno;
-    ::unlink(tmp.c_str());
-    return sys_error("cannot replace " + path, e);
-  }
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  if (int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
-    ::fsync(dfd);  // the rename itself; best effort (a directory that cannot be opened still got the file)
-    ::close(dfd);
-  }
-  return {};
+  return write_file_atomically(path, json_text + "\n", {.make_dir = true});
 }
 
 }  // namespace akts

@@ -46,8 +46,8 @@ class StateLock {
 // The state file, checked for its version and the types of its top-level
 // fields (the record inside is checked where it is used); nullopt when there is none.
 Result<std::optional<nlohmann::json>> load_state(const std::string& path);
-// Replaces the state file atomically and durably (a 0600 temporary beside it,
-// flushed, renamed over it, the directory flushed).
+// Replaces the state file atomically and durably, 0600, its folder made 0700
+// if missing (common/atomic_file.h).
 Status save_state(const std::string& path, const nlohmann::json& state);
 // The same with the JSON already serialised.
 Status save_state_text(const std::string& path, const std::string& text);

@@ -15,6 +15,7 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include "common/atomic_file.h"
 #include "common/text.h"
 
 namespace akts::mcp {
@@ -76,22 +77,10 @@ Result<std::string> load_or_create_token(const std::string& path, gid_t group) {
     auto tok = random_hex(32);
     if (!tok) return tok.error();
     mode_t mode = group == static_cast<gid_t>(-1) ? 0600 : 0640;
-    std::string tmp = path + ".tmp";
-    ::unlink(tmp.c_str());
-    int w = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-    if (w < 0) return sys_error("cannot create the token file " + tmp, errno);
-    if (::fchmod(w, mode) != 0 || (group != static_cast<gid_t>(-1) && ::fchown(w, static_cast<uid_t>(-1), group) != 0) ||
-        ::write(w, tok->data(), tok->size()) != static_cast<ssize_t>(tok->size()) || ::fsync(w) != 0) {
-      int e = errno;
-      ::close(w);
-      ::unlink(tmp.c_str());
-      return sys_error("cannot write the token file " + tmp, e);
-    }
-    ::close(w);
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-      int e = errno;
-      ::unlink(tmp.c_str());
-      return sys_error("cannot put the token file in place at " + path, e);
+    if (auto st = write_file_atomically(path, *tok, {.mode = mode, .group = group}); !st) {
+      Error e = st.error();
+      e.message = "the token file: " + e.message;
+      return e;
     }
     spdlog::info("mcp: created the HTTP credential {} (mode {:o})", path, mode);
     return *tok;

@@ -14,8 +14,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/atomic_file.h"
 #include "common/text.h"
-#include "daemon/state_file.h"
 #include "reasoning/decision_log.h"
 
 namespace akts {
@@ -237,7 +237,7 @@ Result<std::optional<PolicyRecord>> PolicyRepository::read(std::string_view name
 Status PolicyRepository::write(const PolicyRecord& r) const {
   auto checked = PolicyRecord::from_json(r.to_json());  // what is written reads back
   if (!checked) return checked.error();
-  return save_state_text(path_of(r.name), r.to_json().dump(2) + "\n");
+  return write_file_atomically(path_of(r.name), r.to_json().dump(2) + "\n", {.make_dir = true});
 }
 
 Result<std::vector<PolicyRecord>> PolicyRepository::list() const {

@@ -1,0 +1,28 @@
+// Replacing a file whole, durably: the one writer of the state file, the policy repository's records, the MCP
+// token file and the compiler's vmlinux.h.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+
+namespace akts {
+
+struct AtomicWriteOptions {
+  mode_t mode = 0600;                        // the file's mode (set with fchmod: the umask does not narrow it)
+  gid_t group = static_cast<gid_t>(-1);      // its group (-1: the writer's)
+  bool make_dir = false;                     // create the folder (0700) when it is missing
+};
+
+// Writes `contents` to a temporary beside `path` (created exclusively, `o.mode` and `o.group` set before a byte
+// is written), writes all of it (short writes and EINTR retried), flushes it (fsync), renames it over `path` and
+// flushes the folder, so that after a crash or a power cut `path` holds the old contents or all of the new ones,
+// never a part. On any failure the temporary is removed, `path` is untouched, and the error names the step.
+// A symbolic link at `path` is replaced, not followed. Not for two writers of one path at once: each uses its
+// own temporary (by pid and a counter), and the last rename wins.
+Status write_file_atomically(const std::string& path, std::string_view contents, const AtomicWriteOptions& o = {});
+
+}  // namespace akts
