@@ -1,652 +1,49 @@
+// `akts daemon`'s composition: the checks before anything is loaded, the state the last daemon left, the plane,
+// the workers, the control socket and /metrics, and the event loop that serves them until a signal or the end.
 #include "daemon/daemon.h"
 
 #include <grp.h>
 #include <signal.h>
-#include <sched.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <charconv>
-#include <deque>
 #include <chrono>
-#include <fstream>
 #include <functional>
 #include <optional>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "admission/record.h"
-#include "admission/static_check.h"
 #include "classify/process_tracker.h"
-#include "daemon/reaper.h"
-#include "daemon/reasoning_worker.h"
-#include "daemon/state_file.h"
-#include "daemon/tracker_worker.h"
 #include "common/build_info.h"
+#include "common/fd.h"
 #include "common/http_url.h"
 #include "common/parse.h"
-#include "common/text.h"
 #include "control/api.h"
 #include "control/audit.h"
 #include "control/unix_server.h"
+#include "daemon/backend.h"
+#include "daemon/breaker_watch.h"
+#include "daemon/event_loop.h"
+#include "daemon/reaper.h"
+#include "daemon/reasoning_worker.h"
+#include "daemon/restart.h"
+#include "daemon/state_file.h"
+#include "daemon/state_writer.h"
+#include "daemon/tracker_worker.h"
 #include "exec/btf_rodata.h"
 #include "exec/execution_plane.h"
 #include "exec/policy_library.h"
 #include "exec/sched_ext_sysfs.h"
 #include "metrics/exposition.h"
 #include "metrics/http_endpoint.h"
-#include "metrics/process_self.h"
 
 namespace akts {
 namespace {
 
 using control::json;
-
-// The control API's view of the running daemon.
-class DaemonBackend : public control::ControlBackend {
- public:
-  DaemonBackend(ExecutionPlane& plane, TrackerWorker& tracker, ReasoningPlane& reasoning, PushedSamples& pushed,
-                std::function<json()> health, const DaemonConfig& cfg, std::function<void()> persist)
-      : plane_(plane),
-        tracker_(tracker),
-        reasoning_(reasoning),
-        pushed_(pushed),
-        health_(std::move(health)),
-        cfg_(cfg),
-        persist_(std::move(persist)),
-        started_(std::chrono::steady_clock::now()) {
-    if (!cfg_.repository.empty()) repository_.emplace(cfg_.repository);
-  }
-
-  std::vector<control::PolicyView> policies() const override {
-    std::vector<control::PolicyView> out;
-    for (const auto& p : plane_.policies()) {
-      const PolicySpec* spec = find_policy(p.name);
-      out.push_back({p.slot, p.name, std::string(spec ? spec->summary : ""),
-                     std::string(spec ? spec->pick_when : ""), std::string(policy_doc(p.name)), p.params});
-    }
-    return out;
-  }
-  Result<std::array<uint64_t, AKTS_MAX_PARAMS>> param_values(uint32_t slot) const override {
-    return plane_.param_values(slot);
-  }
-  Status set_param(uint32_t slot, const ParamDesc& d, uint64_t value) override {
-    auto before = plane_.param_values(slot);
-    if (!before) return before.error();
-    if (auto st = plane_.set_param(slot, d.index, value); !st) return st;
-    std::string name = policy_name(slot);
-    std::string why = fmt::format("{}.{}: {} -> {}", name, d.name, d.format((*before)[d.index]), d.format(value));
-    spdlog::info("parameter {}", why);
-    reasoning_.note("operator", "set", why,
-                    {{"slot", slot}, {"policy", name}, {"param", d.name}, {"previous", (*before)[d.index]}, {"value", value}});
-    return {};
-  }
-  uint32_t slot_count() const override { return AKTS_MAX_SLOTS; }
-  uint32_t selected() const override { return plane_.selected(); }
-  uint32_t effective() const override { return plane_.effective_slot(); }
-  // An operator's switch: through the arbiter, so a hold refuses it and controllers give way.
-  Status select(uint32_t slot) override {
-    uint32_t prev = plane_.selected();
-    if (auto st = reasoning_.operator_switch(slot, policy_name(slot)); !st) return st;
-    spdlog::info("switched slot {} -> {}", prev, slot);
-    persist_();  // before the answer: a daemon killed right after comes back with this selection
-    return {};
-  }
-  Status hold(uint32_t slot, std::chrono::milliseconds d) override {
-    if (auto st = reasoning_.hold(slot, policy_name(slot), d); !st) return st;
-    persist_();  // a hold selects its slot: kept like a switch
-    spdlog::info("holding slot {} ({}) for {:.1f} s", slot, policy_name(slot), std::chrono::duration<double>(d).count());
-    return {};
-  }
-  bool release() override {
-    bool was = reasoning_.release();
-    if (was) spdlog::info("hold released");
-    return was;
-  }
-  Result<json> controller(const std::optional<std::string>& name, std::optional<bool> dry_run) override {
-    if (auto st = reasoning_.configure(name, dry_run); !st) return st.error();
-    if (name) spdlog::info("controller: {}{}", *name, reasoning_.state()["arbiter"]["dry_run"].get<bool>() ? " (dry run)" : "");
-    return reasoning_.state();
-  }
-  json telemetry(size_t last) const override {
-    return {{"period_s", std::chrono::duration<double>(cfg_.reasoning.telemetry.period).count()},
-            {"objective", reasoning_.objective().to_json()},
-            {"health", health_()},
-            {"windows", reasoning_.windows(last)}};
-  }
-  json objective() const override { return reasoning_.objective().to_json(); }
-  json policy_record(const std::string& name) const override {
-    if (!repository_) return nullptr;
-    auto r = repository_->get(name);
-    if (!r) {
-      spdlog::warn("policy repository: {}", r.error().message);
-      return nullptr;
-    }
-    return *r ? (*r)->to_json() : json(nullptr);
-  }
-  // Admission's gates 2 to 4 (src/admission/): each verdict goes back with its evidence.
-  Result<json> admit(const AdmitRequest& r) override {
-    auto t0 = std::chrono::steady_clock::now();
-    json gates = json::array();
-    json out = {{"admitted", false}, {"slot", nullptr}, {"name", nullptr}, {"sha256", nullptr}, {"refused_at", nullptr}};
-    auto finish = [&](const char* refused_at) {
-      out["gates"] = gates;
-      out["refused_at"] = refused_at ? json(refused_at) : json(nullptr);
-      out["took_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      if (refused_at) spdlog::warn("admission of {} refused at the {} gate", r.object, refused_at);
-      return out;
-    };
-    if (canary_ && canary_->state == "running")
-      return errorf(ErrorKind::kBusy, "the canary of {} runs for {:.0f} s more; one canary at a time",
-                    canary_->name,
-                    std::chrono::duration<double>(canary_->end - std::chrono::steady_clock::now()).count());
-    // Read once: every gate judges these bytes and the kernel loads them, whatever happens to the file meanwhile.
-    auto bytes = admission::read_regular_file(r.object, admission::kMaxObjectBytes);
-    if (!bytes) return bytes.error();
-    auto report = admission::check_bytes(*bytes, r.object);
-    if (!report) return report.error();  // not a BPF object at all: bad input
-    gates.push_back(report->to_json());
-    if (!report->passed) return finish("static");
-    std::string name = r.name.empty() ? report->policy : r.name;
-    if (!valid_policy_name(name))  // the static gate refuses such prefixes; a guard all the same
-      return errorf(ErrorKind::kInvalidArgument, "'{}' is not a policy name", excerpt(valid_utf8(name)));
-    out["name"] = name;
-    auto sha = std::make_optional(admission::sha256_hex(*bytes));
-    out["sha256"] = *sha;
-    json dyn = admission::judge_dynamic(r.object, *sha, r.record, r.force_untested);
-    gates.push_back(dyn);
-    if (!dyn["passed"].get<bool>()) return finish("dynamic");
-    uint32_t slot = 0;
-    // The breaker's safe slot is kept for the policy the configuration puts there, armed or not (a canary
-    // arms it, and a trip must never force an untested policy, nor be unable to trip on one in that slot).
-    const uint32_t safe = cfg_.breaker.safe_slot;
-    if (r.slot) {
-      slot = *r.slot;
-      if (slot == safe)
-        return errorf(ErrorKind::kInvalidArgument, "slot {} is the circuit breaker's safe slot: choose another", slot);
-    } else {
-      auto loaded = plane_.policies();
-      while (slot < AKTS_MAX_SLOTS &&
-             (slot == safe ||
-              std::any_of(loaded.begin(), loaded.end(), [&](const LoadedPolicy& p) { return p.slot == slot; })))
-        ++slot;
-    }
-    if (r.canary.count() > 0)
-      if (auto b = plane_.read_breaker(); b && b->tripped())
-        return errorf(ErrorKind::kBusy, "the circuit breaker holds its safe slot (a trip's cool-down): a canary "
-                                        "cannot start now; nothing was loaded");
-    auto v0 = std::chrono::steady_clock::now();
-    std::string replaced = r.replace ? policy_name(slot) : "";
-    // A replacement checks that its slot is not selected and overwrites it with no switch in between.
-    Status loaded = slot >= AKTS_MAX_SLOTS ? Status(make_error(ErrorKind::kInvalidArgument, "every slot is filled"))
-                    : r.replace            ? reasoning_.exclusive([&] {
-                                    return plane_.admit_object(std::move(*bytes), r.object, name, slot, true);
-                                  })
-                                           : plane_.admit_object(std::move(*bytes), r.object, name, slot, false);
-    json ver = {{"gate", "verifier"},
-                {"passed", static_cast<bool>(loaded)},
-                {"slot", slot},
-                {"took_ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - v0).count()}};
-    if (!loaded) {
-      ver["detail"] = loaded.error().message;
-      ver["log"] = loaded.error().details;
-      gates.push_back(ver);
-      return finish("verifier");
-    }
-    ver["detail"] = fmt::format("verified and in slot {} of every dispatched callback's array{}", slot,
-                                r.replace ? ", in place of " + replaced : "");
-    gates.push_back(ver);
-    out["slot"] = slot;
-    PolicyRecord rec;
-    rec.name = name;
-    rec.description = r.description.empty() ? "admitted from " + r.object : r.description;
-    rec.pick_when = r.pick_when;
-    rec.origin = "admitted";
-    rec.object_sha256 = *sha;
-    if (r.canary.count() > 0) {
-      // Gate 5: held selected for the canary's length; poll_canary() judges each window and reverts.
-      Canary c;
-      c.slot = slot;
-      c.previous = plane_.selected();
-      c.name = name;
-      c.record = rec;
-      c.start = std::chrono::steady_clock::now();
-      c.end = c.start + r.canary;
-      c.baseline_met = baseline_met();
-      // A canary that cannot start takes the new policy out again (under the arbiter's lock: nothing selects it).
-      auto refuse = [&](const std::string& why) {
-        auto ev = reasoning_.exclusive([&] { return plane_.evict(slot); });
-        gates.push_back({{"gate", "canary"}, {"passed", false},
-                         {"detail", why + (ev ? "; the policy was evicted" : "; it stays loaded: " + ev.error().message)}});
-        return finish("canary");
-      };
-      auto b0 = plane_.read_breaker();
-      if (!b0) return refuse("cannot read the circuit breaker: " + b0.error().message);
-      if (b0->tripped()) return refuse("the circuit breaker holds its safe slot (a trip's cool-down): try again after it");
-      c.trips0 = b0->state.trips;
-      c.breaker_before = b0->params;
-      // Armed throughout, whatever the configuration says: a canary without the breaker is not one.
-      if (!b0->params.armed) {
-        BreakerParams armed = b0->params;
-        armed.armed = true;
-        if (auto st = plane_.set_breaker(armed); !st) return refuse("cannot arm the circuit breaker: " + st.error().message);
-        c.disarm_after = true;
-      }
-      if (auto st = reasoning_.hold(slot, name, r.canary); !st) {
-        if (c.disarm_after) (void)plane_.set_breaker(b0->params);
-        return refuse("cannot select it: " + st.error().message);
-      }
-      // The window in flight began under the previous slot: judging starts with the one after it.
-      auto latest = reasoning_.latest();
-      c.last_seq = (latest ? latest->seq : 0) + 1;
-      persist_();
-      spdlog::info("admitted {} ({}) into slot {}: its canary runs for {:.0f} s", name, r.object, slot,
-                   std::chrono::duration<double>(r.canary).count());
-      reasoning_.note("operator", "admit", fmt::format("admitted {} into slot {}; canary for {:.0f} s", name, slot,
-                                                       std::chrono::duration<double>(r.canary).count()),
-                      {{"object", r.object}, {"sha256", *sha}, {"slot", slot}});
-      canary_ = std::move(c);
-      out["admitted"] = true;
-      last_admission_ = finish(nullptr);
-      last_admission_["canary"] = canary_json();
-      return last_admission_;
-    }
-    out["admitted"] = true;
-    spdlog::info("admitted {} ({}) into slot {}", name, r.object, slot);
-    reasoning_.note("operator", "admit", fmt::format("admitted {} into slot {}", name, slot),
-                    {{"object", r.object}, {"sha256", *sha}, {"slot", slot}});
-    put_record(rec);
-    last_admission_ = finish(nullptr);
-    return last_admission_;
-  }
-  json admission() const override {
-    if (last_admission_.is_null()) return nullptr;
-    json a = last_admission_;
-    if (canary_) a["canary"] = canary_json();
-    return a;
-  }
-  // Gate 5, on the daemon's loop at every tick: each new telemetry window of a running canary is judged.
-  // Reverted (the previous slot selected again, the new policy evicted) when the breaker trips or overrides
-  // it, when the guard has to rescue LC work or an LC task waits past half the guard's bound, or when the
-  // objective fails three windows in a row although it held in 80% of the windows before the canary.
-  void poll_canary() {
-    if (!canary_ || canary_->state != "running") return;
-    Canary& c = *canary_;
-    auto now = std::chrono::steady_clock::now();
-    std::string why;
-    // An operator who released the canary's hold and switched: theirs stands, whatever else happened since;
-    // the unproven policy goes if it can.
-    const bool revert = plane_.selected() == c.slot;
-    if (!revert)
-      why = fmt::format("an operator selected slot {} during the canary", plane_.selected());
-    else if (auto b = plane_.read_breaker(); !b || b->state.trips > c.trips0 || b->tripped())
-      why = b ? "the circuit breaker tripped" : "the circuit breaker cannot be read: " + b.error().message;
-    for (const auto& wj : reasoning_.windows(50)) {
-      auto w = Window::from_json(wj);
-      if (!w || w->seq <= c.last_seq || !why.empty()) continue;
-      c.last_seq = w->seq;
-      ++c.windows;
-      double bound_ms = std::chrono::duration<double, std::milli>(cfg_.guard.max_wait).count();
-      if (w->effective_slot != c.slot)
-        why = fmt::format("slot {} ran instead (the override)", w->effective_slot);
-      else if (w->rescues[AKTS_CLASS_LC] > 0)
-        why = fmt::format("the guard had to rescue LC work ({} rescues in a window)", w->rescues[AKTS_CLASS_LC]);
-      else if (w->oldest_wait_ms[AKTS_CLASS_LC] > bound_ms / 2)
-        why = fmt::format("an LC task waited {:.0f} ms (half the guard's bound is {:.0f} ms)",
-                          w->oldest_wait_ms[AKTS_CLASS_LC], bound_ms / 2);
-      else if (!reasoning_.objective().met(*w) && c.baseline_met >= 0.8 && ++c.unmet_streak >= 3)
-        why = fmt::format("the objective ({}) failed 3 windows in a row; it held in {:.0f}% before",
-                          reasoning_.objective().describe(), 100 * c.baseline_met);
-      else if (reasoning_.objective().met(*w))
-        c.unmet_streak = 0;
-    }
-    if (why.empty() && now < c.end) return;
-    end_canary(why, revert, now);
-  }
-  // The plane was loaded again (the kernel asked for a restart, or ejected it): admitted policies went with the
-  // old programs, so a running canary ends as failed and the slot it replaced is selected again.
-  // How many times the scheduler was loaded (1 + restarts and re-attaches): BPF's counters start afresh at each.
-  uint64_t loads_ = 1;
-  void plane_reloaded() {
-    ++loads_;
-    if (canary_ && canary_->state == "running")
-      end_canary("the scheduler was loaded again (a kernel restart or an ejection): the admitted policy is gone",
-                 true, std::chrono::steady_clock::now());
-  }
-  void end_canary(const std::string& why, bool revert, std::chrono::steady_clock::time_point now) {
-    Canary& c = *canary_;
-    reasoning_.release_hold_on(c.slot);  // the canary's own hold only: an operator's hold or grace stays
-    if (c.disarm_after) {
-      // As configured again; a trip in progress runs to its end (disarming never ends one).
-      if (auto st = plane_.set_breaker(c.breaker_before); !st)
-        spdlog::warn("the circuit breaker stays armed after the canary: {}", st.error().to_string());
-      c.disarm_after = false;
-    }
-    if (why.empty()) {
-      c.state = "passed";
-      c.reason = fmt::format("{} windows without degradation", c.windows);
-      spdlog::info("canary of {} passed: {}", c.name, c.reason);
-      reasoning_.note("operator", "canary", fmt::format("the canary of {} passed: {}", c.name, c.reason), {{"slot", c.slot}});
-      put_record(c.record);
-    } else {
-      c.state = "failed";
-      c.reason = why;
-      if (revert) (void)reasoning_.operator_switch(c.previous, policy_name(c.previous));
-      auto ev = reasoning_.exclusive([&] { return plane_.evict(c.slot); });
-      spdlog::warn("canary of {} failed ({}): {}, {}", c.name, why,
-                   revert ? fmt::format("slot {} selected again", c.previous) : std::string("the operator's selection stands"),
-                   ev ? "the policy evicted" : "not evicted: " + ev.error().message);
-      reasoning_.note("operator", "canary",
-                      fmt::format("the canary of {} failed: {}; {}", c.name, why,
-                                  revert ? fmt::format("reverted to slot {}", c.previous) : std::string("not reverted")),
-                      {{"slot", c.slot}, {"previous", c.previous}, {"evicted", static_cast<bool>(ev)}});
-    }
-    c.ended = now;
-    persist_();
-  }
-  Result<json> evict(uint32_t slot) override {
-    std::string name = policy_name(slot);
-    if (auto st = reasoning_.exclusive([&] { return plane_.evict(slot); }); !st) return st.error();
-    reasoning_.note("operator", "evict", fmt::format("evicted {} from slot {}", name, slot), {{"slot", slot}});
-    return json{{"slot", slot}, {"name", name}};
-  }
-  Result<size_t> record_result(const std::string& policy, const ResultRecord& r) override {
-    if (!repository_)
-      return make_error(ErrorKind::kInvalidArgument, "the policy repository is off (config key \"repository\")");
-    if (auto st = repository_->append_result(policy, r); !st) return st.error();
-    auto rec = repository_->get(policy);
-    if (!rec || !*rec) return size_t{0};
-    spdlog::info("policy repository: a {} result for {} ({})", r.workload, policy, r.source);
-    return (*rec)->results.size();
-  }
-  Status set_objective(const Objective& objective) override {
-    reasoning_.set_objective(objective);
-    spdlog::info("objective: {}", objective.describe());
-    return {};
-  }
-  json decisions(size_t limit) const override { return reasoning_.log(limit); }
-  Result<size_t> push_latencies(const std::vector<double>& ms) override { return pushed_.push(ms); }
-  json status() const override {
-    auto st = read_sched_ext_state();
-    auto ei = plane_.exit_info();
-    json policies = json::array();
-    std::string selected_name, effective_name;
-    for (const auto& p : plane_.policies()) {
-      policies.push_back({{"slot", p.slot}, {"name", p.name}});
-      if (p.slot == plane_.selected()) selected_name = p.name;
-      if (p.slot == plane_.effective_slot()) effective_name = p.name;
-    }
-    uint32_t ovr = plane_.override_word();
-    return {{"scheduler", {{"state", st.state}, {"ops", st.ops}, {"attached", plane_.attached()}}},
-            {"selected", {{"slot", plane_.selected()}, {"policy", name_or_null(selected_name)}}},
-            {"override",
-             {{"active", (ovr & AKTS_OVERRIDE_ACTIVE) != 0},
-              {"slot", (ovr & AKTS_OVERRIDE_ACTIVE) ? json(ovr & AKTS_OVERRIDE_SLOT_MASK) : json(nullptr)}}},
-            {"effective", {{"slot", plane_.effective_slot()}, {"policy", name_or_null(effective_name)}}},
-            {"policies", policies},
-            {"mode", cfg_.switch_all ? "all tasks" : "partial (SCHED_EXT tasks only)"},
-            {"guard", guard_json()},
-            {"breaker", breaker_json()},
-            {"reasoning", reasoning_.state()},
-            {"managed_processes", tracker_.snapshot()},
-            {"uptime_seconds",
-             std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count()},
-            {"exit", ei.kind ? json{{"kind", ei.kind_name}, {"reason", ei.reason}, {"message", ei.message}}
-                             : json(nullptr)}};
-  }
-  Result<json> stats(bool reset_longest) override {
-    auto s = plane_.read_stats();
-    if (!s) return s.error();
-    auto g = plane_.read_guard();
-    if (!g) return g.error();
-    if (reset_longest)
-      if (auto st = plane_.reset_longest_waits(); !st) return st.error();
-    json j = s->to_json();
-    j["guard"] = g->to_json();
-    j["breaker"] = breaker_json();
-    auto w = reasoning_.latest();
-    j["window"] = w ? w->to_json() : json(nullptr);
-    j["reasoning"] = reasoning_.state();
-    j["telemetry_health"] = health_();
-    j["selected"] = plane_.selected();
-    j["effective"] = plane_.effective_slot();
-    j["timestamp_ns"] = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::steady_clock::now().time_since_epoch())
-                            .count();
-    json names = json::object();
-    for (const auto& p : plane_.policies()) names[std::to_string(p.slot)] = p.name;
-    j["policy_names"] = names;
-    auto counts = tracker_.class_counts();
-    j["managed"] = {{"lc", counts[AKTS_CLASS_LC]}, {"be", counts[AKTS_CLASS_BE]}};
-    j["tracker"] = tracker_.stats();
-    j["scheduler"] = {{"state", read_sched_ext_state().state}, {"attached", plane_.attached()}, {"loads", loads_}};
-    auto self = metrics::read_process();
-    j["process"] = self ? *self : json(nullptr);
-    return j;
-  }
-  Status classify(uint32_t pid, uint32_t cls) override {
-    auto st = tracker_.with_tracker([&](ProcessTracker& t) { return t.classify_explicit(pid, cls); });
-    if (st) {
-      tracker_.publish_now();
-      persist_();  // before the answer, like a switch
-    }
-    return st;
-  }
-  Result<json> class_of(uint32_t pid) override {
-    auto k = plane_.get_class(pid);
-    if (!k) return k.error();
-    json managed = nullptr;
-    if (json m = tracker_.find(pid); m.is_object()) managed = {{"class", m["class"]}, {"reason", m["reason"]}};
-    return json{{"pid", pid},
-                {"kernel_class", std::string(class_name(k->value_or(AKTS_CLASS_BE)))},
-                {"kernel_entry", k->has_value()},
-                {"managed", managed}};
-  }
-  Result<json> hint(uint32_t tid, std::optional<std::chrono::nanoseconds> remaining) override {
-    if (!remaining) {
-      auto had = plane_.clear_hint(tid);
-      if (!had) return had.error();
-      return json{{"pid", tid}, {"cleared", *had}};
-    }
-    // Only a thread akts schedules: the frame drops its entry when it leaves sched_ext, so none lingers to be
-    // inherited by a later thread with the same id. In --switch-all mode every thread is akts's.
-    auto scheduled = [&]() -> Result<bool> {
-      errno = 0;
-      int pol = sched_getscheduler(static_cast<pid_t>(tid));
-      if (pol < 0)
-        return errno == ESRCH ? errorf(ErrorKind::kInvalidArgument, "no thread {}", tid)
-                              : sys_error(fmt::format("cannot read the policy of thread {}", tid), errno);
-      pol &= ~SCHED_RESET_ON_FORK;
-      if (pol == kSchedExt) return true;
-      return cfg_.switch_all && (pol == SCHED_OTHER || pol == SCHED_BATCH || pol == SCHED_IDLE);
-    };
-    auto in_ext = scheduled();
-    if (!in_ext) return in_ext.error();
-    if (!*in_ext)
-      return errorf(ErrorKind::kInvalidArgument,
-                    "thread {} is not scheduled by akts (not in SCHED_EXT): classify its process first (akts classify)",
-                    tid);
-    // The estimate counts from the CPU time the thread has had so far (schedstat's first field, ns).
-    uint64_t exec_at = 0;
-    {
-      std::ifstream f(fmt::format("/proc/{}/schedstat", tid));
-      if (!(f >> exec_at)) return errorf(ErrorKind::kInvalidArgument, "no thread {} (its schedstat cannot be read)", tid);
-    }
-    auto ns = static_cast<uint64_t>(remaining->count());
-    if (auto st = plane_.set_hint(tid, ns, exec_at); !st) return st.error();
-    // The thread may have left (or exited) between the check and the write, after the frame dropped its entry:
-    // look again, and take the entry back if so (a departure after this look finds the entry and drops it).
-    auto still = scheduled();
-    if (!still || !*still) {
-      (void)plane_.clear_hint(tid);
-      return errorf(ErrorKind::kInvalidArgument, "thread {} left akts while it was being hinted: nothing kept", tid);
-    }
-    return json{{"pid", tid}, {"remaining_ns", ns}, {"exec_at_ns", exec_at}};
-  }
-  Status unclassify(uint32_t pid) override {
-    auto st = tracker_.with_tracker([&](ProcessTracker& t) { return t.unclassify(pid); });
-    if (st) {
-      tracker_.publish_now();
-      persist_();
-    }
-    return st;
-  }
-
- private:
-  static json name_or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
-  std::string policy_name(uint32_t slot) const {
-    for (const auto& p : plane_.policies())
-      if (p.slot == slot) return p.name;
-    return "";
-  }
-  json breaker_json() const {
-    auto b = plane_.read_breaker();
-    return b ? b->to_json() : json{{"error", b.error().to_string()}};
-  }
-  json guard_json() const {
-    auto g = plane_.read_guard();
-    return g ? g->params.to_json() : json{{"error", g.error().to_string()}};
-  }
-  ExecutionPlane& plane_;
-  TrackerWorker& tracker_;
-  ReasoningPlane& reasoning_;
-  PushedSamples& pushed_;
-  std::function<json()> health_;
-  const DaemonConfig& cfg_;
-  std::function<void()> persist_;
-  std::chrono::steady_clock::time_point started_;
-  std::optional<PolicyRepository> repository_;
-  struct Canary {
-    uint32_t slot = 0, previous = 0;
-    std::string name;
-    PolicyRecord record;
-    std::chrono::steady_clock::time_point start, end, ended;
-    double baseline_met = 1;  // the objective's share of met windows before the canary
-    uint64_t last_seq = 0;    // windows up to this one are not the canary's
-    uint64_t trips0 = 0;      // the breaker's trips when it began
-    BreakerParams breaker_before;  // its settings then, put back after when the canary armed it
-    bool disarm_after = false;  // the configuration had the breaker disarmed: the canary armed it
-    size_t windows = 0, unmet_streak = 0;
-    std::string state = "running", reason;
-  };
-  std::optional<Canary> canary_;
-  json last_admission_;
-
-  double baseline_met() const {
-    size_t n = 0, met = 0;
-    for (const auto& wj : reasoning_.windows(30))
-      if (auto w = Window::from_json(wj)) {
-        ++n;
-        met += reasoning_.objective().met(*w) ? 1 : 0;
-      }
-    return n ? static_cast<double>(met) / static_cast<double>(n) : 1.0;
-  }
-  json canary_json() const {
-    const Canary& c = *canary_;
-    auto now = std::chrono::steady_clock::now();
-    return {{"state", c.state},
-            {"reason", c.reason},
-            {"slot", c.slot},
-            {"previous", c.previous},
-            {"windows", c.windows},
-            {"baseline_met", c.baseline_met},
-            {"elapsed_s", std::chrono::duration<double>((c.state == "running" ? now : c.ended) - c.start).count()},
-            {"length_s", std::chrono::duration<double>(c.end - c.start).count()}};
-  }
-  void put_record(const PolicyRecord& rec) {
-    if (!repository_) return;
-    PolicyRecord r = rec;
-    if (auto old = repository_->get(r.name); old && *old) r.results = (*old)->results;
-    if (auto st = repository_->put(r); !st) spdlog::warn("policy repository: {}", st.error().message);
-  }
-};
-
-// Writes the state file (src/daemon/state_file.h) when the tracker's record
-// changed (by generation: serialised once), and the small selection file
-// beside it when the selection changed: a switch costs one pwrite, not the
-// record of a thousand processes.
-class StateWriter {
- public:
-  explicit StateWriter(std::string path) : path_(std::move(path)), selection_(path_) {}
-  bool enabled() const { return !path_.empty(); }
-  void save(const ExecutionPlane& plane, const TrackerWorker::Record& rec, bool clean) {
-    if (path_.empty()) return;
-    const uint32_t slot = plane.selected();
-    std::string policy;
-    for (const auto& p : plane.policies())
-      if (p.slot == slot) policy = p.name;
-    json selected = {{"slot", slot}, {"policy", policy.empty() ? json(nullptr) : json(policy)}};
-    if (!written_ || slot != slot_) {
-      json sel = selected;
-      sel["daemon_pid"] = static_cast<uint64_t>(::getpid());
-      if (auto st = selection_.write(sel); !st) {
-        if (!warned_) spdlog::warn("{}: a restart would forget the selection", st.error().to_string());
-        warned_ = true;
-        return;
-      }
-      slot_ = slot;
-    }
-    if (written_ && rec.gen == gen_ && clean == clean_) return;
-    json head = {{"version", kStateVersion},
-                 {"daemon_pid", static_cast<uint64_t>(::getpid())},
-                 {"clean", clean},
-                 {"reaped", false},
-                 {"selected", selected}};
-    // The record goes in as it was serialised.
-    std::string text = head.dump();
-    text.pop_back();
-    text += ",\"tracker\":" + *rec.json + "}";
-    if (!write(path_, text)) return;
-    written_ = true;
-    gen_ = rec.gen;
-    clean_ = clean;
-  }
-
- private:
-  bool write(const std::string& path, const std::string& text) {
-    if (auto st = save_state_text(path, text); !st) {
-      if (!warned_) spdlog::warn("{}: a restart would forget classes, own policies or the selection", st.error().to_string());
-      warned_ = true;
-      return false;
-    }
-    warned_ = false;
-    return true;
-  }
-  std::string path_;
-  SelectionFile selection_;
-  bool written_ = false, warned_ = false, clean_ = false;
-  uint64_t gen_ = 0;
-  uint32_t slot_ = 0;
-};
-
-// The last daemon's selection: its selection file when that is the same
-// daemon's (written at every switch), else what its state file says.
-json last_selection(const json& prev, const std::string& state_path) {
-  json sel = prev.contains("selected") ? prev["selected"] : json(nullptr);
-  auto text = load_selection(state_path);
-  if (text && text->is_object() && text->contains("daemon_pid") && (*text)["daemon_pid"] == prev["daemon_pid"] &&
-      text->contains("slot"))
-    sel = {{"slot", (*text)["slot"]}, {"policy", text->contains("policy") ? (*text)["policy"] : json(nullptr)}};
-  return sel;
-}
-
-// The slot a restarted daemon selects: the dead one's, if it did not stop
-// cleanly and its policy is still configured (by name: slots may move).
-std::optional<uint32_t> restored_selection(const json& prev, const json& sel, const std::vector<std::string>& policies) {
-  if (prev.value("clean", false) || !sel.is_object()) return std::nullopt;
-  if (!sel.contains("slot") || !sel["slot"].is_number_unsigned()) return std::nullopt;
-  uint64_t slot = sel["slot"].get<uint64_t>();
-  if (!sel.contains("policy") || !sel["policy"].is_string())
-    return slot >= policies.size() && slot <= AKTS_SLOT_NONE ? std::optional<uint32_t>(static_cast<uint32_t>(slot))
-                                                            : std::nullopt;  // it ran the built-in default
-  const std::string& name = sel["policy"].get_ref<const std::string&>();
-  if (slot < policies.size() && policies[slot] == name) return static_cast<uint32_t>(slot);
-  for (size_t i = 0; i < policies.size(); ++i)
-    if (policies[i] == name) return static_cast<uint32_t>(i);
-  return std::nullopt;
-}
 
 // A group by number or name, or why not.
 Result<gid_t> group_id(const std::string& name) {
@@ -676,64 +73,6 @@ Result<uint32_t> initial_slot(const DaemonConfig& cfg) {
   if (!n || *n >= cfg.policies.size())
     return errorf(ErrorKind::kInvalidArgument, "initial: '{}' is not a configured policy or slot", cfg.initial);
   return *n;
-}
-
-// Notices the breaker's trips and releases (BPF acts alone) and tells the log and the decision log.
-class BreakerWatch {
- public:
-  void poll(const ExecutionPlane& plane, ReasoningPlane& reasoning) {
-    auto b = plane.read_breaker();
-    if (!b) return;
-    const auto& s = b->state;
-    if (s.trips != trips_) {
-      json last = b->to_json()["last_trip"];
-      auto slot_name = [](uint32_t k) {
-        return k < AKTS_MAX_SLOTS ? fmt::format("slot {}", k) : std::string("the built-in default");
-      };
-      std::string why = fmt::format(
-          "the circuit breaker tripped ({}{}) on {}: {} runs for at least {:g} s", last["reason"].get<std::string>(),
-          trips_ + 1 < s.trips ? fmt::format(", {} trips since the last poll", s.trips - trips_) : "",
-          slot_name(s.last_slot), slot_name(s.word & AKTS_OVERRIDE_SLOT_MASK),
-          std::chrono::duration<double>(b->params.cooldown).count());
-      spdlog::warn("{}", why);
-      reasoning.note("breaker", "trip", why, {{"trip", last}, {"trips", s.trips}});
-      trips_ = s.trips;
-    }
-    // By its time stamp: a trip and its end between two polls still show.
-    if (s.last_release_ns != released_ns_) {
-      std::string why = "the circuit breaker let go: the selection rules again";
-      spdlog::info("{}", why);
-      reasoning.note("breaker", "release", why, {{"held_s", static_cast<double>(s.last_release_ns - s.last_trip_ns) / 1e9}});
-      released_ns_ = s.last_release_ns;
-    }
-  }
-
- private:
-  uint64_t trips_ = 0;
-  uint64_t released_ns_ = 0;
-};
-
-// At most `max` restarts within `window`: the next one is refused.
-class RestartGate {
- public:
-  explicit RestartGate(const RestartPolicy& p) : p_(p) {}
-  bool allow(std::chrono::steady_clock::time_point now) {
-    while (!times_.empty() && now - times_.front() > p_.window) times_.pop_front();
-    if (times_.size() >= p_.max) return false;
-    times_.push_back(now);
-    return true;
-  }
-  size_t recent() const { return times_.size(); }
-
- private:
-  RestartPolicy p_;
-  std::deque<std::chrono::steady_clock::time_point> times_;
-};
-
-void report_exit(const ExitInfo& ei) {
-  spdlog::error("the kernel ejected the scheduler: {} ({}){}", ei.kind_name, ei.reason,
-                ei.message.empty() ? "" : ": " + ei.message);
-  if (!ei.dump.empty()) spdlog::error("debug dump:\n{}", ei.dump);
 }
 
 }  // namespace
@@ -823,33 +162,23 @@ int run_daemon(const DaemonConfig& cfg) {
   sigaddset(&mask, SIGINT);
   sigaddset(&mask, SIGTERM);
   sigaddset(&mask, SIGHUP);  // a closing terminal: a clean stop, not a death the reaper has to clean up after
-  sigset_t old_mask;
-  sigprocmask(SIG_BLOCK, &mask, &old_mask);
-  int sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (sig_fd < 0) {
-    int e = errno;
-    sigprocmask(SIG_SETMASK, &old_mask, nullptr);  // never leave SIGTERM blocked
-    spdlog::error("{}", sys_error("signalfd", e).to_string());
+  // Never left blocked: the old mask comes back however this function ends, after both descriptors closed.
+  struct MaskBack {
+    sigset_t old;
+    ~MaskBack() { sigprocmask(SIG_SETMASK, &old, nullptr); }
+  } mask_back{};
+  sigprocmask(SIG_BLOCK, &mask, &mask_back.old);
+  Fd sig_fd(signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (!sig_fd) {
+    spdlog::error("{}", sys_error("signalfd", errno).to_string());
     return 1;
   }
   // The loop's clock: ejection checks and idle-client sweeps (scans run on their own thread).
-  int timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-  if (timer_fd < 0) {
-    int e = errno;
-    ::close(sig_fd);
-    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-    spdlog::error("{}", sys_error("timerfd_create", e).to_string());
+  Fd timer_fd(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
+  if (!timer_fd) {
+    spdlog::error("{}", sys_error("timerfd_create", errno).to_string());
     return 1;
   }
-  struct Cleanup {
-    int sig_fd, timer_fd;
-    sigset_t mask;
-    ~Cleanup() {
-      ::close(timer_fd);
-      ::close(sig_fd);
-      sigprocmask(SIG_SETMASK, &mask, nullptr);
-    }
-  } cleanup{sig_fd, timer_fd, old_mask};
 
   PlaneOptions po;
   po.policies = cfg.policies;
@@ -1038,12 +367,11 @@ int run_daemon(const DaemonConfig& cfg) {
   itimerspec its{};
   its.it_interval.tv_nsec = 100 * 1000000;
   its.it_value.tv_nsec = 1000000;
-  if (timerfd_settime(timer_fd, 0, &its, nullptr) != 0) {
+  if (timerfd_settime(timer_fd.get(), 0, &its, nullptr) != 0) {
     spdlog::error("{}", sys_error("timerfd_settime", errno).to_string());
     return 1;  // the plane's destructor detaches
   }
 
-  int exit_code = 0;
   BreakerWatch breaker_watch;
   RestartGate restarts(cfg.restart);
   // The exit code's "restart" action bit (CPU hotplug sets it); 0 when this kernel does not name it.
@@ -1051,31 +379,77 @@ int run_daemon(const DaemonConfig& cfg) {
     auto v = kernel_enum_value("SCX_ECODE_ACT_RESTART");
     return v ? *v : int64_t{0};
   }();
-  worker.start();
-  reasoner.start();
-  spdlog::info("reasoning: controller {}{}, objective {}, telemetry every {} ms", reasoning.controller_name(),
-               cfg.reasoning.arbiter.dry_run ? " (dry run)" : "", cfg.reasoning.objective.describe(),
-               cfg.reasoning.telemetry.period.count());
-  while (true) {
-    auto fds = (*server)->poll_fds();
-    const size_t n_socket = fds.size();  // the control socket's own, first
-    fds.push_back({sig_fd, POLLIN, 0});
-    fds.push_back({timer_fd, POLLIN, 0});
-    if (metrics_http) fds.push_back({metrics_http->fd(), POLLIN, 0});
-    // Requests already received but not yet answered (a client's turn ran out): do not block.
-    if (::poll(fds.data(), fds.size(), (*server)->backlog() ? 0 : -1) < 0 && errno != EINTR) break;
-    if (metrics_http && fds[n_socket + 2].revents) {
+  ExecutionPlaneControl plane_control(ep);
+  const RestartHooks restart_hooks{.pause =
+                                       [&] {
+                                         reasoner.stop();
+                                         worker.stop();
+                                       },
+                                   .reapply =
+                                       [&] {
+                                         worker.read_tracker([](ProcessTracker& t) {
+                                           t.reapply_classes();
+                                           return 0;
+                                         });
+                                       },
+                                   .reloaded =
+                                       [&] {
+                                         breaker_watch = BreakerWatch{};
+                                         backend.plane_reloaded();
+                                       },
+                                   .resume =
+                                       [&] {
+                                         worker.start();
+                                         reasoner.start();
+                                       }};
+
+  // The loop's event sources, each with its handler.
+  EventLoop loop;
+  // /metrics: a scrape waits on the endpoint's descriptor for this thread to render it.
+  std::function<void()> watch_metrics = [&] {
+    loop.add("metrics", metrics_http->fd(), [&] {
       metrics_http->serve(render_metrics);
       if (metrics_http->failed()) {  // its socket failed (an accept error): another, on the same address
         const std::string url = metrics_http->url();
+        loop.remove("metrics");
         metrics_http->stop();
         metrics_http.reset();
         relisten_at = relisten.listener_failed(std::chrono::steady_clock::now());
         spdlog::warn("metrics: the listener on {} failed (an accept error); listening again in {} s", url,
                      relisten.delay().count());
       }
+    });
+  };
+  if (metrics_http) watch_metrics();
+  // SIGINT, SIGTERM, SIGHUP: a clean stop.
+  loop.add("signals", sig_fd.get(), [&] {
+    signalfd_siginfo si{};
+    (void)!::read(sig_fd.get(), &si, sizeof(si));
+    spdlog::info("signal {}: shutting down",
+                 si.ssi_signo == SIGINT ? "SIGINT" : si.ssi_signo == SIGHUP ? "SIGHUP" : "SIGTERM");
+    loop.stop(0);
+  });
+  // The tick (100 ms): the kernel's exit (a restart, or the end), the breaker, the canary, the state file, idle
+  // clients, and a metrics listener to open again.
+  loop.add("tick", timer_fd.get(), [&] {
+    uint64_t ticks;
+    (void)!::read(timer_fd.get(), &ticks, sizeof(ticks));
+    if (auto ei = ep.exit_info(); ei.kind != 0) {
+      // The kernel ended the scheduler: it asked for a restart (CPU hotplug), or ejected it.
+      auto r = restart_after_exit(ei, restart_flag, cfg.restart, restarts, plane_control, po, cfg.breaker.safe_slot,
+                                  restart_hooks);
+      if (!r.restarted) return loop.stop(1);
+      reasoning.note("kernel", r.requested ? "restart" : "reattach", r.why,
+                     {{"exit", {{"kind", ei.kind_name}, {"reason", ei.reason}, {"message", ei.message}}},
+                      {"took_ms", r.took_ms}});
+      persist();
+      return;
     }
-    if (const auto now = std::chrono::steady_clock::now(); now >= relisten_at) {  // each tick
+    breaker_watch.poll(plane_control, reasoning);
+    backend.poll_canary();
+    persist();  // a controller's switches and the tracker's scans, at most a tick late
+    (*server)->sweep(control::UnixServer::Clock::now());
+    if (const auto now = std::chrono::steady_clock::now(); now >= relisten_at) {
       Result<std::unique_ptr<metrics::MetricsEndpoint>> m = errorf(ErrorKind::kSystem, "not started");
       try {
         m = metrics::MetricsEndpoint::start(metrics_at);
@@ -1086,6 +460,7 @@ int run_daemon(const DaemonConfig& cfg) {
         metrics_http = std::move(*m);
         relisten.started(now);
         relisten_at = kListening;
+        watch_metrics();
         spdlog::info("metrics: listening again at {}", metrics_http->url());
       } else {
         relisten_at = relisten.start_failed(now);
@@ -1093,80 +468,19 @@ int run_daemon(const DaemonConfig& cfg) {
                      relisten.delay().count());
       }
     }
-    if (fds[n_socket].revents) {
-      signalfd_siginfo si{};
-      (void)!::read(sig_fd, &si, sizeof(si));
-      spdlog::info("signal {}: shutting down",
-                   si.ssi_signo == SIGINT ? "SIGINT" : si.ssi_signo == SIGHUP ? "SIGHUP" : "SIGTERM");
-      break;
-    }
-    if (fds[n_socket + 1].revents) {
-      uint64_t ticks;
-      (void)!::read(timer_fd, &ticks, sizeof(ticks));
-      auto ei = (*plane)->exit_info();
-      if (ei.kind != 0) {
-        // The kernel ended the scheduler: it asked for a restart (CPU hotplug), or ejected it.
-        const bool requested = restart_flag > 0 && (ei.exit_code & restart_flag) != 0;
-        if (requested)
-          spdlog::warn("the kernel asked akts to restart: {} ({}){}", ei.kind_name, ei.reason,
-                       ei.message.empty() ? "" : ": " + ei.message);
-        else
-          report_exit(ei);
-        const bool wanted = requested ? cfg.restart.on_request : cfg.restart.on_eject;
-        const auto now = std::chrono::steady_clock::now();
-        if (!wanted) {
-          exit_code = 1;
-          break;
-        }
-        if (!restarts.allow(now)) {
-          spdlog::error("{} restarts within {} s already (restart.max): giving up", restarts.recent(),
-                        cfg.restart.window.count());
-          exit_code = 1;
-          break;
-        }
-        // Nothing else touches the plane while it reloads: the workers pause, this thread serves the socket.
-        reasoner.stop();
-        worker.stop();
-        PlaneOptions again = po;
-        again.initial_slot = requested ? (*plane)->selected() : cfg.breaker.safe_slot;
-        auto st = (*plane)->reload(again);
-        if (st) {
-          worker.read_tracker([](ProcessTracker& t) {
-            t.reapply_classes();
-            return 0;
-          });
-          st = (*plane)->attach();
-        }
-        if (!st) {
-          spdlog::error("could not attach again: {}", st.error().to_string());
-          exit_code = 1;
-          break;
-        }
-        breaker_watch = BreakerWatch{};
-        backend.plane_reloaded();
-        worker.start();
-        reasoner.start();
-        const double took = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - now).count();
-        std::string why = fmt::format("{} ({}): loaded and attached again in {:.0f} ms on {}", ei.kind_name, ei.reason,
-                                      took,
-                                      again.initial_slot < cfg.policies.size()
-                                          ? fmt::format("slot {} ({})", again.initial_slot, cfg.policies[again.initial_slot])
-                                          : std::string("the built-in default"));
-        spdlog::info("{}", why);
-        reasoning.note("kernel", requested ? "restart" : "reattach", why,
-                       {{"exit", {{"kind", ei.kind_name}, {"reason", ei.reason}, {"message", ei.message}}},
-                        {"took_ms", took}});
-        persist();
-        continue;
-      }
-      breaker_watch.poll(**plane, reasoning);
-      backend.poll_canary();
-      persist();  // a controller's switches and the tracker's scans, at most a tick late
-      (*server)->sweep(control::UnixServer::Clock::now());
-    }
-    fds.resize(n_socket);
-    (*server)->on_ready(fds);
-  }
+  });
+  // The control socket: its listener and clients. Requests already received but not yet answered (a client's
+  // turn ran out) make the loop poll without blocking.
+  loop.add_group("control", {.fds = [&] { return (*server)->poll_fds(); },
+                             .ready = [&](const std::vector<pollfd>& fds) { (*server)->on_ready(fds); },
+                             .busy = [&] { return (*server)->backlog(); }});
+
+  worker.start();
+  reasoner.start();
+  spdlog::info("reasoning: controller {}{}, objective {}, telemetry every {} ms", reasoning.controller_name(),
+               cfg.reasoning.arbiter.dry_run ? " (dry run)" : "", cfg.reasoning.objective.describe(),
+               cfg.reasoning.telemetry.period.count());
+  int exit_code = loop.run();
 
   reasoner.stop();
   worker.stop();

@@ -2,15 +2,20 @@
 // attaches, serves the control socket, keeps classes in step with processes
 // (its tracker thread), builds a telemetry window every period and lets the
 // chosen controller propose switches through the arbiter (its reasoning
-// thread), reports the kernel's reason if it ejects the scheduler, and on
-// SIGINT or SIGTERM gives every process back and detaches cleanly.
+// thread), reports the kernel's reason if it ejects the scheduler (and loads
+// and attaches again when the restart policy says so), and on SIGINT, SIGTERM
+// or SIGHUP gives every process back and detaches cleanly.
 #pragma once
 
 #include "classify/config.h"
 
 namespace akts {
 
-// Runs until a signal or an ejection; returns the process exit status.
+// Runs until a signal (a clean stop: 0), an error (a start that fails, a
+// re-attach that fails: non-zero), or an end of the scheduler by the kernel
+// that the configuration's restart policy does not cover: an ejection without
+// restart.on_eject, a restart request without restart.on_request, or one more
+// than restart.max within restart.window (1). Returns the process exit status.
 int run_daemon(const DaemonConfig& cfg);
 
 }  // namespace akts

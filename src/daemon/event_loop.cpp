@@ -1,0 +1,88 @@
+// EventLoop: a poll set built from the named sources at each round, and each source's handler after it.
+#include "daemon/event_loop.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+namespace akts {
+
+void EventLoop::add(const std::string& name, int fd, Handler on_readable) {
+  remove(name);
+  sources_.push_back({next_id_++, name, fd, std::move(on_readable), {}});
+}
+
+void EventLoop::add_group(const std::string& name, Group group) {
+  remove(name);
+  sources_.push_back({next_id_++, name, -1, {}, std::move(group)});
+}
+
+void EventLoop::remove(const std::string& name) {
+  std::erase_if(sources_, [&](const Source& s) { return s.name == name; });
+}
+
+bool EventLoop::has(const std::string& name) const {
+  for (const auto& s : sources_)
+    if (s.name == name) return true;
+  return false;
+}
+
+void EventLoop::stop(int code) {
+  stopped_ = true;
+  code_ = code;
+}
+
+const EventLoop::Source* EventLoop::find(uint64_t id) const {
+  for (const auto& s : sources_)
+    if (s.id == id) return &s;
+  return nullptr;
+}
+
+int EventLoop::run() {
+  stopped_ = false;
+  while (!stopped_) {
+    // This round's poll set: each source's span in it, by the source's id (a handler may change sources_).
+    struct Span {
+      uint64_t id;
+      size_t first, count;
+    };
+    std::vector<pollfd> fds;
+    std::vector<Span> spans;
+    bool busy = false;
+    for (const auto& s : sources_) {
+      Span sp{s.id, fds.size(), 0};
+      if (s.fd >= 0) {
+        fds.push_back({s.fd, POLLIN, 0});
+      } else {
+        for (const pollfd& p : s.group.fds()) fds.push_back(p);
+        if (s.group.busy && s.group.busy()) busy = true;
+      }
+      sp.count = fds.size() - sp.first;
+      spans.push_back(sp);
+    }
+    if (::poll(fds.data(), fds.size(), busy ? 0 : -1) < 0) {
+      if (errno == EINTR) continue;
+      spdlog::error("poll: {}", std::strerror(errno));
+      return 1;
+    }
+    for (const Span& sp : spans) {
+      if (stopped_) break;
+      const Source* s = find(sp.id);
+      if (!s) continue;  // removed by an earlier handler of this round
+      if (s->fd >= 0) {
+        if (fds[sp.first].revents) {
+          Handler h = s->on_readable;  // a copy: the handler may replace or remove its own source
+          h();
+        }
+      } else {
+        auto ready = s->group.ready;
+        ready(std::vector<pollfd>(fds.begin() + static_cast<ptrdiff_t>(sp.first),
+                                  fds.begin() + static_cast<ptrdiff_t>(sp.first + sp.count)));
+      }
+    }
+  }
+  return code_;
+}
+
+}  // namespace akts
