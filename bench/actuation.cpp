@@ -24,6 +24,7 @@
 #include <spdlog/spdlog.h>
 
 #include "bench.h"
+#include "common/fd.h"
 #include "exec/execution_plane.h"
 #include "exec/sched_ext_sysfs.h"
 #include "samples.h"
@@ -52,12 +53,12 @@ struct Arm {
 // sched_ext, else a map of the same type, flags and layout made for the run.
 struct SelectorTarget {
   std::unique_ptr<ExecutionPlane> plane;
-  int fd = -1;
+  int fd = -1;  // the plane's selector map, or `made`
+  Fd made;      // a map made for the run (no sched_ext here)
   akts_selector* word = nullptr;
   std::string where;
   ~SelectorTarget() {
     if (!plane && word) munmap(word, static_cast<size_t>(sysconf(_SC_PAGESIZE)));
-    if (!plane && fd >= 0) close(fd);
   }
 };
 
@@ -75,8 +76,9 @@ Result<std::unique_ptr<SelectorTarget>> make_selector() {
     return t;
   }
   LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_MMAPABLE);
-  t->fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "akts_selector", 4, sizeof(akts_selector), 1, &mo);
-  if (t->fd < 0) return sys_error("cannot create a selector map", errno);
+  t->made.reset(bpf_map_create(BPF_MAP_TYPE_ARRAY, "akts_selector", 4, sizeof(akts_selector), 1, &mo));
+  if (!t->made) return sys_error("cannot create a selector map", errno);
+  t->fd = t->made.get();
   void* p = mmap(nullptr, static_cast<size_t>(sysconf(_SC_PAGESIZE)), PROT_READ | PROT_WRITE, MAP_SHARED, t->fd, 0);
   if (p == MAP_FAILED) return sys_error("cannot mmap the selector map", errno);
   t->word = static_cast<akts_selector*>(p);
@@ -101,7 +103,9 @@ void knob_arm(Arm& a, const std::string& path, int64_t step, bool reopen) {
     a.skipped = path + " is not readable here";
     return;
   }
-  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  // Held by the sampler and the restore, closed by the restore (or with the arm).
+  auto held = std::make_shared<Fd>(open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  const int fd = held->get();
   if (fd < 0) {
     a.skipped = fmt::format("{} is not writable here ({})", path, std::strerror(errno));
     return;
@@ -111,23 +115,21 @@ void knob_arm(Arm& a, const std::string& path, int64_t step, bool reopen) {
   bool seekable = pwrite(fd, vals[0].data(), vals[0].size(), 0) >= 0 || errno != ESPIPE;
   if ((seekable ? pwrite(fd, vals[0].data(), vals[0].size(), 0) : write(fd, vals[0].data(), vals[0].size())) < 0) {
     a.skipped = fmt::format("writing {} fails ({})", path, std::strerror(errno));
-    close(fd);
     return;
   }
   auto counter = std::make_shared<size_t>(0);
   if (reopen) {
-    close(fd);
+    held->reset();
     a.sample = [path, vals, counter]() {
       const std::string& s = vals[(*counter)++ & 1];
       auto t0 = Clock::now();
-      int f = open(path.c_str(), O_WRONLY | O_CLOEXEC);
-      ssize_t w = f >= 0 ? write(f, s.data(), s.size()) : -1;
-      if (f >= 0) close(f);
+      Fd f(open(path.c_str(), O_WRONLY | O_CLOEXEC));
+      ssize_t w = f ? write(f.get(), s.data(), s.size()) : -1;
       double ns = ns_since(t0);
       return w < 0 ? -1.0 : ns;
     };
   } else {
-    a.sample = [fd, vals, counter, seekable]() {
+    a.sample = [held, fd, vals, counter, seekable]() {
       const std::string& s = vals[(*counter)++ & 1];
       auto t0 = Clock::now();
       ssize_t w = seekable ? pwrite(fd, s.data(), s.size(), 0) : write(fd, s.data(), s.size());
@@ -135,14 +137,12 @@ void knob_arm(Arm& a, const std::string& path, int64_t step, bool reopen) {
       return w < 0 ? -1.0 : ns;
     };
   }
-  a.restore = [path, orig, fd, reopen]() {
-    int f = open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (f >= 0) {
+  a.restore = [path, orig, held]() {
+    if (Fd f(open(path.c_str(), O_WRONLY | O_CLOEXEC)); f) {
       std::string s = orig + "\n";
-      (void)!write(f, s.data(), s.size());
-      close(f);
+      (void)!write(f.get(), s.data(), s.size());
     }
-    if (!reopen) close(fd);
+    held->reset();
   };
 }
 

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "bench.h"
+#include "common/fd.h"
 #include "control/unix_server.h"
 #include "samples.h"
 
@@ -19,19 +20,17 @@ namespace akts::bench {
 
 int run_control(const ControlOptions& o) {
   // Idle clients: connected, never sending (the daemon may close them; we just hold ours).
-  std::vector<int> idle;
+  std::vector<Fd> idle;
   for (int i = 0; i < o.idle_clients; ++i) {
-    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     sockaddr_un a{};
     a.sun_family = AF_UNIX;
     std::snprintf(a.sun_path, sizeof(a.sun_path), "%s", o.socket.c_str());
-    if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    if (!fd || ::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
       std::cerr << fmt::format("akts: bench control: cannot connect to {}: {}\n", o.socket, std::strerror(errno));
-      for (int c : idle) ::close(c);
-      if (fd >= 0) ::close(fd);
       return 3;
     }
-    idle.push_back(fd);
+    idle.push_back(std::move(fd));
   }
   auto first = control::rpc_call(o.socket, "v1.policies", control::json::object());
   if (!first) {
@@ -53,7 +52,7 @@ int run_control(const ControlOptions& o) {
   }
   progress_done();
   (void)control::rpc_call(o.socket, "v1.switch", {{"target", original}});
-  for (int c : idle) ::close(c);
+  idle.clear();
   Summary s = summarize(rtt);
   nlohmann::json report = {{"benchmark", "control"},
                            {"idle_clients", o.idle_clients},

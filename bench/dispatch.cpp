@@ -26,6 +26,7 @@
 #include <spdlog/spdlog.h>
 
 #include "bench.h"
+#include "common/fd.h"
 #include "exec/execution_plane.h"
 #include "exec/sched_ext_sysfs.h"
 #include "exec/standalone.h"
@@ -194,8 +195,8 @@ json per_event_cost(const DispatchOptions& o) {
        [&] { plane.reset(); }},
       {"standalone_nocount", "latency stand-alone, no counters", sa_config("latency_nocount"), [&] { sa.reset(); }},
   };
-  int stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-  if (stats_fd < 0) return {{"skipped", fmt::format("cannot enable bpf stats: {}", std::strerror(errno))}};
+  Fd stats_fd(bpf_enable_stats(BPF_STATS_RUN_TIME));  // run-time stats stay on while it is open
+  if (!stats_fd) return {{"skipped", fmt::format("cannot enable bpf stats: {}", std::strerror(errno))}};
   std::map<std::string, std::array<ProgCost, AKTS_NR_CALLBACKS>> total;
   std::string workload;
   // The guard's own cost, on the dispatcher configs: its timer (timed inside
@@ -207,7 +208,6 @@ json per_event_cost(const DispatchOptions& o) {
     for (auto& c : configs) {
       auto fd_of = c.start();
       if (!fd_of) {
-        close(stats_fd);
         return {{"skipped", c.key + ": " + fd_of.error().to_string()}};
       }
       auto before = read_costs(*fd_of);
@@ -237,7 +237,7 @@ json per_event_cost(const DispatchOptions& o) {
     }
   }
   progress_done();
-  close(stats_fd);
+  stats_fd.reset();
   json out = {{"workload", workload}, {"repetitions", o.reps}, {"configs", json::object()}};
   auto per_event = [](const ProgCost& c) { return c.runs ? static_cast<double>(c.run_ns) / c.runs : 0.0; };
   for (auto& c : configs) {

@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "common/atomic_file.h"
+#include "common/fd.h"
 #include "common/text.h"
 
 namespace akts::admission {
@@ -210,17 +211,13 @@ Result<CompileReport> compile_source(const std::string& source, const CompileOpt
 
   int pipefd[2];
   if (::pipe2(pipefd, O_CLOEXEC) != 0) return drop(sys_error("pipe", errno));
+  Fd out_r(pipefd[0]), out_w(pipefd[1]);  // the parent's; the child never returns from below (it execs or _exits)
   std::vector<char*> argv;
   for (auto& a : rep.argv) argv.push_back(a.data());
   argv.push_back(nullptr);
   const pid_t parent = ::getpid();
   pid_t pid = ::fork();
-  if (pid < 0) {
-    int e = errno;
-    ::close(pipefd[0]);
-    ::close(pipefd[1]);
-    return drop(sys_error("fork", e));
-  }
+  if (pid < 0) return drop(sys_error("fork", errno));
   if (pid == 0) {
     // Its own process group (a timeout stops clang and everything it started), nothing to read, no inherited
     // descriptors (the daemon's socket, an MCP session's connection) but its output.
@@ -242,11 +239,11 @@ Result<CompileReport> compile_source(const std::string& source, const CompileOpt
   }
   // Also here: no race with the timeout's kill of the group. Should both fail, the timeout kills clang alone.
   const bool own_group = ::setpgid(pid, pid) == 0 || ::getpgid(pid) == pid;
-  ::close(pipefd[1]);
+  out_w.reset();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   char buf[4096];
   for (;;) {
-    pollfd p{pipefd[0], POLLIN, 0};
+    pollfd p{out_r.get(), POLLIN, 0};
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       ::kill(own_group ? -pid : pid, SIGKILL);
@@ -254,12 +251,12 @@ Result<CompileReport> compile_source(const std::string& source, const CompileOpt
       break;
     }
     if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-    ssize_t n = ::read(pipefd[0], buf, sizeof(buf));
+    ssize_t n = ::read(out_r.get(), buf, sizeof(buf));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     if (rep.output.size() < 16384) rep.output.append(buf, static_cast<size_t>(n));
   }
-  ::close(pipefd[0]);
+  out_r.reset();
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

@@ -12,42 +12,32 @@
 #include <fmt/format.h>
 #include <openssl/evp.h>
 
+#include "common/fd.h"
 #include "common/text.h"
 
 namespace akts::admission {
 
 Result<std::string> read_regular_file(const std::string& path, size_t max_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (fd < 0) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  if (!fd) {
     if (errno == ENOENT) return errorf(ErrorKind::kInvalidArgument, "no file {}", path);
     return sys_error("cannot open " + path, errno);
   }
   struct stat st{};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
     return errorf(ErrorKind::kInvalidArgument, "{} is not a regular file", path);
-  }
-  if (static_cast<size_t>(st.st_size) > max_bytes) {
-    ::close(fd);
+  if (static_cast<size_t>(st.st_size) > max_bytes)
     return errorf(ErrorKind::kInvalidArgument, "{} is {} bytes; at most {}", path, st.st_size, max_bytes);
-  }
   std::string bytes;
   char buf[65536];
   ssize_t n;
-  while ((n = ::read(fd, buf, sizeof(buf))) != 0) {
+  while ((n = ::read(fd.get(), buf, sizeof(buf))) != 0) {
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int e = errno;
-      ::close(fd);
-      return sys_error("cannot read " + path, e);
-    }
+    if (n < 0) return sys_error("cannot read " + path, errno);
     bytes.append(buf, static_cast<size_t>(n));
-    if (bytes.size() > max_bytes) {
-      ::close(fd);
+    if (bytes.size() > max_bytes)
       return errorf(ErrorKind::kInvalidArgument, "{} grew past {} bytes while read", path, max_bytes);
-    }
   }
-  ::close(fd);
   return bytes;
 }
 

@@ -82,12 +82,11 @@ std::string strip_flavor(std::string_view name) {
   return std::string(f == std::string_view::npos ? name : name.substr(0, f));
 }
 
+// An ELF handle over bytes in memory (elf_memory: no descriptor), ended with its owner.
 struct Elf_ {
-  int fd = -1;
   Elf* elf = nullptr;
   ~Elf_() {
     if (elf) elf_end(elf);
-    if (fd >= 0) ::close(fd);
   }
 };
 

@@ -89,35 +89,30 @@ std::vector<ProcEvent> parse_proc_events(std::span<const uint8_t> buf) {
 }
 
 Result<std::unique_ptr<ProcConnector>> ProcConnector::open() {
-  int fd = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_CONNECTOR);
-  if (fd < 0) return sys_error("proc connector: no netlink connector socket", errno);
+  Fd fd(::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_CONNECTOR));
+  if (!fd) return sys_error("proc connector: no netlink connector socket", errno);
   // A fork storm queues many events at once: a large buffer (root may exceed rmem_max) keeps them.
   int size = 8 << 20;
-  if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) != 0)
-    (void)::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+  if (::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) != 0)
+    (void)::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
   sockaddr_nl addr{};
   addr.nl_family = AF_NETLINK;
   addr.nl_groups = CN_IDX_PROC;
   addr.nl_pid = 0;  // the kernel picks a port
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    int e = errno;
-    ::close(fd);
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     return sys_error("proc connector: cannot join its group (CAP_NET_ADMIN? CONFIG_PROC_EVENTS? the host's network "
-                     "namespace: a container needs --network=host)", e);
+                     "namespace: a container needs --network=host)", errno);
   }
-  if (auto st = send_op(fd, PROC_CN_MCAST_LISTEN); !st) {
-    ::close(fd);
+  if (auto st = send_op(fd.get(), PROC_CN_MCAST_LISTEN); !st) {
     Error e = st.error();
     e.message += " (the connector exists in the host's network namespace only: a container needs --network=host)";
     return e;
   }
-  return std::unique_ptr<ProcConnector>(new ProcConnector(fd));
+  return std::unique_ptr<ProcConnector>(new ProcConnector(std::move(fd)));
 }
 
 ProcConnector::~ProcConnector() {
-  if (fd_ < 0) return;
-  (void)send_op(fd_, PROC_CN_MCAST_IGNORE);
-  ::close(fd_);
+  if (fd_) (void)send_op(fd_.get(), PROC_CN_MCAST_IGNORE);  // then the Fd closes it
 }
 
 Status ProcConnector::read(std::vector<ProcEvent>& out, bool* lost) {
@@ -126,7 +121,7 @@ Status ProcConnector::read(std::vector<ProcEvent>& out, bool* lost) {
   for (int datagrams = 0; datagrams < 256; ++datagrams) {
     sockaddr_nl from{};
     socklen_t len = sizeof(from);
-    ssize_t n = ::recvfrom(fd_, buf, sizeof(buf), 0, reinterpret_cast<sockaddr*>(&from), &len);
+    ssize_t n = ::recvfrom(fd_.get(), buf, sizeof(buf), 0, reinterpret_cast<sockaddr*>(&from), &len);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return {};

@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "common/fd.h"
 #include "common/result.h"
 
 namespace akts {
@@ -36,15 +37,15 @@ class ProcConnector {
   ProcConnector(const ProcConnector&) = delete;
   ProcConnector& operator=(const ProcConnector&) = delete;
 
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
   // Appends the events queued now (at most 256 datagrams' worth: call again while the fd is readable),
   // without blocking; datagrams not sent by the kernel are dropped. Sets *lost when the kernel dropped events
   // since the last read (its buffer overflowed): what happened meanwhile is unknown and a full scan is due.
   Status read(std::vector<ProcEvent>& out, bool* lost);
 
  private:
-  explicit ProcConnector(int fd) : fd_(fd) {}
-  int fd_ = -1;
+  explicit ProcConnector(Fd fd) : fd_(std::move(fd)) {}
+  Fd fd_;
 };
 
 }  // namespace akts

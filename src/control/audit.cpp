@@ -18,20 +18,19 @@ namespace akts::control {
 namespace {
 
 // The file, never through a symlink, never blocking on a FIFO, and only a regular file; 0600 whatever the umask.
-int open_file(const std::string& path, std::string& why) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
-  if (fd < 0) {
+Fd open_file(const std::string& path, std::string& why) {
+  Fd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600));
+  if (!fd) {
     why = errno == ELOOP ? "it is a symbolic link" : std::strerror(errno);
-    return -1;
+    return fd;
   }
   struct stat st{};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
     why = "it is not a regular file";
-    return -1;
+    return Fd();
   }
-  ::fchmod(fd, 0600);
-  ::fcntl(fd, F_SETFL, O_WRONLY | O_APPEND);  // blocking again: a regular file's write is whole or an error
+  ::fchmod(fd.get(), 0600);
+  ::fcntl(fd.get(), F_SETFL, O_WRONLY | O_APPEND);  // blocking again: a regular file's write is whole or an error
   return fd;
 }
 
@@ -52,15 +51,11 @@ Result<std::unique_ptr<AuditLog>> AuditLog::open(const std::string& path, uint64
     return errorf(ErrorKind::kInvalidArgument,
                   "audit log: {} must be a directory owned by this user that no one else may write", dir.string());
   std::string why;
-  int fd = open_file(path, why);
-  if (fd < 0) return errorf(ErrorKind::kSystem, "audit log: cannot open {}: {}", path, why);
+  Fd fd = open_file(path, why);
+  if (!fd) return errorf(ErrorKind::kSystem, "audit log: cannot open {}: {}", path, why);
   struct stat st{};
-  ::fstat(fd, &st);
-  return std::unique_ptr<AuditLog>(new AuditLog(path, fd, static_cast<uint64_t>(st.st_size), max_bytes));
-}
-
-AuditLog::~AuditLog() {
-  if (fd_ >= 0) ::close(fd_);
+  ::fstat(fd.get(), &st);
+  return std::unique_ptr<AuditLog>(new AuditLog(path, std::move(fd), static_cast<uint64_t>(st.st_size), max_bytes));
 }
 
 void AuditLog::record(const Caller& who, std::string_view method, const nlohmann::json& params,
@@ -80,7 +75,7 @@ void AuditLog::record(const Caller& who, std::string_view method, const nlohmann
     std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     std::lock_guard lk(mu_);
     if (size_ + text.size() > max_bytes_ && size_ > 0) rotate();
-    ssize_t n = fd_ >= 0 ? ::write(fd_, text.data(), text.size()) : -1;
+    ssize_t n = fd_ ? ::write(fd_.get(), text.data(), text.size()) : -1;
     if (n == static_cast<ssize_t>(text.size())) {
       size_ += text.size();
       ++records_;
@@ -89,7 +84,7 @@ void AuditLog::record(const Caller& who, std::string_view method, const nlohmann
     int err = n < 0 ? errno : ENOSPC;
     if (n > 0) {
       // Half a line: end it, so the next record starts on its own line.
-      if (::write(fd_, "\n", 1) == 1) size_ += static_cast<uint64_t>(n) + 1;
+      if (::write(fd_.get(), "\n", 1) == 1) size_ += static_cast<uint64_t>(n) + 1;
     }
     if (errors_++ % 1000 == 0)
       spdlog::error("audit log {}: a record could not be written ({}; {} so far); the change itself stands", path_,
@@ -104,20 +99,19 @@ void AuditLog::record(const Caller& who, std::string_view method, const nlohmann
 // someone else (logrotate), a new one is begun all the same; a failure is counted and the old file kept.
 void AuditLog::rotate() {
   struct stat now{}, open_st{};
-  bool same = fd_ >= 0 && ::fstat(fd_, &open_st) == 0 && ::lstat(path_.c_str(), &now) == 0 &&
+  bool same = fd_ && ::fstat(fd_.get(), &open_st) == 0 && ::lstat(path_.c_str(), &now) == 0 &&
               now.st_dev == open_st.st_dev && now.st_ino == open_st.st_ino;
   if (same && ::rename(path_.c_str(), (path_ + ".1").c_str()) != 0) {
     ++rotate_errors_;
     return;
   }
   std::string why;
-  int fd = open_file(path_, why);
-  if (fd < 0) {
+  Fd fd = open_file(path_, why);
+  if (!fd) {
     if (rotate_errors_++ == 0) spdlog::error("audit log {}: cannot begin a new file: {}", path_, why);
     return;
   }
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
+  fd_ = std::move(fd);
   size_ = 0;
 }
 

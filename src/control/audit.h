@@ -27,6 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/fd.h"
 #include "common/result.h"
 #include "control/jsonrpc.h"
 
@@ -36,7 +37,6 @@ class AuditLog {
  public:
   // Opens (creating it, and its directory, 0700, when missing) or refuses with the reason.
   static Result<std::unique_ptr<AuditLog>> open(const std::string& path, uint64_t max_bytes = uint64_t{8} << 20);
-  ~AuditLog();
   AuditLog(const AuditLog&) = delete;
   AuditLog& operator=(const AuditLog&) = delete;
 
@@ -50,11 +50,11 @@ class AuditLog {
   static constexpr size_t kMaxResultBytes = 4096;
 
  private:
-  AuditLog(std::string path, int fd, uint64_t size, uint64_t max_bytes)
-      : path_(std::move(path)), fd_(fd), size_(size), max_bytes_(max_bytes) {}
+  AuditLog(std::string path, Fd fd, uint64_t size, uint64_t max_bytes)
+      : path_(std::move(path)), fd_(std::move(fd)), size_(size), max_bytes_(max_bytes) {}
   void rotate();
   std::string path_;
-  int fd_;
+  Fd fd_;
   uint64_t size_, max_bytes_;
   uint64_t records_ = 0, errors_ = 0, rotate_errors_ = 0;
   mutable std::mutex mu_;

@@ -69,44 +69,41 @@ Result<std::unique_ptr<UnixServer>> UnixServer::listen(const std::string& path, 
     if (!S_ISSOCK(st.st_mode))
       return errorf(ErrorKind::kInvalidArgument, "{} exists and is not a socket; remove it or choose another path",
                     path);
-    int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (probe < 0) return sys_error("socket", errno);
-    int rc = ::connect(probe, reinterpret_cast<sockaddr*>(&*addr), sizeof(*addr));
+    Fd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!probe) return sys_error("socket", errno);
+    int rc = ::connect(probe.get(), reinterpret_cast<sockaddr*>(&*addr), sizeof(*addr));
     int e = errno;
-    ::close(probe);
+    probe.reset();
     // A full backlog (EAGAIN) is a live daemon too; only "refused" means nobody listens.
     if (rc == 0 || e == EAGAIN || e == EINPROGRESS)
       return errorf(ErrorKind::kBusy, "another akts daemon is listening on {}", path);
     if (e != ECONNREFUSED) return sys_error("cannot probe the socket at " + path, e);
     ::unlink(path.c_str());  // stale: its daemon is gone
   }
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return sys_error("socket", errno);
+  Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd) return sys_error("socket", errno);
   // Created with no access for anyone, then opened up to exactly `mode`.
   mode_t old = ::umask(0777);
-  int rc = ::bind(fd, reinterpret_cast<sockaddr*>(&*addr), sizeof(*addr));
+  int rc = ::bind(fd.get(), reinterpret_cast<sockaddr*>(&*addr), sizeof(*addr));
   int bind_errno = errno;
   ::umask(old);
-  if (rc != 0) {
-    ::close(fd);
-    return sys_error("cannot bind " + path, bind_errno);
-  }
+  if (rc != 0) return sys_error("cannot bind " + path, bind_errno);
   // The group first, then the mode: the socket is never open to a group it was not meant for.
   if ((group != static_cast<gid_t>(-1) && ::fchownat(AT_FDCWD, path.c_str(), static_cast<uid_t>(-1), group,
                                                       AT_SYMLINK_NOFOLLOW) != 0) ||
-      ::chmod(path.c_str(), mode) != 0 || ::listen(fd, 64) != 0) {
+      ::chmod(path.c_str(), mode) != 0 || ::listen(fd.get(), 64) != 0) {
     int e = errno;
-    ::close(fd);
+    fd.reset();
     ::unlink(path.c_str());
     return sys_error("cannot listen on " + path, e);
   }
-  return std::unique_ptr<UnixServer>(new UnixServer(path, fd, d, limits));
+  return std::unique_ptr<UnixServer>(new UnixServer(path, std::move(fd), d, limits));
 }
 
 UnixServer::~UnixServer() {
-  for (auto& [fd, c] : clients_) ::close(fd);
-  if (listen_fd_ >= 0) {
-    ::close(listen_fd_);
+  clients_.clear();  // each client's Fd closes its connection
+  if (listen_fd_) {
+    listen_fd_.reset();
     ::unlink(path_.c_str());
   }
 }
@@ -117,7 +114,7 @@ std::vector<pollfd> UnixServer::poll_fds() const {
   // see whether one has stalled and may be evicted). Waiting there costs the loop nothing.
   bool full = clients_.size() >= limits_.max_clients && now < full_until_;
   short listen_ev = now < accept_paused_until_ || full ? 0 : POLLIN;
-  std::vector<pollfd> fds{{listen_fd_, listen_ev, 0}};
+  std::vector<pollfd> fds{{listen_fd_.get(), listen_ev, 0}};
   for (const auto& [fd, c] : clients_) {
     short ev = c.eof ? 0 : POLLIN;
     if (!c.out.empty()) ev |= POLLOUT;
@@ -126,10 +123,7 @@ std::vector<pollfd> UnixServer::poll_fds() const {
   return fds;
 }
 
-void UnixServer::drop(int fd) {
-  ::close(fd);
-  clients_.erase(fd);
-}
+void UnixServer::drop(int fd) { clients_.erase(fd); }
 
 int UnixServer::least_recent_evictable() const {
   auto victim = clients_.end();
@@ -175,7 +169,7 @@ void UnixServer::accept_clients() {
       full_until_ = Clock::now() + kFullRecheck;
       return;
     }
-    int c = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    int c = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (c < 0) {  // nobody came in (none waiting, or no fd for one): nobody is evicted either
       if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
         spdlog::warn("control socket: cannot accept ({}); pausing new connections", std::strerror(errno));
@@ -186,6 +180,7 @@ void UnixServer::accept_clients() {
     if (victim >= 0) evict(victim);
     accepted_.fetch_add(1, std::memory_order_relaxed);
     Client& cl = clients_[c];
+    cl.fd.reset(c);
     cl.last_active = cl.last_progress = Clock::now();
     // Who connected, as the kernel vouches for it (the audit log records it with each change).
     ucred cred{};
@@ -309,7 +304,7 @@ void UnixServer::on_ready(const std::vector<pollfd>& fds) {
   bool listener_ready = false;
   std::vector<int> served;
   for (const auto& p : fds) {
-    if (p.fd == listen_fd_) {
+    if (p.fd == listen_fd_.get()) {
       listener_ready = p.revents != 0;
       continue;
     }
@@ -343,8 +338,9 @@ Result<json> rpc_once(const sockaddr_un& addr, const std::string& socket_path, c
   auto left_ms = [&] {
     return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
   };
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return sys_error("socket", errno);
+  Fd sock(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!sock) return sys_error("socket", errno);
+  const int fd = sock.get();
   // A daemon that accepts nothing (stopped, or its backlog full) holds connect() at most until the deadline; an
   // interrupted connect() waits again for what is left of it, not for the whole timeout.
   int rc;
@@ -356,7 +352,7 @@ Result<json> rpc_once(const sockaddr_un& addr, const std::string& socket_path, c
   } while (rc != 0 && errno == EINTR && left_ms() > 0);
   if (rc != 0) {
     int e = errno;
-    ::close(fd);
+    sock.reset();
     if (e == ENOENT || e == ECONNREFUSED)
       return errorf(ErrorKind::kUnsupported, "no akts daemon is listening on {} (start one with: sudo akts daemon)",
                     socket_path);
@@ -389,7 +385,7 @@ Result<json> rpc_once(const sockaddr_un& addr, const std::string& socket_path, c
     }
     buf.append(chunk, static_cast<size_t>(n));
   }
-  ::close(fd);
+  sock.reset();
   if (buf.find('\n') == std::string::npos) {
     if (send_errno == ETIMEDOUT)
       return errorf(ErrorKind::kTimeout, "the daemon did not take {} within {} ms", method, timeout_ms);

@@ -40,6 +40,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/fd.h"
 #include "common/result.h"
 #include "control/jsonrpc.h"
 
@@ -91,9 +92,10 @@ class UnixServer {
     bool discarding = false;    // skipping the rest of an oversize line
     bool backlog = false;       // complete lines left for the next turn
     Caller caller;              // the peer's credentials, taken at accept (SO_PEERCRED)
+    Fd fd;                      // its connection, closed with it (clients_ is keyed by its number)
   };
-  UnixServer(std::string path, int fd, const Dispatcher& d, ServerLimits limits)
-      : path_(std::move(path)), listen_fd_(fd), d_(d), limits_(limits) {}
+  UnixServer(std::string path, Fd fd, const Dispatcher& d, ServerLimits limits)
+      : path_(std::move(path)), listen_fd_(std::move(fd)), d_(d), limits_(limits) {}
   void accept_clients();
   // The client to close for room: the least recently active one that is idle or stalled; -1 when every client is
   // busy and progressing.
@@ -108,10 +110,10 @@ class UnixServer {
   bool serve(int fd, Client& c, short revents);
   // Sends what the socket takes now; false on a broken connection.
   bool flush(int fd, Client& c);
-  void drop(int fd);
+  void drop(int fd);  // erases the client: its Fd closes the connection
 
   std::string path_;
-  int listen_fd_;
+  Fd listen_fd_;
   Clock::time_point accept_paused_until_{};  // after EMFILE: do not spin on a listener we cannot drain
   std::atomic<size_t> accepted_{0};
   Clock::time_point full_until_{};           // full of busy clients: the listener rests until a slot frees or then

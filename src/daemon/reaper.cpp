@@ -44,14 +44,10 @@ Result<size_t> reap_state(const std::string& state_path, pid_t daemon_pid, const
 Result<Reaper> Reaper::start(const std::string& state_path, int close_fd) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return sys_error("cannot create the reaper's pipe", errno);
+  Fd rd(fds[0]), wr(fds[1]);  // the parent's; the child never returns from below (it _exits)
   const pid_t daemon = ::getpid();
   pid_t pid = ::fork();
-  if (pid < 0) {
-    int e = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return sys_error("cannot fork the reaper", e);
-  }
+  if (pid < 0) return sys_error("cannot fork the reaper", errno);
   if (pid == 0) {
     // The child: the pipe's read end and stderr, nothing else of the daemon (never its lock).
     if (close_fd >= 0 && close_fd != fds[0] && close_fd != 2) ::close(close_fd);
@@ -90,16 +86,13 @@ Result<Reaper> Reaper::start(const std::string& state_path, int close_fd) {
     }
     _exit(rc);  // never back into the daemon's code
   }
-  ::close(fds[0]);
-  return Reaper(pid, fds[1]);
+  rd.reset();
+  return Reaper(pid, std::move(wr));
 }
 
 void Reaper::finish() {
-  if (pipe_w_ >= 0) {
-    (void)!::write(pipe_w_, "c", 1);
-    ::close(pipe_w_);
-  }
-  pipe_w_ = -1;
+  if (pipe_w_) (void)!::write(pipe_w_.get(), "c", 1);
+  pipe_w_.reset();
   if (pid_ <= 0) return;
   // Told it was clean, it exits at once; wait up to 5 s in any case.
   for (int i = 0; i < 500; ++i) {

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "classify/process_tracker.h"
+#include "common/fd.h"
 #include "common/result.h"
 
 namespace akts {
@@ -26,7 +27,7 @@ class Reaper {
   // `close_fd` (the state lock's descriptor, if already open) is closed in the
   // child first thing: the reaper must never hold the daemon's lock.
   static Result<Reaper> start(const std::string& state_path, int close_fd = -1);
-  Reaper(Reaper&& o) noexcept : pid_(std::exchange(o.pid_, -1)), pipe_w_(std::exchange(o.pipe_w_, -1)) {}
+  Reaper(Reaper&& o) noexcept : pid_(std::exchange(o.pid_, -1)), pipe_w_(std::move(o.pipe_w_)) {}
   Reaper& operator=(Reaper&&) = delete;
   ~Reaper();
   // A clean stop (after the daemon wrote a clean state): tells the reaper it
@@ -35,9 +36,9 @@ class Reaper {
   pid_t pid() const { return pid_; }
 
  private:
-  Reaper(pid_t pid, int pipe_w) : pid_(pid), pipe_w_(pipe_w) {}
+  Reaper(pid_t pid, Fd pipe_w) : pid_(pid), pipe_w_(std::move(pipe_w)) {}
   pid_t pid_ = -1;
-  int pipe_w_ = -1;
+  Fd pipe_w_;
 };
 
 // What the reaper does once the daemon `daemon_pid` is gone (exposed for tests):

@@ -23,11 +23,11 @@ Status ensure_dir(const std::string& file) {
   return {};
 }
 
-Result<int> open_lock(const std::string& state_path) {
+Result<Fd> open_lock(const std::string& state_path) {
   if (auto st = ensure_dir(state_path); !st) return st.error();
   std::string path = state_path + ".lock";
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return sys_error("cannot open " + path, errno);
+  Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd) return sys_error("cannot open " + path, errno);
   return fd;
 }
 
@@ -36,14 +36,13 @@ Result<int> open_lock(const std::string& state_path) {
 Result<StateLock> StateLock::try_acquire(const std::string& state_path) {
   auto fd = open_lock(state_path);
   if (!fd) return fd.error();
-  if (::flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+  if (::flock(fd->get(), LOCK_EX | LOCK_NB) != 0) {
     int e = errno;
-    ::close(*fd);
     if (e == EWOULDBLOCK)
       return errorf(ErrorKind::kBusy, "another akts daemon (or its reaper) holds {}.lock", state_path);
     return sys_error("cannot lock " + state_path + ".lock", e);
   }
-  return StateLock(*fd);
+  return StateLock(std::move(*fd));
 }
 
 Result<StateLock> StateLock::acquire(const std::string& state_path, std::chrono::milliseconds timeout) {
@@ -55,25 +54,20 @@ Result<StateLock> StateLock::acquire(const std::string& state_path, std::chrono:
   }
 }
 
-StateLock::~StateLock() { release(); }
-
-void StateLock::release() {
-  if (fd_ >= 0) ::close(fd_);  // closing the last descriptor of the open file drops the flock
-  fd_ = -1;
-}
 
 Result<std::optional<nlohmann::json>> load_state(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd) {
     if (errno == ENOENT) return std::optional<nlohmann::json>();
     return sys_error("cannot open " + path, errno);
   }
   std::string text;
   char buf[65536];
   ssize_t n;
-  while ((n = ::read(fd, buf, sizeof(buf))) > 0 && text.size() < (64u << 20)) text.append(buf, static_cast<size_t>(n));
+  while ((n = ::read(fd.get(), buf, sizeof(buf))) > 0 && text.size() < (64u << 20))
+    text.append(buf, static_cast<size_t>(n));
   int e = errno;
-  ::close(fd);
+  fd.reset();
   if (n < 0) return sys_error("cannot read " + path, e);
   auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object())
@@ -94,19 +88,14 @@ Result<std::optional<nlohmann::json>> load_state(const std::string& path) {
 std::string selection_path(const std::string& state_path) { return state_path + ".selected"; }
 
 std::optional<nlohmann::json> load_selection(const std::string& state_path) {
-  int fd = ::open(selection_path(state_path).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return std::nullopt;
+  Fd fd(::open(selection_path(state_path).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd) return std::nullopt;
   char buf[SelectionFile::kBlock];
-  ssize_t n = ::read(fd, buf, sizeof(buf));
-  ::close(fd);
+  ssize_t n = ::read(fd.get(), buf, sizeof(buf));
   if (n <= 0) return std::nullopt;
   auto j = nlohmann::json::parse(std::string(buf, static_cast<size_t>(n)), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return std::nullopt;
   return j;
-}
-
-SelectionFile::~SelectionFile() {
-  if (fd_ >= 0) ::close(fd_);
 }
 
 Status SelectionFile::write(const nlohmann::json& sel) {
@@ -114,18 +103,17 @@ Status SelectionFile::write(const nlohmann::json& sel) {
   if (text.size() >= kBlock) return errorf(ErrorKind::kInvalidArgument, "selection larger than {} bytes", kBlock);
   text.resize(kBlock - 1, ' ');
   text += '\n';
-  if (fd_ < 0) {
+  if (!fd_) {
     if (auto st = ensure_dir(path_); !st) return st;
-    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd_ < 0) return sys_error("cannot open " + path_, errno);
+    fd_.reset(::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (!fd_) return sys_error("cannot open " + path_, errno);
     struct stat sb{};
-    if (::fstat(fd_, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-      ::close(fd_);
-      fd_ = -1;
+    if (::fstat(fd_.get(), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+      fd_.reset();
       return errorf(ErrorKind::kInvalidArgument, "{} is not a regular file", path_);
     }
   }
-  ssize_t w = ::pwrite(fd_, text.data(), text.size(), 0);
+  ssize_t w = ::pwrite(fd_.get(), text.data(), text.size(), 0);
   if (w != static_cast<ssize_t>(text.size())) return sys_error("cannot write " + path_, w < 0 ? errno : EIO);
   return {};
 }

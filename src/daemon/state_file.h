@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/fd.h"
 #include "common/result.h"
 
 namespace akts {
@@ -32,15 +33,15 @@ class StateLock {
   static Result<StateLock> acquire(const std::string& state_path, std::chrono::milliseconds timeout);
   // Tries once, without waiting.
   static Result<StateLock> try_acquire(const std::string& state_path);
-  StateLock(StateLock&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  StateLock(StateLock&& o) noexcept = default;
   StateLock& operator=(StateLock&&) = delete;
-  ~StateLock();
-  void release();
-  int fd() const { return fd_; }
+  // Closing the last descriptor of the open file drops the flock.
+  void release() { fd_.reset(); }
+  int fd() const { return fd_.get(); }
 
  private:
-  explicit StateLock(int fd) : fd_(fd) {}
-  int fd_ = -1;
+  explicit StateLock(Fd fd) : fd_(std::move(fd)) {}
+  Fd fd_;
 };
 
 // The state file, checked for its version and the types of its top-level
@@ -63,15 +64,12 @@ std::optional<nlohmann::json> load_selection(const std::string& state_path);
 class SelectionFile {
  public:
   explicit SelectionFile(const std::string& state_path) : path_(selection_path(state_path)) {}
-  SelectionFile(const SelectionFile&) = delete;
-  SelectionFile& operator=(const SelectionFile&) = delete;
-  ~SelectionFile();
   Status write(const nlohmann::json& sel);
   static constexpr size_t kBlock = 512;
 
  private:
   std::string path_;
-  int fd_ = -1;
+  Fd fd_;
 };
 
 }  // namespace akts

@@ -21,8 +21,8 @@ TrackerWorker::TrackerWorker(ProcessTracker& tracker, std::chrono::milliseconds 
                              std::unique_ptr<ProcConnector> events, std::chrono::milliseconds rescan_period)
     : tracker_(tracker), scan_period_(period), events_(std::move(events)), rescan_period_(rescan_period) {
   if (events_) {
-    stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (stop_fd_ < 0) {
+    stop_fd_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!stop_fd_) {
       spdlog::warn("process events off (no eventfd: {}): scanning /proc every {} ms", std::strerror(errno),
                    scan_period_.count());
       events_.reset();
@@ -34,17 +34,14 @@ std::chrono::milliseconds TrackerWorker::current_period() const {
   return events_ && !events_failed_ ? std::max(scan_period_, rescan_period_) : scan_period_;
 }
 
-TrackerWorker::~TrackerWorker() {
-  stop();
-  if (stop_fd_ >= 0) ::close(stop_fd_);
-}
+TrackerWorker::~TrackerWorker() { stop(); }
 
 void TrackerWorker::start() {
   if (thread_.joinable()) return;
   stopping_ = false;  // again after a stop: the daemon pauses it while it reloads the scheduler
   if (events_ && !events_failed_) {
     uint64_t n;
-    while (::read(stop_fd_, &n, sizeof(n)) > 0) {
+    while (::read(stop_fd_.get(), &n, sizeof(n)) > 0) {
     }
     // What came while it was stopped is not read here (that could take long): the first scan, at once, covers
     // it, and replaying those events afterwards only repeats what the scan did.
@@ -59,9 +56,9 @@ void TrackerWorker::stop() {
     stopping_ = true;
   }
   wake_.notify_all();
-  if (stop_fd_ >= 0) {
+  if (stop_fd_) {
     uint64_t one = 1;
-    (void)!::write(stop_fd_, &one, sizeof(one));
+    (void)!::write(stop_fd_.get(), &one, sizeof(one));
   }
   if (events_thread_.joinable()) events_thread_.join();
   if (thread_.joinable()) thread_.join();
@@ -159,7 +156,7 @@ void TrackerWorker::events_loop() {
   // connector fail for good, the scans go back to their own period.
   std::vector<ProcEvent> evs;
   while (!stopping_) {
-    pollfd fds[2] = {{events_->fd(), POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+    pollfd fds[2] = {{events_->fd(), POLLIN, 0}, {stop_fd_.get(), POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0 && errno != EINTR) {
       spdlog::error("process events: poll failed ({}): scanning /proc every {} ms from now on", std::strerror(errno),
                     scan_period_.count());

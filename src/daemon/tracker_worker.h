@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "classify/proc_events.h"
+#include "common/fd.h"
 #include "classify/process_tracker.h"
 
 namespace akts {
@@ -128,7 +129,7 @@ class TrackerWorker {
 
   std::unique_ptr<ProcConnector> events_;
   std::chrono::milliseconds rescan_period_;
-  int stop_fd_ = -1;  // an eventfd that wakes the events thread to stop
+  Fd stop_fd_;  // an eventfd that wakes the events thread to stop
   std::thread events_thread_;
   std::atomic<bool> rescan_now_{false};  // events were lost: scan at once
   std::atomic<bool> events_failed_{false};  // the connector failed for good: scans every scan_period_

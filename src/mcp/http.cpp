@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/atomic_file.h"
+#include "common/fd.h"
 #include "common/text.h"
 
 namespace akts::mcp {
@@ -72,8 +73,8 @@ bool loopback_origin(std::string_view origin) {
 }
 
 Result<std::string> load_or_create_token(const std::string& path, gid_t group) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0 && errno == ENOENT) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd && errno == ENOENT) {
     auto tok = random_hex(32);
     if (!tok) return tok.error();
     mode_t mode = group == static_cast<gid_t>(-1) ? 0600 : 0640;
@@ -85,26 +86,19 @@ Result<std::string> load_or_create_token(const std::string& path, gid_t group) {
     spdlog::info("mcp: created the HTTP credential {} (mode {:o})", path, mode);
     return *tok;
   }
-  if (fd < 0) return sys_error("cannot open the token file " + path, errno);
+  if (!fd) return sys_error("cannot open the token file " + path, errno);
   struct stat st{};
-  if (::fstat(fd, &st) != 0) {
-    int e = errno;
-    ::close(fd);
-    return sys_error("fstat " + path, e);
-  }
+  if (::fstat(fd.get(), &st) != 0) return sys_error("fstat " + path, errno);
   // Group read only for the group asked for: a 0640 file of another group would hand the token to its members.
   bool group_ok = (st.st_mode & 0070) == 0 ||
                   ((st.st_mode & 0070) == 0040 && group != static_cast<gid_t>(-1) && st.st_gid == group);
-  if (!S_ISREG(st.st_mode) || (st.st_mode & 0007) || !group_ok || (st.st_uid != ::geteuid() && st.st_uid != 0)) {
-    ::close(fd);
+  if (!S_ISREG(st.st_mode) || (st.st_mode & 0007) || !group_ok || (st.st_uid != ::geteuid() && st.st_uid != 0))
     return errorf(ErrorKind::kInvalidArgument,
                   "the token file {} must be a regular file of this user or root that no other user can read or "
                   "write: mode 0600, or 0640 with the --group given; it is mode {:o}, owner {}, group {}",
                   path, st.st_mode & 07777, st.st_uid, st.st_gid);
-  }
   char buf[129];
-  ssize_t n = ::read(fd, buf, sizeof(buf));
-  ::close(fd);
+  ssize_t n = ::read(fd.get(), buf, sizeof(buf));
   if (n < 0) return sys_error("cannot read the token file " + path, errno);
   std::string tok(buf, static_cast<size_t>(n));
   while (!tok.empty() && (tok.back() == '\n' || tok.back() == '\r')) tok.pop_back();

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include "common/fd.h"
 #include "common/text.h"
 
 namespace akts::metrics {
@@ -33,13 +34,13 @@ struct MetricsEndpoint::Impl {
   httplib::Server http;
   std::thread thread;
   int port = 0;
-  int efd = -1;
+  Fd efd;  // readable when scrapes wait for the main loop, or the listener ended
   std::atomic<bool> listener_done{false};
   // The listening socket httplib created, and a duplicate of our own. stop() shuts the duplicate down, which
   // ends httplib's accept loop as an accept error would: httplib's own stop() would shut down and close its
   // socket's number, which after a failed accept it has closed already and another file may have taken.
-  int sock = -1;
-  int own = -1;
+  int sock = -1;  // httplib's: closed here only where httplib will not (a start that fails)
+  Fd own;
   mutable std::mutex mu;
   std::condition_variable cv;
   std::deque<std::shared_ptr<Scrape>> waiting;  // under mu
@@ -47,10 +48,6 @@ struct MetricsEndpoint::Impl {
   bool failed = false;                          // under mu: the listener ended before stop()
 
   explicit Impl(EndpointOptions opts) : o(std::move(opts)) {}
-  ~Impl() {
-    if (own >= 0) ::close(own);
-    if (efd >= 0) ::close(efd);
-  }
 
   void get_metrics(const httplib::Request& req, httplib::Response& res) {
     auto s = std::make_shared<Scrape>();
@@ -63,7 +60,7 @@ struct MetricsEndpoint::Impl {
     }
     waiting.push_back(s);
     uint64_t one = 1;
-    (void)!::write(efd, &one, sizeof(one));  // a full counter (2^64 - 2 scrapes) still reads as readable
+    (void)!::write(efd.get(), &one, sizeof(one));  // a full counter (2^64 - 2 scrapes) still reads as readable
     bool answered = cv.wait_for(lock, o.wait, [&] { return s->done || stopping; });
     if (!answered || !s->done) {
       // Not answered in time: take it back, so the main loop does not render for nobody.
@@ -95,8 +92,8 @@ MetricsEndpoint::~MetricsEndpoint() { stop(); }
 Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::start(const EndpointOptions& o) {
   auto impl = std::make_unique<Impl>(o);
   Impl* p = impl.get();
-  p->efd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (p->efd < 0) return sys_error("eventfd", errno);
+  p->efd.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!p->efd) return sys_error("eventfd", errno);
   // A scrape is a GET without a body; a client that sends one slowly is let go after 5 s, an idle kept-alive
   // connection after 1 s (each holds one of the listener's threads while it lasts, and stop() waits for it).
   p->http.set_payload_max_length(4096);
@@ -136,8 +133,8 @@ Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::start(const EndpointOp
     p->port = o.port;
   }
   // From here on the bound socket is ours to close on an error: httplib's Server does not close it.
-  p->own = ::fcntl(p->sock, F_DUPFD_CLOEXEC, 0);
-  if (p->own < 0) {
+  p->own.reset(::fcntl(p->sock, F_DUPFD_CLOEXEC, 0));
+  if (!p->own) {
     int e = errno;
     ::close(p->sock);
     return sys_error("dup of the metrics socket", e);
@@ -160,7 +157,7 @@ Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::start(const EndpointOp
       // httplib's accept loop also ends for good on an accept error other than EMFILE, EINTR and EAGAIN
       // (ENFILE, ENOBUFS, a network error Linux passes on from a pending connection): wake the main loop.
       uint64_t one = 1;
-      (void)!::write(p->efd, &one, sizeof(one));
+      (void)!::write(p->efd.get(), &one, sizeof(one));
     });
   } catch (const std::exception& e) {  // no thread (EAGAIN): the port is let go with the socket
     ::close(p->sock);
@@ -175,7 +172,7 @@ Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::start(const EndpointOp
   return ep;
 }
 
-int MetricsEndpoint::fd() const { return impl_->efd; }
+int MetricsEndpoint::fd() const { return impl_->efd.get(); }
 
 bool MetricsEndpoint::failed() const {
   std::lock_guard lock(impl_->mu);
@@ -191,7 +188,7 @@ std::string MetricsEndpoint::url() const {
 
 void MetricsEndpoint::serve(const Render& render) {
   uint64_t n;
-  (void)!::read(impl_->efd, &n, sizeof(n));
+  (void)!::read(impl_->efd.get(), &n, sizeof(n));
   std::deque<std::shared_ptr<Impl::Scrape>> batch;
   {
     std::lock_guard lock(impl_->mu);
@@ -228,10 +225,9 @@ void MetricsEndpoint::stop() {
     impl_->stopping = true;
   }
   impl_->cv.notify_all();
-  if (impl_->own >= 0) ::shutdown(impl_->own, SHUT_RDWR);  // accept fails (EINVAL): httplib's loop ends
+  if (impl_->own) ::shutdown(impl_->own.get(), SHUT_RDWR);  // accept fails (EINVAL): httplib's loop ends
   if (impl_->thread.joinable()) impl_->thread.join();
-  if (impl_->own >= 0) ::close(impl_->own);  // with httplib's socket closed by its loop, the port is free
-  impl_->own = -1;
+  impl_->own.reset();  // with httplib's socket closed by its loop, the port is free
 }
 
 RelistenSchedule::Clock::time_point RelistenSchedule::listener_failed(Clock::time_point now) {

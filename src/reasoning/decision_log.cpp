@@ -36,7 +36,6 @@ DecisionLog::~DecisionLog() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  if (fd_ >= 0) ::close(fd_);
 }
 
 Status DecisionLog::open() {
@@ -56,11 +55,11 @@ Status DecisionLog::open() {
 }
 
 bool DecisionLog::reopen_io(bool truncate) {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = ::open(o_.path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (truncate ? O_TRUNC : 0), 0640);
-  if (fd_ < 0) return false;
+  fd_.reset();  // before the open: one descriptor at a time
+  fd_.reset(::open(o_.path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (truncate ? O_TRUNC : 0), 0640));
+  if (!fd_) return false;
   struct stat st{};
-  file_bytes_ = ::fstat(fd_, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  file_bytes_ = ::fstat(fd_.get(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
   return true;
 }
 
@@ -68,7 +67,7 @@ bool DecisionLog::reopen_io(bool truncate) {
 void DecisionLog::rotate_io() {
   // Someone moved or deleted the file (logrotate, a person): start a new one, shift nothing.
   struct stat on_disk{}, open_file{};
-  if (::stat(o_.path.c_str(), &on_disk) != 0 || ::fstat(fd_, &open_file) != 0 ||
+  if (::stat(o_.path.c_str(), &on_disk) != 0 || ::fstat(fd_.get(), &open_file) != 0 ||
       on_disk.st_dev != open_file.st_dev || on_disk.st_ino != open_file.st_ino) {
     reopen_io(/*truncate=*/false);
     return;
@@ -116,15 +115,15 @@ void DecisionLog::write_io(const std::string& line) {
     }
     if (n == 0) spdlog::warn("decision log: cannot write {} ({})", o_.path, std::strerror(e));
   };
-  if (fd_ < 0 && !reopen_io(false)) return count_error(errno);
+  if (!fd_ && !reopen_io(false)) return count_error(errno);
   if (file_bytes_ > 0 && file_bytes_ + line.size() > o_.max_bytes) rotate_io();
-  if (fd_ < 0) return count_error(errno);
+  if (!fd_) return count_error(errno);
   // A line an earlier failure cut short is ended first, so this one parses on its own.
   std::string out = newline_pending_ ? "\n" + line : line;
   size_t done = 0;
   int err = 0;
   while (done < out.size()) {
-    ssize_t n = ::write(fd_, out.data() + done, out.size() - done);
+    ssize_t n = ::write(fd_.get(), out.data() + done, out.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       err = n < 0 ? errno : ENOSPC;
@@ -141,8 +140,7 @@ void DecisionLog::write_io(const std::string& line) {
   }
   // Cut short (the disk is full, say): end the piece before the next line, and reopen then.
   newline_pending_ = newline_pending_ ? done == 0 || out[done - 1] != '\n' : done > 0;
-  ::close(fd_);
-  fd_ = -1;
+  fd_.reset();
   count_error(err);
 }
 

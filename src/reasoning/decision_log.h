@@ -29,6 +29,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/fd.h"
 #include "common/result.h"
 
 namespace akts {
@@ -79,7 +80,7 @@ class DecisionLog {
   uint64_t next_id_ = 1;
   std::deque<nlohmann::json> recent_;
   // The writer's own.
-  int fd_ = -1;
+  Fd fd_;
   uint64_t file_bytes_ = 0;
   bool newline_pending_ = false;  // the file ends in a piece of a line
   std::thread thread_;

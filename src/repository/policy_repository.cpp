@@ -202,19 +202,15 @@ Result<PolicyRecord> PolicyRecord::from_json(const json& j) {
 
 std::string PolicyRepository::path_of(std::string_view name) const { return fmt::format("{}/{}.json", dir_, name); }
 
-Result<int> PolicyRepository::lock() const {
+Result<Fd> PolicyRepository::lock() const {
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) return errorf(ErrorKind::kSystem, "cannot create the policy repository {}: {}", dir_, ec.message());
   std::string p = dir_ + "/.lock";
-  int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return sys_error("cannot open " + p, errno);
-  while (::flock(fd, LOCK_EX) != 0) {
-    if (errno == EINTR) continue;
-    int e = errno;
-    ::close(fd);
-    return sys_error("cannot lock " + p, e);
-  }
+  Fd fd(::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (!fd) return sys_error("cannot open " + p, errno);
+  while (::flock(fd.get(), LOCK_EX) != 0)
+    if (errno != EINTR) return sys_error("cannot lock " + p, errno);
   return fd;
 }
 
@@ -264,7 +260,6 @@ Status PolicyRepository::put(const PolicyRecord& r) {
   auto fd = lock();
   if (!fd) return fd.error();
   Status st = write(r);
-  ::close(*fd);
   return st;
 }
 
@@ -286,7 +281,6 @@ Status PolicyRepository::append_result(std::string_view policy, ResultRecord res
     if (r.results.size() > kMaxResults) r.results.erase(r.results.begin(), r.results.end() - kMaxResults);
     st = write(r);
   }
-  ::close(*fd);
   return st;
 }
 
@@ -307,7 +301,6 @@ Status PolicyRepository::seed(const std::vector<PolicyRecord>& builtins) {
     if (auto w = write(r); !w) problems.push_back(w.error().message);
   }
   if (!problems.empty()) st = errorf(ErrorKind::kInvalidArgument, "{}", fmt::join(problems, "; "));
-  ::close(*fd);
   return st;
 }
 

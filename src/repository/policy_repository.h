@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/fd.h"
 #include "common/result.h"
 
 namespace akts {
@@ -85,7 +86,7 @@ class PolicyRepository {
 
  private:
   std::string path_of(std::string_view name) const;
-  Result<int> lock() const;  // the flock'd descriptor; close it to unlock
+  Result<Fd> lock() const;  // the flock'd descriptor: the lock goes when it closes
   Result<std::optional<PolicyRecord>> read(std::string_view name) const;
   Status write(const PolicyRecord& r) const;  // under the lock
   std::string dir_;

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "common/fd.h"
 #include "common/log.h"
 #include "exec/execution_plane.h"
 #include "exec/policy_library.h"
@@ -711,7 +712,10 @@ std::optional<uint32_t> kernel_class(ExecutionPlane& plane, pid_t tgid) {
 // last thread exits (the class must go).
 void check_class_lifetime(CheckResult& r, ExecutionPlane& plane) {
   int go[2], forked[2];
-  if (pipe2(go, O_CLOEXEC) != 0 || pipe2(forked, O_CLOEXEC) != 0) return fail(r, "pipe");
+  if (pipe2(go, O_CLOEXEC) != 0) return fail(r, "pipe");
+  Fd go_r(go[0]), go_w(go[1]);  // the parent's; the child never returns from below (it _exits)
+  if (pipe2(forked, O_CLOEXEC) != 0) return fail(r, "pipe");
+  Fd forked_r(forked[0]), forked_w(forked[1]);
   pid_t pid = fork();
   if (pid < 0) return fail(r, "fork");
   if (pid == 0) {
@@ -731,13 +735,13 @@ void check_class_lifetime(CheckResult& r, ExecutionPlane& plane) {
     }).detach();
     pthread_exit(nullptr);  // the leader goes first
   }
-  close(go[0]);
-  close(forked[1]);
+  go_r.reset();
+  forked_w.reset();
   nlohmann::json j;
   if (auto st = plane.set_class(static_cast<uint32_t>(pid), AKTS_CLASS_LC); !st) fail(r, st.error().to_string());
-  (void)!write(go[1], "x", 1);
+  (void)!write(go_w.get(), "x", 1);
   pid_t child = -1;
-  if (read(forked[0], &child, sizeof(child)) != sizeof(child)) fail(r, "the classified process did not fork");
+  if (read(forked_r.get(), &child, sizeof(child)) != sizeof(child)) fail(r, "the classified process did not fork");
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // its leader has exited by now
   auto child_cls = kernel_class(plane, child);
   auto after_leader = kernel_class(plane, pid);
@@ -755,8 +759,6 @@ void check_class_lifetime(CheckResult& r, ExecutionPlane& plane) {
     waitpid(child, &status, 0);  // reaped by init if its parent is gone; this is best effort
     (void)plane.clear_class(static_cast<uint32_t>(child));
   }
-  close(go[1]);
-  close(forked[0]);
   r.counts["lifetime"] = j;
 }
 
@@ -865,13 +867,13 @@ CheckResult check_pinned(const SelftestOptions& o, KernelLogWatch* kmsg) {
     if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return fail(r, "cannot create " + dir);
     if (auto st = plane.pin(dir); !st) return fail(r, st.error().to_string());
     for (const auto& p : plane.policies()) expected.emplace_back(p.slot, p.prog_ids[AKTS_CB_SELECT_CPU]);
-    int fd = bpf_obj_get((dir + "/akts_selector").c_str());
-    if (fd < 0) return fail(r, "cannot open the pinned selector");
+    Fd fd(bpf_obj_get((dir + "/akts_selector").c_str()));
+    if (!fd) return fail(r, "cannot open the pinned selector");
     plane.select(0);
     uint32_t zero = 0;
     akts_selector v{1, 0};
-    int ret = bpf_map_update_elem(fd, &zero, &v, BPF_ANY);
-    close(fd);
+    int ret = bpf_map_update_elem(fd.get(), &zero, &v, BPF_ANY);
+    fd.reset();
     r.counts["selected_after_pinned_write"] = plane.selected();
     if (ret != 0 || plane.selected() != 1) fail(r, "a write through the pinned selector did not switch");
     auto phase = run_phase(plane, phase_workers(o));
@@ -881,19 +883,18 @@ CheckResult check_pinned(const SelftestOptions& o, KernelLogWatch* kmsg) {
   });
   // The plane is gone: every fd the loader held is closed. Only the pins keep
   // the maps, and a prog array empties itself when its last user reference goes.
-  int arr = bpf_obj_get((dir + "/akts_select_cpu_progs").c_str());
+  Fd arr(bpf_obj_get((dir + "/akts_select_cpu_progs").c_str()));
   uint32_t survived = 0;
-  if (arr < 0) {
+  if (!arr) {
     fail(r, "the pinned select_cpu prog array is gone after the loader closed its fds");
   } else {
     for (const auto& [slot, id] : expected) {
       uint32_t got = 0;
-      if (bpf_map_lookup_elem(arr, &slot, &got) == 0 && got == id && id != 0) ++survived;
+      if (bpf_map_lookup_elem(arr.get(), &slot, &got) == 0 && got == id && id != 0) ++survived;
     }
-    close(arr);
   }
   r.counts["programs_held_by_pins_after_close"] = survived;
-  if (arr >= 0 && survived != expected.size())
+  if (arr && survived != expected.size())
     fail(r, fmt::format("after the loader closed its fds, the pinned array held {} of {} programs", survived,
                         expected.size()));
   remove_pins();

@@ -68,28 +68,22 @@ Result<WorkerGroup> WorkerGroup::spawn(const WorkerSpec& spec) {
   }
   int hold[2] = {-1, -1};
   if (spec.held && pipe2(hold, O_CLOEXEC) != 0) return sys_error("pipe", errno);
-  g.release_fd_ = hold[1];
+  Fd hold_r(hold[0]);  // the parent's copy of the read end (each worker reads its own)
+  g.release_fd_.reset(hold[1]);
   for (int i = 0; i < spec.count; ++i) {
     pid_t pid = fork();
-    if (pid < 0) {
-      if (hold[0] >= 0) close(hold[0]);
-      return sys_error("fork", errno);  // the destructor reaps those already started
-    }
+    if (pid < 0) return sys_error("fork", errno);  // the destructor reaps those already started
     if (pid == 0) {
-      if (hold[1] >= 0) close(hold[1]);
+      if (hold[1] >= 0) close(hold[1]);  // the child's copy; it never returns (worker_main _exits)
       worker_main(spec, until_ns, hold[0]);
     }
     g.pids_.push_back(pid);
   }
-  if (hold[0] >= 0) close(hold[0]);
   return g;
 }
 
 void WorkerGroup::release() {
-  if (release_fd_ >= 0) {
-    close(release_fd_);  // EOF wakes every held worker at once
-    release_fd_ = -1;
-  }
+  release_fd_.reset();  // EOF wakes every held worker at once
 }
 
 WorkerOutcome WorkerGroup::wait(std::chrono::milliseconds timeout) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "classify/process_tracker.h"  // kSchedExt
+#include "common/fd.h"
 #include "common/result.h"
 
 namespace akts {
@@ -38,7 +39,7 @@ class WorkerGroup {
  public:
   static Result<WorkerGroup> spawn(const WorkerSpec& spec);
   WorkerGroup(WorkerGroup&& o) noexcept
-      : pids_(std::move(o.pids_)), release_fd_(std::exchange(o.release_fd_, -1)), started_(o.started_) {}
+      : pids_(std::move(o.pids_)), release_fd_(std::move(o.release_fd_)), started_(o.started_) {}
   ~WorkerGroup();
 
   // Lets held workers go (see WorkerSpec::held).
@@ -50,7 +51,7 @@ class WorkerGroup {
  private:
   WorkerGroup() = default;
   std::vector<pid_t> pids_;
-  int release_fd_ = -1;  // write end of the pipe held workers block on
+  Fd release_fd_;  // write end of the pipe held workers block on
   std::chrono::steady_clock::time_point started_;
 };
 

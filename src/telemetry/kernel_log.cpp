@@ -25,25 +25,17 @@ bool is_kernel_trouble(std::string_view line) {
 }
 
 Result<KernelLogWatch> KernelLogWatch::start() {
-  int fd = ::open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return sys_error("cannot open /dev/kmsg", errno);
-  if (::lseek(fd, 0, SEEK_END) < 0) {
-    int e = errno;
-    ::close(fd);
-    return sys_error("cannot seek /dev/kmsg", e);
-  }
-  return KernelLogWatch(fd);
-}
-
-KernelLogWatch::~KernelLogWatch() {
-  if (fd_ >= 0) ::close(fd_);
+  Fd fd(::open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (!fd) return sys_error("cannot open /dev/kmsg", errno);
+  if (::lseek(fd.get(), 0, SEEK_END) < 0) return sys_error("cannot seek /dev/kmsg", errno);
+  return KernelLogWatch(std::move(fd));
 }
 
 std::vector<std::string> KernelLogWatch::read_new() {
   std::vector<std::string> lines;
   char buf[8192];
-  while (fd_ >= 0) {
-    ssize_t n = ::read(fd_, buf, sizeof(buf) - 1);
+  while (fd_) {
+    ssize_t n = ::read(fd_.get(), buf, sizeof(buf) - 1);
     if (n < 0) {
       if (errno == EPIPE) continue;  // records were overwritten; go on with the next
       break;                         // EAGAIN: nothing more

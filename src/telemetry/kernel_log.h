@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/fd.h"
 #include "common/result.h"
 
 namespace akts {
@@ -17,16 +18,15 @@ class KernelLogWatch {
  public:
   // Starts watching from now on (earlier lines are skipped).
   static Result<KernelLogWatch> start();
-  KernelLogWatch(KernelLogWatch&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  KernelLogWatch(KernelLogWatch&& o) noexcept = default;
   KernelLogWatch& operator=(KernelLogWatch&&) = delete;
-  ~KernelLogWatch();
 
   // Every line logged since start() or the previous call.
   std::vector<std::string> read_new();
 
  private:
-  explicit KernelLogWatch(int fd) : fd_(fd) {}
-  int fd_ = -1;
+  explicit KernelLogWatch(Fd fd) : fd_(std::move(fd)) {}
+  Fd fd_;
 };
 
 }  // namespace akts

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "common/fd.h"
 #include "common/text.h"
 
 namespace akts::workload {
@@ -24,8 +25,8 @@ struct Proc {
   std::vector<std::string> argv;
   std::string cls;  // "lc" or "be"
   pid_t pid = -1;
-  int out_fd = -1;  // a memfd holding what it printed
-  int gate_fd = -1;  // written once it is classified: then it executes
+  Fd out_fd;   // a memfd holding what it printed
+  Fd gate_fd;  // written once it is classified: then it executes
   int status = -1;
   bool done = false;
 };
@@ -48,32 +49,23 @@ std::string read_all(int fd) {
 Status start(Proc& p) {
   int gate[2];
   if (::pipe2(gate, O_CLOEXEC) != 0) return sys_error("pipe", errno);
-  p.out_fd = ::memfd_create("akts-workload", MFD_CLOEXEC);
-  if (p.out_fd < 0) {
-    int e = errno;
-    ::close(gate[0]);
-    ::close(gate[1]);
-    return sys_error("memfd_create", e);
-  }
+  Fd gate_r(gate[0]), gate_w(gate[1]);  // the parent's; the child never returns from below (it execs or _exits)
+  p.out_fd.reset(::memfd_create("akts-workload", MFD_CLOEXEC));
+  if (!p.out_fd) return sys_error("memfd_create", errno);
   std::vector<char*> argv;
   for (auto& a : p.argv) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t parent = ::getpid();
   pid_t pid = ::fork();
-  if (pid < 0) {
-    int e = errno;
-    ::close(gate[0]);
-    ::close(gate[1]);
-    return sys_error("fork", e);
-  }
+  if (pid < 0) return sys_error("fork", errno);
   if (pid == 0) {
     // If the server dies (killed, say) its scenario dies with it rather than run on unobserved.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) _exit(125);
     ::setpgid(0, 0);
     ::close(gate[1]);  // so that the parent's close is an end of file here
-    ::dup2(p.out_fd, 1);
-    ::dup2(p.out_fd, 2);
+    ::dup2(p.out_fd.get(), 1);
+    ::dup2(p.out_fd.get(), 2);
     int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, 0);
     char go = 0;
@@ -85,9 +77,9 @@ Status start(Proc& p) {
     _exit(127);
   }
   ::setpgid(pid, pid);
-  ::close(gate[0]);
+  gate_r.reset();
   p.pid = pid;
-  p.gate_fd = gate[1];
+  p.gate_fd = std::move(gate_w);
   return {};
 }
 
@@ -95,23 +87,13 @@ void kill_all(std::vector<Proc>& procs) {
   for (auto& p : procs)
     if (p.pid > 0 && !p.done) ::kill(-p.pid, SIGKILL);
   for (auto& p : procs) {
-    if (p.gate_fd >= 0) ::close(p.gate_fd);
-    p.gate_fd = -1;
+    p.gate_fd.reset();
     if (p.pid > 0 && !p.done) {
       ::waitpid(p.pid, &p.status, 0);
       p.done = true;
     }
   }
 }
-
-// Closes every output descriptor on every way out of run().
-struct CloseOutputs {
-  std::vector<Proc>& procs;
-  ~CloseOutputs() {
-    for (auto& p : procs)
-      if (p.out_fd >= 0) ::close(p.out_fd);
-  }
-};
 
 std::optional<double> last_number(const std::string& out, const std::regex& re, size_t group) {
   std::optional<double> v;
@@ -217,7 +199,6 @@ Result<json> run(const ScenarioArgs& a, const Hooks& hooks, const std::atomic<bo
   std::unique_lock busy(one_at_a_time, std::try_to_lock);
   if (!busy.owns_lock())
     return make_error(ErrorKind::kBusy, "another scenario is running; its figures would be shared: wait for it");
-  CloseOutputs close_outputs{procs};
   std::optional<std::string> policy = hooks.policy ? hooks.policy() : std::nullopt;
   for (auto& p : procs) {
     if (auto st = start(p); !st) {
@@ -233,12 +214,11 @@ Result<json> run(const ScenarioArgs& a, const Hooks& hooks, const std::atomic<bo
   }
   auto t0 = std::chrono::steady_clock::now();
   for (auto& p : procs) {
-    if (::write(p.gate_fd, "g", 1) != 1) {
+    if (::write(p.gate_fd.get(), "g", 1) != 1) {
       kill_all(procs);
       return sys_error("cannot start " + p.argv[0], errno);
     }
-    ::close(p.gate_fd);
-    p.gate_fd = -1;
+    p.gate_fd.reset();
   }
   // Each program ends on its own after `seconds`; a margin for start-up, then it is killed.
   auto deadline = t0 + std::chrono::seconds(a.seconds + 30);
@@ -267,7 +247,7 @@ Result<json> run(const ScenarioArgs& a, const Hooks& hooks, const std::atomic<bo
   json processes = json::array();
   std::vector<std::string> outs;
   for (auto& p : procs) {
-    outs.push_back(read_all(p.out_fd));
+    outs.push_back(read_all(p.out_fd.get()));
     int code = WIFEXITED(p.status) ? WEXITSTATUS(p.status) : 128 + WTERMSIG(p.status);
     processes.push_back({{"program", p.argv[0]}, {"class", p.cls}, {"exit", code}});
     if (code != 0)
