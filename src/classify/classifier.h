@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "classify/config.h"
+#include "classify/matcher.h"
 
 namespace akts {
 

@@ -13,7 +13,7 @@
 
 #include "akts.h"
 #include "bench.h"
-#include "classify/config.h"
+#include "config/daemon_config.h"
 #include "common/build_info.h"
 #include "common/http_url.h"
 #include "metrics/exposition.h"

@@ -109,7 +109,8 @@ class ControlBackend {
   virtual uint32_t slot_count() const = 0;
   virtual uint32_t selected() const = 0;
   virtual uint32_t effective() const = 0;
-  virtual Status select(uint32_t slot) = 0;
+  // An operator's switch; returns the slot selected before it (the decision log's "previous" for it).
+  virtual Result<uint32_t> select(uint32_t slot) = 0;
   virtual json status() const = 0;
   virtual Result<json> stats(bool reset_longest) = 0;
   virtual Status classify(uint32_t pid, uint32_t cls) = 0;

@@ -161,7 +161,7 @@ Result<bool> param_bool(const json& params, std::string_view name, bool dflt) {
   return it->get<bool>();
 }
 
-Status check_param_names(const json& params, std::initializer_list<std::string_view> allowed) {
+Status check_param_names(const json& params, std::span<const std::string_view> allowed) {
   for (const auto& [key, v] : params.items()) {
     bool ok = false;
     for (auto a : allowed) ok = ok || key == a;

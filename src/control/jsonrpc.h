@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -71,6 +72,9 @@ Result<uint32_t> param_u32(const json& params, std::string_view name);
 Result<uint32_t> param_u32_in(const json& params, std::string_view name, uint32_t lo, uint32_t hi, uint32_t dflt);
 Result<bool> param_bool(const json& params, std::string_view name, bool dflt);
 // Refuses parameters outside `allowed`.
-Status check_param_names(const json& params, std::initializer_list<std::string_view> allowed);
+Status check_param_names(const json& params, std::span<const std::string_view> allowed);
+inline Status check_param_names(const json& params, std::initializer_list<std::string_view> allowed) {
+  return check_param_names(params, std::span<const std::string_view>(allowed.begin(), allowed.size()));
+}
 
 }  // namespace akts::control

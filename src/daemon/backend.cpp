@@ -63,12 +63,12 @@ Status DaemonBackend::set_param(uint32_t slot, const ParamDesc& d, uint64_t valu
   return {};
 }
 
-Status DaemonBackend::select(uint32_t slot) {
-  uint32_t prev = plane_.selected();
-  if (auto st = reasoning_.operator_switch(slot, policy_name(slot)); !st) return st;
-  spdlog::info("switched slot {} -> {}", prev, slot);
+Result<uint32_t> DaemonBackend::select(uint32_t slot) {
+  auto prev = reasoning_.operator_switch(slot, policy_name(slot));
+  if (!prev) return prev.error();
+  spdlog::info("switched slot {} -> {}", *prev, slot);
   persist_();  // before the answer: a daemon killed right after comes back with this selection
-  return {};
+  return *prev;
 }
 
 Status DaemonBackend::hold(uint32_t slot, std::chrono::milliseconds d) {

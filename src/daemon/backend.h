@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "classify/config.h"
+#include "config/daemon_config.h"
 #include "control/api.h"
 #include "daemon/canary.h"
 #include "daemon/plane_control.h"
@@ -35,7 +35,7 @@ class DaemonBackend : public control::ControlBackend {
   uint32_t selected() const override { return plane_.selected(); }
   uint32_t effective() const override { return plane_.effective_slot(); }
   // An operator's switch: through the arbiter, so a hold refuses it and controllers give way.
-  Status select(uint32_t slot) override;
+  Result<uint32_t> select(uint32_t slot) override;
   Status hold(uint32_t slot, std::chrono::milliseconds d) override;
   bool release() override;
   Result<json> controller(const std::optional<std::string>& name, std::optional<bool> dry_run) override;

@@ -7,7 +7,7 @@
 // or SIGHUP gives every process back and detaches cleanly.
 #pragma once
 
-#include "classify/config.h"
+#include "config/daemon_config.h"
 
 namespace akts {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "classify/config.h"
+#include "config/daemon_config.h"
 #include "daemon/plane_control.h"
 #include "exec/execution_plane.h"
 

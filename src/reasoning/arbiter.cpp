@@ -35,7 +35,7 @@ void Arbiter::note_change(uint32_t from, uint32_t to, Clock::time_point now, uin
   ++counter;
 }
 
-Status Arbiter::operator_switch(uint32_t slot, Clock::time_point now) {
+Result<uint32_t> Arbiter::operator_switch(uint32_t slot, Clock::time_point now) {
   std::lock_guard lock(mu_);
   if (hold_slot_ && now < hold_until_ && slot != *hold_slot_)
     return errorf(ErrorKind::kInvalidArgument,
@@ -45,7 +45,7 @@ Status Arbiter::operator_switch(uint32_t slot, Clock::time_point now) {
   plane_.select(slot);
   note_change(prev, slot, now, switches_.operator_);
   grace_until_ = now + o_.operator_grace;
-  return {};
+  return prev;
 }
 
 Status Arbiter::hold(uint32_t slot, std::chrono::milliseconds duration, Clock::time_point now) {

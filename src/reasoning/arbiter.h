@@ -64,8 +64,9 @@ class Arbiter {
 
   Arbiter(Plane plane, ArbiterOptions o) : plane_(std::move(plane)), o_(o) {}
 
-  // An operator's switch. Refused while a hold is in force (name the hold).
-  Status operator_switch(uint32_t slot, Clock::time_point now);
+  // An operator's switch. Refused while a hold is in force (name the hold). Returns the slot selected before,
+  // read under the lock that orders it against every other switch: the one "previous" of this switch.
+  Result<uint32_t> operator_switch(uint32_t slot, Clock::time_point now);
   // Holds `slot` until now + duration. While a hold is in force, a hold on
   // another slot is refused (release first); one on the same slot sets a new end.
   Status hold(uint32_t slot, std::chrono::milliseconds duration, Clock::time_point now);

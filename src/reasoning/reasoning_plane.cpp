@@ -237,23 +237,25 @@ void ReasoningPlane::set_dry_run_locked(bool on) {
          last_window());
 }
 
-Status ReasoningPlane::operator_switch(uint32_t slot, const std::string& policy, Clock::time_point now) {
+Result<uint32_t> ReasoningPlane::operator_switch(uint32_t slot, const std::string& policy, Clock::time_point now) {
   std::lock_guard lock(mu_);
-  uint32_t prev = arbiter_.selected();
-  auto st = arbiter_.operator_switch(slot, now);
-  std::string verdict = st.ok() ? fmt::format("applied; controllers wait {:g} s",
-                                              std::chrono::duration<double>(arbiter_.options().operator_grace).count())
-                                : st.error().message;
-  if (st.ok() && arbiter_.override_active()) verdict += "; the breaker's override still decides what runs";
+  auto prev = arbiter_.operator_switch(slot, now);
+  std::string verdict = prev ? fmt::format("applied; controllers wait {:g} s",
+                                           std::chrono::duration<double>(arbiter_.options().operator_grace).count())
+                             : prev.error().message;
+  if (prev && arbiter_.override_active()) verdict += "; the breaker's override still decides what runs";
+  // Refused: nothing changed, and the slot selected now is the one before and after.
+  const uint32_t before = prev ? *prev : arbiter_.selected();
   record({{"source", "operator"},
           {"action", "switch"},
           {"proposed", slot_json(slot)},
-          {"why", fmt::format("switch {} -> {} ({})", prev, slot, policy.empty() ? "no policy" : policy)},
-          {"applied", st.ok()},
+          {"previous", before},
+          {"why", fmt::format("switch {} -> {} ({})", before, slot, policy.empty() ? "no policy" : policy)},
+          {"applied", static_cast<bool>(prev)},
           {"verdict", verdict},
           {"dry_run", false}},
          last_window());
-  return st;
+  return prev;
 }
 
 void ReasoningPlane::note(const std::string& source, const std::string& action, const std::string& why,

@@ -55,8 +55,9 @@ class ReasoningPlane {
   std::string controller_name() const;
   void set_dry_run(bool on);
 
-  // Operators (logged with source "operator").
-  Status operator_switch(uint32_t slot, const std::string& policy, Clock::time_point now = Clock::now());
+  // Operators (logged with source "operator"). A switch returns the slot selected before it: the value its
+  // decision-log record gives as "previous", read once, under the lock that orders it against controllers.
+  Result<uint32_t> operator_switch(uint32_t slot, const std::string& policy, Clock::time_point now = Clock::now());
   Status hold(uint32_t slot, const std::string& policy, std::chrono::milliseconds d,
               Clock::time_point now = Clock::now());
   bool release(Clock::time_point now = Clock::now());

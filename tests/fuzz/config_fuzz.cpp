@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "akts.h"
-#include "classify/config.h"
+#include "config/daemon_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::vector<std::string> kKnown = {"latency", "throughput"};

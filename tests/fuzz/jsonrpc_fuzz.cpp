@@ -3,6 +3,7 @@
 // with a JSON-RPC 2.0 response in valid UTF-8 (or nothing, for notifications),
 // and never select a slot that is neither filled nor asked for with force.
 // tests/fuzz/jsonrpc.dict steers it to multi-byte and invalid sequences.
+#include <utility>
 #include <cstdint>
 #include <string_view>
 
@@ -21,10 +22,7 @@ class FuzzBackend : public akts::control::ControlBackend {
   uint32_t slot_count() const override { return 8; }
   uint32_t selected() const override { return selected_; }
   uint32_t effective() const override { return selected_; }
-  akts::Status select(uint32_t slot) override {
-    selected_ = slot;
-    return {};
-  }
+  akts::Result<uint32_t> select(uint32_t slot) override { return std::exchange(selected_, slot); }
   // What the system hands the daemon is not always valid UTF-8 (process names
   // from /proc are raw bytes cut at 15): answers must serialise anyway.
   json status() const override { return json{{"comm", std::string("srv\xe2\x82")}, {"bad", std::string("\xff")}}; }

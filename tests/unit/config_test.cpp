@@ -1,4 +1,4 @@
-#include "classify/config.h"
+#include "config/daemon_config.h"
 
 #include <gtest/gtest.h>
 

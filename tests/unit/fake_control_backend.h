@@ -42,10 +42,9 @@ class FakeBackend : public ControlBackend {
   uint32_t slot_count() const override { return AKTS_MAX_SLOTS; }
   uint32_t selected() const override { return selected_; }
   uint32_t effective() const override { return selected_; }
-  Status select(uint32_t slot) override {
+  Result<uint32_t> select(uint32_t slot) override {
     ++selects;
-    selected_ = slot;
-    return {};
+    return std::exchange(selected_, slot);
   }
   json status() const override { return {{"ok", true}}; }
   Result<json> stats(bool reset_longest) override {

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "classify/config.h"
+#include "config/daemon_config.h"
 
 namespace akts {
 namespace {

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <thread>
 
+#include "control/api.h"
+#include "fake_control_backend.h"
 #include "reasoning/arbiter.h"
 #include "reasoning/decision_log.h"
 #include "reasoning/oracle.h"
@@ -628,6 +630,55 @@ TEST(Sampler, RatesUseTheTimesScrapesWereTakenAndStaleScrapesAreIgnored) {
   w = s.sample(1.4, src);
   ASSERT_TRUE(w && *w);
   EXPECT_FALSE((*w)->app_requests_processing);
+}
+
+// v1.switch's "previous" against the decision log when a controller's switch lands between the operator's
+// request and its switch (a hook in select() makes that moment deterministic, where the reasoning thread would
+// hit it now and then). The reply's "previous" is read with the switch, under the reasoning plane's lock: it
+// agrees with the log's record. (Read before the switch, outside every lock, as it once was, the reply said 1
+// while the log said 0.)
+class ReasoningBackend : public control::FakeBackend {
+ public:
+  ReasoningBackend(PlaneFixture& f) : f_(f) {}
+  uint32_t selected() const override { return f_.sel.selected; }
+  uint32_t effective() const override { return f_.sel.selected; }
+  Result<uint32_t> select(uint32_t slot) override {
+    if (before_select) before_select();
+    return f_.rp->operator_switch(slot, slot == 0 ? "latency" : "throughput");
+  }
+  std::function<void()> before_select;
+
+ private:
+  PlaneFixture& f_;
+};
+
+TEST(ReasoningPlane, AnOperatorsSwitchReportsThePreviousSlotTheLogRecords) {
+  ArbiterOptions ao;
+  ao.min_dwell = 0ms;
+  ao.operator_grace = 0ms;
+  PlaneFixture f(ao);
+  ASSERT_TRUE(f.rp->set_controller("scripted"));
+  f.sel.selected = 1;
+  ReasoningBackend b(f);
+  control::Dispatcher d;
+  control::register_v1(d, b);
+  // The controller's switch to latency lands after the request arrived, before the operator's switch.
+  b.before_select = [&] {
+    f.ctl->next = 0;
+    f.rp->on_window(f.window(1));
+    f.ctl->next.reset();
+  };
+  nlohmann::json req = {{"jsonrpc", "2.0"}, {"id", 1}, {"method", "v1.switch"}, {"params", {{"target", "throughput"}}}};
+  nlohmann::json reply = nlohmann::json::parse(d.handle(req.dump()));
+  ASSERT_TRUE(reply.contains("result")) << reply.dump();
+  EXPECT_EQ(f.sel.selected, 1u);
+  nlohmann::json op;
+  for (const auto& r : f.rp->log(50))
+    if (r.value("source", "") == "operator" && r.value("action", "") == "switch") op = r;
+  ASSERT_TRUE(op.is_object()) << f.rp->log(50).dump();
+  EXPECT_EQ(op["previous"], 0) << op.dump();  // the controller's switch came first
+  EXPECT_EQ(reply["result"]["previous"], op["previous"]) << reply.dump() << " against " << op.dump();
+  EXPECT_NE(op["why"].get<std::string>().find("switch 0 -> 1"), std::string::npos) << op.dump();
 }
 
 }  // namespace
