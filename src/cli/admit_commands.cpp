@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/commands.h"
 #include "admission/compile.h"
 #include "admission/static_check.h"
 #include "common/exit_codes.h"
@@ -163,6 +164,49 @@ int cmd_evict(const ClientOptions& o, const std::string& target) {
   else
     std::cout << fmt::format("evicted {} from slot {}\n", (*r)["name"].get<std::string>(), (*r)["slot"].get<uint32_t>());
   return kExitOk;
+}
+
+void add_admit_commands(Commands& c) {
+  auto& app = c.app();
+  auto& co = c.keep<ClientOptions>();
+  auto& af = c.keep<AdmitFlags>();
+  auto* admitc = app.add_subcommand(
+      "admit",
+      "Admit a new policy into a free slot of the running scheduler, with no detach, through the gates:\n"
+      "  1 compile  (a .c file) clang against the kernel's BTF (--btf) and akts's headers\n"
+      "  2 static   the program set, an instruction budget, the contract's kernel functions and helpers\n"
+      "  3 dynamic  a passing run of this exact object in a throwaway guest, on record beside it\n"
+      "             (<object>.dynamic.json, its SHA-256, written by ./akts admit-test OBJECT); --force-untested\n"
+      "             admits without one, and says so\n"
+      "  4 verifier the kernel's verifier, loading into the slot (undone if any step fails)\n"
+      "  5 canary   (--canary 10s) selected for a while on the live node, reverted if waits or the objective degrade\n"
+      "Gates 1 and 2 run here; the daemon checks 2 again and runs 3 and 4. --check stops after 2 (no daemon)\n"
+      "and keeps the compiled object (its path is printed); otherwise it goes when the command ends.\n"
+      "Each gate prints its verdict and evidence. Exit: 0 admitted, 1 refused by a gate, 2 bad input, 3 no daemon.");
+  admitc->add_option("file", af.file, "the candidate: BPF C source (.c) or a compiled object (.o)")->required();
+  admitc->add_flag("--check", af.check_only, "run gates 1 and 2 only");
+  admitc->add_option("--name", af.name, "the policy's name (default: its programs' prefix)");
+  admitc->add_option("--slot", af.slot, "the slot (default: the first free one)")
+      ->check(CLI::Range(0, static_cast<int>(AKTS_MAX_SLOTS) - 1));
+  admitc->add_option("--record", af.record, "gate 3's record (default: <object>.dynamic.json)");
+  admitc->add_flag("--force-untested", af.force_untested, "admit without a passing gate 3 record");
+  admitc->add_flag("--replace", af.replace,
+                   "replace the policy in --slot (never the running one; the old one is put back if a step fails)");
+  admitc->add_option("--canary", af.canary,
+                     "gate 5: hold the new policy selected this long (1s to 10m) with the breaker armed; reverted and "
+                     "evicted if the bounded wait or the objective degrades");
+  admitc->add_option("--description", af.description, "for the policy repository");
+  admitc->add_option("--pick-when", af.pick_when, "for the policy repository and agents");
+  admitc->add_option("--btf", af.btf, "the kernel BTF to compile against")->capture_default_str();
+  admitc->add_option("--include", af.include_dirs, "akts's BPF header directories (default: installed or built)");
+  add_client_flags(admitc, co);
+  auto& evict_target = c.keep<std::string>();
+  auto* evictc = app.add_subcommand(
+      "evict", "Take a policy out of its slot while the scheduler runs (never the selected, running or breaker-safe one).");
+  evictc->add_option("policy", evict_target, "slot number or policy name")->required();
+  add_client_flags(evictc, co);
+  c.on(admitc, [&] { return cmd_admit(co, af); });
+  c.on(evictc, [&] { return cmd_evict(co, evict_target); });
 }
 
 }  // namespace akts::cli

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cli/commands.h"
 #include "common/exit_codes.h"
 #include "common/build_info.h"
 #include "common/parse.h"
@@ -503,6 +504,186 @@ int cmd_run(const ClientOptions& o, const std::string& cls, const std::vector<st
   int e = errno;
   std::cerr << fmt::format("akts: run: cannot execute {}: {}\n", argv[0], std::strerror(e));
   return e == ENOENT ? 127 : 126;
+}
+
+void add_client_commands(Commands& c) {
+  auto& app = c.app();
+  auto& co = c.keep<ClientOptions>();
+  auto* policies = app.add_subcommand("policies", "List the loaded policies by slot, and which one runs.");
+  add_client_flags(policies, co);
+
+  auto& target = c.keep<std::string>();
+  auto& force = c.keep<bool>(false);
+  auto* sw = app.add_subcommand("switch",
+                                "Select a policy by slot number or name. Empty and out-of-range slots are refused\n"
+                                "unless --force (then the dispatcher runs its built-in default).");
+  sw->add_option("target", target, "slot number or policy name")->required();
+  sw->add_flag("--force", force, "select even an empty or out-of-range slot");
+  add_client_flags(sw, co);
+
+  auto* status = app.add_subcommand("status", "Scheduler state, selected and running policy, managed processes.");
+  add_client_flags(status, co);
+
+  auto& interval_text = c.keep<std::string>();
+  auto& count = c.keep<int>(0);
+  auto* stats = app.add_subcommand("stats",
+                                   "Per-slot invocations, per-class wait p50/p99 and the bounded-wait guard (oldest "
+                                   "waiter now,\nexact longest wait, rescues). Without --interval: the totals since "
+                                   "attach; with it: one\nline per interval (like the scx schedulers' stats).");
+  stats->add_option("-i,--interval", interval_text, "e.g. 1s, 500ms");
+  stats->add_option("-n,--count", count, "intervals to print (default: until interrupted)")->check(CLI::Range(0, 1000000));
+  auto& reset_longest = c.keep<bool>(false);
+  auto& stats_format = c.keep<std::string>();
+  auto* prom_flag = stats->add_flag("--prometheus{prometheus}", stats_format,
+                  "print the totals once in the Prometheus text format (the daemon's /metrics, see akts daemon "
+                  "--metrics-listen)");
+  stats->add_flag("--openmetrics{openmetrics}", stats_format, "the same in the OpenMetrics 1.0 text format")
+      ->excludes(prom_flag);
+  stats->add_flag("--reset-longest", reset_longest,
+                  "start the exact longest waits afresh after each reading (the daemon keeps one set for all "
+                  "clients)");
+  add_client_flags(stats, co);
+
+  auto& run_class = c.keep<std::string>("lc");
+  auto& run_argv = c.keep<std::vector<std::string>>();
+  auto* run = app.add_subcommand("run", "Run a command in a class (default lc); its threads and children follow.");
+  run->add_option("--class", run_class, "lc or be")->check(CLI::IsMember({"lc", "be"}));
+  run->add_option("--socket", co.socket, "the daemon's control socket")->capture_default_str();
+  run->add_option("command", run_argv, "the command and its arguments (after --)")->required();
+
+  auto& cl_pid = c.keep<std::string>();
+  auto& cl_class = c.keep<std::string>();
+  auto* classify = app.add_subcommand(
+      "classify",
+      "Put a running process (and its threads, children) in a class; without a class, show the class\nthe kernel "
+      "applies to it now and what the daemon's rules decided.");
+  classify->add_option("pid", cl_pid, "process id")->required();
+  classify->add_option("class", cl_class, "lc or be")->check(CLI::IsMember({"lc", "be"}));
+  add_client_flags(classify, co);
+
+  auto& hint_tid = c.keep<std::string>();
+  auto& hint_left = c.keep<std::string>();
+  auto& hint_clear = c.keep<bool>(false);
+  auto* hintc = app.add_subcommand(
+      "hint",
+      "Tell the scheduler how much CPU time a thread's current work still needs (the srpt policy runs the\n"
+      "least remaining first; a thread with no hint, or one that outruns it, falls back to round-robin).\n"
+      "The thread must be scheduled by akts: in SCHED_EXT (akts classify its process first), or any thread\n"
+      "when the daemon runs with --switch-all. Examples:\n"
+      "  akts hint 4242 30ms        (thread 4242's request needs about 30 ms more)\n"
+      "  akts hint 4242 --clear");
+  hintc->add_option("tid", hint_tid, "thread id (a process id names its main thread)")->required();
+  hintc->add_option("remaining", hint_left, "CPU time still needed: 1us to 3600s, e.g. 250us, 30ms, 2s");
+  hintc->add_flag("--clear", hint_clear, "remove the thread's hint");
+  add_client_flags(hintc, co);
+
+  auto& hold_target = c.keep<std::string>();
+  auto& hold_for = c.keep<std::string>();
+  auto* holdc = app.add_subcommand(
+      "hold",
+      "Select a policy and keep it: every other switch (an operator's, a controller's) is refused until the\n"
+      "time passes or `akts release`. Only the in-kernel breaker's override ranks above a hold.");
+  holdc->add_option("policy", hold_target, "slot number or policy name")->required();
+  holdc->add_option("--for", hold_for, "how long, e.g. 30s, 5m (at most 24h)")->required();
+  add_client_flags(holdc, co);
+  auto* releasec = app.add_subcommand("release", "End a hold (and an operator's grace): controllers may switch again.");
+  add_client_flags(releasec, co);
+
+  auto& objective_words = c.keep<std::vector<std::string>>();
+  auto* objc = app.add_subcommand(
+      "objective",
+      "Show the objective, or set it from the goal in words: one signal (\"wait\": the LC tasks' scheduling\n"
+      "wait; \"request\" or \"TTFT\": the latency the application pushes) and one ceiling, e.g.\n"
+      "  akts objective keep the LC wait p99 under 20 ms\n"
+      "  akts objective request latency p99 below 500ms\n"
+      "Controllers, the bandit's reward and the decision log use it from the next window.");
+  objc->add_option("goal", objective_words, "the goal in words (none: show the objective)");
+  add_client_flags(objc, co);
+  auto& ctl_name = c.keep<std::string>();
+  auto& ctl_dry = c.keep<bool>(false);
+  auto& ctl_apply = c.keep<bool>(false);
+  auto* ctlc = app.add_subcommand(
+      "controller",
+      "Show or change who switches policies, at run time: none (operators only), detector (regime detector),\n"
+      "bandit (contextual bandit), llm (a model behind an OpenAI-compatible endpoint), oracle (a schedule).\n"
+      "Precedence: breaker override > hold > operator switch > controller (see `akts hold`).");
+  ctlc->add_option("name", ctl_name, "the controller to run")->check(CLI::IsMember(kControllerNames));
+  auto* dry_flag = ctlc->add_flag("--dry-run", ctl_dry, "log its decisions without applying them");
+  auto* apply_flag = ctlc->add_flag("--apply", ctl_apply, "apply its decisions (ends a dry run)");
+  dry_flag->excludes(apply_flag);
+  add_client_flags(ctlc, co);
+
+  auto& log_limit = c.keep<uint32_t>(30);
+  auto* logc = app.add_subcommand(
+      "log",
+      "The decision log: each decision (controller or operator), what was proposed, whether it applied and\n"
+      "why, and the reward one and five periods later. --json prints one JSON line per decision.");
+  logc->add_option("-n,--limit", log_limit, "decisions to show (latest last, at most 500)")->check(CLI::Range(1, 500));
+  auto& log_follow = c.keep<bool>(false);
+  logc->add_flag("-f,--follow", log_follow,
+                 "then print each new decision as it is made, until the daemon stops (rewards show in a later `akts "
+                 "log`)");
+  add_client_flags(logc, co);
+
+  auto& telemetry_last = c.keep<uint32_t>(20);
+  auto* telc = app.add_subcommand(
+      "telemetry",
+      "The telemetry windows controllers see (one per period, the last 600 kept): per class CPU time run and\n"
+      "waited, CPU busy and batch share, queued tasks, the application's in-flight requests and pushed latency.\n"
+      "--json prints one window a line, with every field.");
+  telc->add_option("-n,--last", telemetry_last, "windows to show (oldest first, at most 600)")->check(CLI::Range(1, 600));
+  add_client_flags(telc, co);
+
+  auto& push_ms = c.keep<std::vector<double>>();
+  auto* pushc = app.add_subcommand(
+      "push", "Send request latencies the daemon cannot see (e.g. TTFT measured by a proxy) into the telemetry.");
+  pushc->add_option("latency_ms", push_ms, "latencies in milliseconds")->required()->check(CLI::Range(0.0, 3600e3));
+  add_client_flags(pushc, co);
+  c.on(policies, [&] { return cmd_policies(co); });
+  c.on(sw, [&] { return cmd_switch(co, target, force); });
+  c.on(status, [&] { return cmd_status(co); });
+  c.on(stats, [&] {
+    std::chrono::nanoseconds interval{0};
+    if (!interval_text.empty()) {
+      auto d = parse_duration(interval_text, "--interval");
+      if (!d || d->count() < 10'000'000) {
+        std::cerr << "akts: " << (d ? "--interval: at least 10ms" : d.error().to_string()) << "\n";
+        return kExitUsage;
+      }
+      interval = *d;
+    }
+    if (!stats_format.empty()) {
+      if (interval.count() || count || reset_longest || co.json) {
+        std::cerr << "akts: --" << stats_format
+                  << " prints the totals once: it takes no --interval, --count, --reset-longest or --json (a "
+                     "scraper computes rates from the counters)\n";
+        return kExitUsage;
+      }
+      return cmd_stats_exposition(co, stats_format == "openmetrics" ? metrics::Format::kOpenMetrics
+                                                                    : metrics::Format::kPrometheus);
+    }
+    return cmd_stats(co, interval, count, reset_longest);
+  });
+  c.on(run, [&] { return cmd_run(co, run_class, run_argv); });
+  c.on(classify, [&] { return cmd_classify(co, cl_pid, cl_class); });
+  c.on(hintc, [&] { return cmd_hint(co, hint_tid, hint_left, hint_clear); });
+  c.on(holdc, [&] { return cmd_hold(co, hold_target, hold_for); });
+  c.on(releasec, [&] { return cmd_release(co); });
+  c.on(objc, [&] { return cmd_objective(co, objective_words); });
+  c.on(ctlc, [&] {
+    return cmd_controller(co, ctl_name,
+                          ctl_dry ? std::optional<bool>(true) : ctl_apply ? std::optional<bool>(false) : std::nullopt);
+  });
+  c.on(logc, [&] { return cmd_log(co, log_limit, log_follow); });
+  c.on(telc, [&] { return cmd_telemetry(co, telemetry_last); });
+  c.on(pushc, [&] {
+    for (double v : push_ms)
+      if (!std::isfinite(v)) {
+        std::cerr << "akts: push: every latency must be a finite number of milliseconds\n";
+        return kExitUsage;
+      }
+    return cmd_push(co, push_ms);
+  });
 }
 
 }  // namespace akts::cli

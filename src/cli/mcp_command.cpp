@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "cli/commands.h"
 #include "common/exit_codes.h"
 #include "common/build_info.h"
 #include "common/http_url.h"
@@ -212,6 +213,39 @@ int cmd_mcp(const McpFlags& f) {
   spdlog::info("mcp: signal {}: stopping", sig);
   (*http)->stop();
   return kExitOk;
+}
+
+void add_mcp_command(Commands& c) {
+  auto& app = c.app();
+  auto& mf = c.keep<McpFlags>();
+  auto* mcpc = app.add_subcommand(
+      "mcp",
+      "The MCP server (Model Context Protocol 2025-11-25) for agents, over the daemon's control socket: the\n"
+      "daemon's checks and audit apply to every call. Tools: list_policies, get_status, get_telemetry,\n"
+      "switch_policy, get_parameters, set_parameter, hint, get_decision_history, set_objective, hold,\n"
+      "release, run_workload, admit_policy, evict_policy (--no-workloads leaves run_workload out).\n"
+      "Resources: each policy's documentation\n"
+      "(akts://policies/NAME) and the decision log (akts://decisions).\n"
+      "Default: stdio (one message a line; logs on stderr), e.g. for a client's config:\n"
+      "  {\"command\": \"akts\", \"args\": [\"mcp\"]}\n"
+      "--http 127.0.0.1:8765: Streamable HTTP on loopback at --path; every request needs\n"
+      "  Authorization: Bearer $(cat /run/akts/mcp.token)\n"
+      "(the file is made at first start, readable by root, or --group too).");
+  mcpc->add_option("--socket", mf.socket, "the daemon's control socket")->capture_default_str();
+  mcpc->add_option("--http", mf.http, "serve Streamable HTTP on HOST:PORT (loopback only) instead of stdio");
+  mcpc->add_option("--path", mf.path, "the HTTP endpoint")->capture_default_str();
+  mcpc->add_option("--token-file", mf.token_file, "the HTTP credential (created 0600 if missing)")
+      ->capture_default_str();
+  mcpc->add_option("--group", mf.group, "a group that may read the token file (mode 0640)");
+  mcpc->add_option("--page-size", mf.page_size, "entries per page of tools/list and resources/list")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  auto& mcp_no_workloads = c.keep<bool>(false);
+  mcpc->add_flag("--no-workloads", mcp_no_workloads, "leave out run_workload (it starts benchmark programs)");
+  c.on(mcpc, [&] {
+    mf.workloads = !mcp_no_workloads;
+    return cmd_mcp(mf);
+  });
 }
 
 }  // namespace akts::cli

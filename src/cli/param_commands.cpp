@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/commands.h"
 #include "common/exit_codes.h"
 #include "control/unix_server.h"
 
@@ -52,6 +53,30 @@ int cmd_set(const ClientOptions& o, const std::string& target, const std::string
                              (*r)["param"].get<std::string>(), (*r)["text"].get<std::string>(),
                              (*r)["slot"].get<uint32_t>(), (*r)["previous"].dump());
   return kExitOk;
+}
+
+void add_param_commands(Commands& c) {
+  auto& app = c.app();
+  auto& co = c.keep<ClientOptions>();
+  auto& params_policy = c.keep<std::string>();
+  auto& set_target = c.keep<std::string>();
+  auto& set_value = c.keep<std::string>();
+  auto* paramsc = app.add_subcommand(
+      "params", "The live parameters of the loaded policies (or of one): type, range, default, the value in force.");
+  paramsc->add_option("policy", params_policy, "a policy's name or slot (default: every loaded policy)");
+  add_client_flags(paramsc, co);
+  auto* setc = app.add_subcommand(
+      "set",
+      "Change a policy's live parameter while it runs, e.g.\n"
+      "  akts set throughput.slice 5ms      (durations: ns, us, ms, s)\n"
+      "The daemon checks the value against the parameter's type and range (akts params lists them), writes\n"
+      "it in one store the policy reads at its next use (it clamps again), and logs the change (akts log).\n"
+      "Out of range or malformed: refused, nothing changed (exit 2).");
+  setc->add_option("target", set_target, "POLICY.PARAM (a name or a slot number before the dot)")->required();
+  setc->add_option("value", set_value, "the new value, as the parameter's type takes it")->required();
+  add_client_flags(setc, co);
+  c.on(paramsc, [&] { return cmd_params(co, params_policy); });
+  c.on(setc, [&] { return cmd_set(co, set_target, set_value); });
 }
 
 }  // namespace akts::cli

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/commands.h"
 #include "common/exit_codes.h"
 #include "common/text.h"
 #include "exec/policy_library.h"
@@ -97,6 +98,42 @@ int cmd_repo_add_result(const RepoFlags& f) {
   if (auto st = PolicyRepository(f.dir).append_result(f.name, r); !st) return fail(st.error());
   if (!f.json) std::cout << fmt::format("{}: a {} result recorded in {}\n", f.name, f.workload, f.dir);
   return kExitOk;
+}
+
+void add_repo_commands(Commands& c) {
+  auto& app = c.app();
+  auto& rf = c.keep<RepoFlags>();
+  auto* repoc = app.add_subcommand(
+      "repo",
+      "The policy repository: one schema-checked record per policy (description, when to pick it, parameters,\n"
+      "results per workload) in a directory; the daemon seeds the built-ins and serves them to agents\n"
+      "(list_policies), run_workload and the benchmarks append results. Works on the files, no daemon needed.");
+  repoc->require_subcommand(1);
+  auto add_dir = [&](CLI::App* a) {
+    a->add_option("--dir", rf.dir, "the repository")->capture_default_str();
+    a->add_flag("--json", rf.json, "print JSON");
+  };
+  auto* repo_list = repoc->add_subcommand("list", "Every record: origin, parameters, results, the latest per workload.");
+  add_dir(repo_list);
+  auto* repo_show = repoc->add_subcommand("show", "One record, whole, as JSON.");
+  repo_show->add_option("policy", rf.name, "the policy's name")->required();
+  add_dir(repo_show);
+  auto* repo_seed = repoc->add_subcommand("seed", "Write the built-in policies' records (their results are kept).");
+  add_dir(repo_seed);
+  auto* repo_add = repoc->add_subcommand(
+      "add-result", "Append a result to a policy's record, e.g.\n"
+                    "  akts repo add-result latency --workload serving --metric burst_ttft_p99_ms=520 --emulated");
+  repo_add->add_option("policy", rf.name, "the policy's name")->required();
+  repo_add->add_option("--workload", rf.workload, "what ran (e.g. serving, hackbench)")->required();
+  repo_add->add_option("--metric", rf.metrics, "NAME=NUMBER, once per metric")->required();
+  repo_add->add_option("--source", rf.source, "who measured it")->capture_default_str();
+  repo_add->add_option("--kernel", rf.kernel, "the kernel it ran on");
+  repo_add->add_flag("--emulated", rf.emulated, "measured under emulation (QEMU TCG)");
+  add_dir(repo_add);
+  c.on(repo_list, [&] { return cmd_repo_list(rf); });
+  c.on(repo_show, [&] { return cmd_repo_show(rf); });
+  c.on(repo_seed, [&] { return cmd_repo_seed(rf); });
+  c.on(repo_add, [&] { return cmd_repo_add_result(rf); });
 }
 
 }  // namespace akts::cli

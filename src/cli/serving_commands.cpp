@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/commands.h"
 #include "common/exit_codes.h"
 #include "common/parse.h"
 #include "common/text.h"
@@ -120,6 +121,32 @@ int cmd_loadgen(const LoadgenFlags& f) {
   size_t completed = 0;
   for (const auto& p : report->phases) completed += p.completed;
   return completed > 0 ? kExitOk : kExitFail;
+}
+
+void add_serving_commands(Commands& c) {
+  auto& app = c.app();
+  auto& lg = c.keep<LoadgenFlags>();
+  auto* loadgen = app.add_subcommand(
+      "loadgen",
+      "Drive an LLM server (llama-server's /completion, or /v1/completions) with closed-loop phases of streaming\n"
+      "requests; print each request as it ends and, per phase, TTFT, TPOT, ITL and E2EL (ms) as `vllm bench\n"
+      "serve` defines them. With --push-socket each TTFT also goes to the daemon (v1.push), where controllers\n"
+      "see it. Ctrl-C stops early and still reports.");
+  loadgen->add_option("--url", lg.url, "the server, http://host:port")->capture_default_str();
+  loadgen->add_option("--path", lg.path, "/completion (llama-server) or /v1/completions (OpenAI)")
+      ->capture_default_str();
+  loadgen->add_option("--phases", lg.phases, "NAME:DURATION:CONCURRENCY[:THINK],... (concurrency 0: idle; THINK: each worker's pause between its requests)")
+      ->capture_default_str();
+  loadgen->add_option("--n-predict", lg.n_predict, "tokens per request (ignore_eos: always this many)")
+      ->check(CLI::Range(1u, 100000u))
+      ->capture_default_str();
+  loadgen->add_option("--prompt", lg.prompt, "the prompt every request sends (default: a fixed sentence)");
+  loadgen->add_option("--timeout", lg.timeout, "a request is cut (failed) after this")->capture_default_str();
+  loadgen->add_option("--push-socket", lg.push_socket, "push each TTFT to the daemon at this socket");
+  loadgen->add_flag("--quiet", lg.quiet, "no line per request");
+  loadgen->add_flag("--json", lg.json, "print the report (phases and every request) as JSON");
+  loadgen->add_option("--out", lg.out, "also write the JSON report to this file");
+  c.on(loadgen, [&] { return cmd_loadgen(lg); });
 }
 
 }  // namespace akts::cli

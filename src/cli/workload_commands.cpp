@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/commands.h"
 #include "common/exit_codes.h"
 #include "control/unix_server.h"
 #include "workload/scenarios.h"
@@ -61,6 +62,26 @@ int cmd_workload(const WorkloadFlags& f) {
   for (const auto& [k, v] : workload::flatten_metrics((*r)["metrics"]).items())
     std::cout << fmt::format("  {:<24} {}\n", k, v.dump());
   return kExitOk;
+}
+
+void add_workload_command(Commands& c) {
+  auto& app = c.app();
+  auto& wf = c.keep<WorkloadFlags>();
+  auto* workloadc = app.add_subcommand(
+      "workload",
+      "Run one named benchmark scenario (the ones MCP's run_workload runs) and print its figures:\n"
+      "  wakeup_latency  cyclictest (LC) beside stress-ng on every CPU (BE): wake-up latency, BE bogo ops/s\n"
+      "  hackbench       hackbench -g 4 (BE): seconds for 100 loops per --seconds\n"
+      "  cpu_throughput  sysbench cpu on every CPU (BE): events/s\n"
+      "With --socket, each process is classified (LC/BE) through that daemon before it executes, e.g.\n"
+      "  akts workload hackbench --seconds 3 --socket /run/akts/akts.sock --json");
+  workloadc->add_option("scenario", wf.scenario, "wakeup_latency, hackbench or cpu_throughput")
+      ->required()
+      ->check(CLI::IsMember(workload::scenario_names()));
+  workloadc->add_option("--seconds", wf.seconds, "how long it runs (1 to 60)")->check(CLI::Range(1, 60))->capture_default_str();
+  workloadc->add_option("--socket", wf.socket, "classify the processes through this daemon's socket");
+  workloadc->add_flag("--json", wf.json, "print the result as JSON");
+  c.on(workloadc, [&] { return cmd_workload(wf); });
 }
 
 }  // namespace akts::cli
