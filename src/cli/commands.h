@@ -47,13 +47,13 @@ inline void add_client_flags(CLI::App* sub, ClientOptions& o) {
   sub->add_option("--socket", o.socket, "the daemon's control socket")->capture_default_str();
 }
 
-// Each family, in the order --help lists them.
+// Each family, in the order main.cpp adds them (and --help lists them).
 void add_daemon_command(Commands& c);      // daemon (cli/daemon_command.cpp)
 void add_client_commands(Commands& c);     // policies .. push: the daemon's clients (cli/client_commands.cpp)
+void add_mcp_command(Commands& c);         // mcp (cli/mcp_command.cpp)
 void add_admit_commands(Commands& c);      // admit, evict (cli/admit_commands.cpp)
 void add_param_commands(Commands& c);      // params, set (cli/param_commands.cpp)
 void add_repo_commands(Commands& c);       // repo list|show|seed|add-result (cli/repo_commands.cpp)
-void add_mcp_command(Commands& c);         // mcp (cli/mcp_command.cpp)
 void add_workload_command(Commands& c);    // workload (cli/workload_commands.cpp)
 void add_serving_commands(Commands& c);    // loadgen (cli/serving_commands.cpp)
 void add_local_commands(Commands& c);      // selftest, library (cli/local_commands.cpp)

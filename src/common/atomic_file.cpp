@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <filesystem>
 
@@ -19,28 +18,41 @@ Status write_file_atomically(const std::string& path, std::string_view contents,
   const std::string dir = std::filesystem::path(path).parent_path().string();
   if (o.make_dir && !dir.empty() && ::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
     return sys_error("cannot create " + dir, errno);
-  static std::atomic<uint64_t> counter{0};
-  const std::string tmp = fmt::format("{}.{}.{}.tmp", path, ::getpid(), counter.fetch_add(1));
-  ::unlink(tmp.c_str());  // a dead writer's, with this pid and count: never a live one's
-  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, o.mode));
-  if (!fd) return sys_error("cannot create " + tmp, errno);
-  auto fail = [&](const std::string& what, int e) {
+  // A name no one else can hold (mkostemp: random, created exclusively, 0600), in the target's folder so the
+  // rename stays within one file system. Its group, then its mode: it is never readable by a group it was not
+  // meant for, not even between the two calls.
+  std::string tmp = path + ".XXXXXX";
+  Fd fd(::mkostemp(tmp.data(), O_CLOEXEC));
+  if (!fd) return sys_error("cannot create a temporary beside " + path, errno);
+  // `e` is read before the message is built (that may allocate, which may set errno).
+  auto fail = [&](int e, const std::string& what) {
     fd.reset();
     ::unlink(tmp.c_str());
     return sys_error(what, e);
   };
-  if (::fchmod(fd.get(), o.mode) != 0) return fail("cannot set the mode of " + tmp, errno);
-  if (o.group != static_cast<gid_t>(-1) && ::fchown(fd.get(), static_cast<uid_t>(-1), o.group) != 0)
-    return fail(fmt::format("cannot give {} to group {}", tmp, o.group), errno);
+  if (o.group != static_cast<gid_t>(-1) && ::fchown(fd.get(), static_cast<uid_t>(-1), o.group) != 0) {
+    int e = errno;
+    return fail(e, fmt::format("cannot give {} to group {}", tmp, o.group));
+  }
+  if (::fchmod(fd.get(), o.mode) != 0) {
+    int e = errno;
+    return fail(e, "cannot set the mode of " + tmp);
+  }
   size_t off = 0;
   while (off < contents.size()) {
     ssize_t w = ::write(fd.get(), contents.data() + off, contents.size() - off);
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return fail("cannot write " + tmp, w < 0 ? errno : EIO);
+    if (w <= 0) {
+      int e = w < 0 ? errno : EIO;
+      return fail(e, "cannot write " + tmp);
+    }
     off += static_cast<size_t>(w);
   }
   // On disk before the rename: after a power cut the old file or the whole new one, never an empty one.
-  if (::fsync(fd.get()) != 0) return fail("cannot flush " + tmp, errno);
+  if (::fsync(fd.get()) != 0) {
+    int e = errno;
+    return fail(e, "cannot flush " + tmp);
+  }
   fd.reset();
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     int e = errno;

@@ -434,7 +434,7 @@ Result<json> v1_unclassify(Dispatcher&, ControlBackend& b, const json& params) {
 }
 
 // v1: each method with the parameter names it takes (any other is refused before its handler runs) and its
-// handler. Registered in this order (v1.version lists them so).
+// handler.
 struct Method {
   std::string_view name;
   std::vector<std::string_view> params;

@@ -27,6 +27,8 @@ class DaemonBackend : public control::ControlBackend {
   // telemetry's health report.
   DaemonBackend(ExecutionPlane& plane, TrackerWorker& tracker, ReasoningPlane& reasoning, PushedSamples& pushed,
                 std::function<json()> health, const DaemonConfig& cfg, std::function<void()> persist);
+  DaemonBackend(const DaemonBackend&) = delete;  // its canary calls back into this one
+  DaemonBackend& operator=(const DaemonBackend&) = delete;
 
   std::vector<control::PolicyView> policies() const override;
   Result<std::array<uint64_t, AKTS_MAX_PARAMS>> param_values(uint32_t slot) const override;

@@ -443,7 +443,7 @@ int run_daemon(const DaemonConfig& cfg) {
                      {{"exit", {{"kind", ei.kind_name}, {"reason", ei.reason}, {"message", ei.message}}},
                       {"took_ms", r.took_ms}});
       persist();
-      return;
+      return loop.end_round();  // the others' readiness is from before the reload: poll again
     }
     breaker_watch.poll(plane_control, reasoning);
     backend.poll_canary();

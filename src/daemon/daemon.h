@@ -11,11 +11,13 @@
 
 namespace akts {
 
-// Runs until a signal (a clean stop: 0), an error (a start that fails, a
-// re-attach that fails: non-zero), or an end of the scheduler by the kernel
-// that the configuration's restart policy does not cover: an ejection without
-// restart.on_eject, a restart request without restart.on_request, or one more
-// than restart.max within restart.window (1). Returns the process exit status.
+// Runs until a signal (a clean stop: 0, or 1 if the detach fails), an error
+// (a start that fails, a re-attach that fails, the loop's poll() failing:
+// non-zero), or an end of the scheduler by the kernel that the configuration's
+// restart policy does not cover: an ejection without restart.on_eject, a
+// restart request without restart.on_request, or one more than restart.max
+// within restart.window (1). Every way out gives the processes back and
+// detaches. Returns the process exit status.
 int run_daemon(const DaemonConfig& cfg);
 
 }  // namespace akts

@@ -66,8 +66,9 @@ int EventLoop::run() {
       spdlog::error("poll: {}", std::strerror(errno));
       return 1;
     }
+    round_over_ = false;
     for (const Span& sp : spans) {
-      if (stopped_) break;
+      if (stopped_ || round_over_) break;
       const Source* s = find(sp.id);
       if (!s) continue;  // removed by an earlier handler of this round
       if (s->fd >= 0) {

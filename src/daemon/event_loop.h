@@ -31,6 +31,9 @@ class EventLoop {
   bool has(const std::string& name) const;
   // Ends run() when the running handler returns; the sources after it in this round do not run.
   void stop(int code);
+  // Ends this round when the running handler returns (the sources after it do not run); the next poll follows.
+  // For a handler that changed what the others' readiness referred to (the plane loaded again).
+  void end_round() { round_over_ = true; }
   // Polls and dispatches until stop(). A poll() that fails (other than EINTR) ends it with 1. Returns the code.
   int run();
 
@@ -46,6 +49,7 @@ class EventLoop {
   std::vector<Source> sources_;
   uint64_t next_id_ = 1;
   bool stopped_ = false;
+  bool round_over_ = false;
   int code_ = 0;
 };
 

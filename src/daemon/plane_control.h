@@ -1,5 +1,7 @@
 // What the daemon's jobs ask of the execution plane, as an interface: the canary and the restart path drive the
-// real plane in the daemon and a fake one in host tests (tests/unit/daemon_jobs_test.cpp).
+// real plane in the daemon and a fake one in host tests (tests/unit/daemon_jobs_test.cpp). Those jobs need no
+// BPF library (they are in akts_core, and their tests run under ASan too); ExecutionPlaneControl is inline, so
+// only the daemon, which links the execution plane, instantiates it.
 #pragma once
 
 #include <cstdint>

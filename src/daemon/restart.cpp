@@ -34,7 +34,8 @@ RestartOutcome restart_after_exit(const ExitInfo& ei, int64_t restart_flag, cons
     spdlog::error("{} restarts within {} s already (restart.max): giving up", gate.recent(), policy.window.count());
     return out;
   }
-  // Nothing else touches the plane while it reloads: the workers pause, the daemon's thread serves the socket.
+  // Nothing else touches the plane while it reloads: the workers pause. (The daemon's thread runs this, so the
+  // control socket waits for it.)
   const auto began = std::chrono::steady_clock::now();
   hooks.pause();
   out.slot = out.requested ? plane.selected() : safe_slot;

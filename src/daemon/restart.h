@@ -30,7 +30,8 @@ class RestartGate {
 
 // The daemon's parts around the plane, called in this order on a restart: pause (the workers stop touching the
 // plane), [reload], reapply (classes into the new maps), [attach], reloaded (what depends on the old programs
-// learns they went), resume. On a failed reload or attach only pause has run: the workers stay stopped.
+// learns they went), resume. On a failed reload only pause has run, on a failed attach pause and reapply: the
+// workers stay stopped either way.
 struct RestartHooks {
   std::function<void()> pause, reapply, reloaded, resume;
 };

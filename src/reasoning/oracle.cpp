@@ -14,7 +14,9 @@
 namespace akts {
 namespace {
 
-Error bad(std::string what) { return make_error(ErrorKind::kInvalidArgument, "oracle schedule: " + std::move(what)); }
+Error bad_schedule(std::string what) {
+  return make_error(ErrorKind::kInvalidArgument, "oracle schedule: " + std::move(what));
+}
 
 }  // namespace
 
@@ -22,21 +24,21 @@ double OracleSchedule::length_s() const { return steps.empty() ? 0 : steps.back(
 
 Result<OracleSchedule> OracleSchedule::parse(std::string_view text) {
   auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return bad("not valid JSON");
-  if (!j.is_object()) return bad("must be an object {\"steps\": [...]}");
+  if (j.is_discarded()) return bad_schedule("not valid JSON");
+  if (!j.is_object()) return bad_schedule("must be an object {\"steps\": [...]}");
   OracleSchedule s;
   for (const auto& [key, v] : j.items()) {
     if (key == "loop") {
-      if (!v.is_boolean()) return bad("\"loop\" must be true or false");
+      if (!v.is_boolean()) return bad_schedule("\"loop\" must be true or false");
       s.loop = v.get<bool>();
     } else if (key == "steps") {
-      if (!v.is_array() || v.empty()) return bad("\"steps\" must be a non-empty array");
-      if (v.size() > 10000) return bad("more than 10000 steps");
+      if (!v.is_array() || v.empty()) return bad_schedule("\"steps\" must be a non-empty array");
+      if (v.size() > 10000) return bad_schedule("more than 10000 steps");
       for (size_t i = 0; i < v.size(); ++i) {
         const auto& st = v[i];
         if (!st.is_object() || st.size() != 2 || !st.contains("at") || !st.contains("policy"))
-          return bad(fmt::format("step {} must be {{\"at\": \"8s\", \"policy\": \"latency\"}}", i));
-        if (!st["at"].is_string()) return bad(fmt::format("step {}: \"at\" must be a duration such as \"8s\"", i));
+          return bad_schedule(fmt::format("step {} must be {{\"at\": \"8s\", \"policy\": \"latency\"}}", i));
+        if (!st["at"].is_string()) return bad_schedule(fmt::format("step {}: \"at\" must be a duration such as \"8s\"", i));
         auto d = parse_duration(st["at"].get_ref<const std::string&>(), fmt::format("step {} at", i));
         if (!d) return d.error();
         OracleStep step;
@@ -46,18 +48,18 @@ Result<OracleSchedule> OracleSchedule::parse(std::string_view text) {
         else if (st["policy"].is_number_unsigned())
           step.policy = std::to_string(st["policy"].get<uint64_t>());
         else
-          return bad(fmt::format("step {}: \"policy\" must be a policy name or a slot number", i));
+          return bad_schedule(fmt::format("step {}: \"policy\" must be a policy name or a slot number", i));
         if (!s.steps.empty() && step.at_s <= s.steps.back().at_s)
-          return bad(fmt::format("step {} at {:g} s is not after the previous step", i, step.at_s));
+          return bad_schedule(fmt::format("step {} at {:g} s is not after the previous step", i, step.at_s));
         s.steps.push_back(std::move(step));
       }
     } else {
-      return bad(fmt::format("unknown key \"{}\" (expected loop, steps)", excerpt(key)));
+      return bad_schedule(fmt::format("unknown key \"{}\" (expected loop, steps)", excerpt(key)));
     }
   }
-  if (s.steps.empty()) return bad("missing \"steps\"");
-  if (s.steps.front().at_s != 0) return bad("the first step must be at \"0s\"");
-  if (s.loop && s.steps.size() < 2) return bad("a looping schedule needs at least two steps");
+  if (s.steps.empty()) return bad_schedule("missing \"steps\"");
+  if (s.steps.front().at_s != 0) return bad_schedule("the first step must be at \"0s\"");
+  if (s.loop && s.steps.size() < 2) return bad_schedule("a looping schedule needs at least two steps");
   return s;
 }
 
@@ -78,7 +80,7 @@ Result<std::unique_ptr<Oracle>> Oracle::create(OracleSchedule s, const std::vect
     std::optional<uint32_t> slot;
     for (const auto& f : slots)
       if (f.name == p || std::to_string(f.slot) == p) slot = f.slot;
-    if (!slot) return bad(fmt::format("step {}: '{}' is not a loaded policy or filled slot", i, excerpt(p)));
+    if (!slot) return bad_schedule(fmt::format("step {}: '{}' is not a loaded policy or filled slot", i, excerpt(p)));
     resolved.push_back(*slot);
   }
   return std::unique_ptr<Oracle>(new Oracle(std::move(s), std::move(resolved)));

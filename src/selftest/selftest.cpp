@@ -713,7 +713,7 @@ std::optional<uint32_t> kernel_class(ExecutionPlane& plane, pid_t tgid) {
 void check_class_lifetime(CheckResult& r, ExecutionPlane& plane) {
   int go[2], forked[2];
   if (pipe2(go, O_CLOEXEC) != 0) return fail(r, "pipe");
-  Fd go_r(go[0]), go_w(go[1]);  // the parent's; the child never returns from below (it _exits)
+  Fd go_r(go[0]), go_w(go[1]);  // the parent's (the child's copies close if its leader's pthread_exit unwinds)
   if (pipe2(forked, O_CLOEXEC) != 0) return fail(r, "pipe");
   Fd forked_r(forked[0]), forked_w(forked[1]);
   pid_t pid = fork();

@@ -215,8 +215,9 @@ Result<json> run(const ScenarioArgs& a, const Hooks& hooks, const std::atomic<bo
   auto t0 = std::chrono::steady_clock::now();
   for (auto& p : procs) {
     if (::write(p.gate_fd.get(), "g", 1) != 1) {
+      int e = errno;  // before kill_all's calls
       kill_all(procs);
-      return sys_error("cannot start " + p.argv[0], errno);
+      return sys_error("cannot start " + p.argv[0], e);
     }
     p.gate_fd.reset();
   }

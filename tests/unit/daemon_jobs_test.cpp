@@ -389,6 +389,28 @@ TEST(EventLoop, AStopSkipsTheRestOfTheRoundAndARemovedSourceDoesNotRun) {
   EXPECT_FALSE(loop.has("b"));
 }
 
+TEST(EventLoop, AnEndedRoundSkipsTheRestUntilTheNextPoll) {
+  // The restart path's way: the plane was loaded again, so readiness polled before it is not acted on.
+  EventLoop loop;
+  Pipe a, b;
+  std::vector<std::string> ran;
+  int round = 0;
+  loop.add("a", a.r, [&] {
+    a.drain(), ran.push_back("a");
+    if (++round == 1) {
+      a.poke();  // ready again for the next round
+      loop.end_round();
+    }
+  });
+  loop.add("b", b.r, [&] {
+    b.drain(), ran.push_back("b");
+    loop.stop(0);
+  });
+  a.poke(), b.poke();
+  EXPECT_EQ(loop.run(), 0);
+  EXPECT_EQ(ran, (std::vector<std::string>{"a", "a", "b"}));  // b waited for the second round
+}
+
 TEST(EventLoop, AHandlerMayReplaceItsOwnSourceAndAGroupGetsItsOwnDescriptors) {
   EventLoop loop;
   Pipe a, g1, g2;

@@ -64,7 +64,7 @@ TEST_F(StateFileTest, SavesAtomicallyAndLoadsWhatItSaved) {
 TEST_F(StateFileTest, RefusesAFileOfAnotherLayoutOrShape) {
   fs::create_directories(dir_ / "run");
   const std::string ok_rest = R"(, "daemon_pid": 1, "clean": false, "reaped": false, "tracker": {"processes": []}})";
-  for (const std::string text :
+  for (const std::string& text :
        {std::string(""), std::string("[]"), std::string("not json"), R"({"version": 2)" + ok_rest,
         R"({"version": "1")" + ok_rest, std::string(R"({"version": 1})"),
         std::string(R"({"version": 1, "daemon_pid": -3, "clean": false, "reaped": false, "tracker": {}})"),
