@@ -113,48 +113,16 @@ int run_daemon(const DaemonConfig& cfg) {
   }
 
   // The state a previous daemon left, and this one's reaper (forked now: no thread, nothing loaded yet).
-  // Destroyed in reverse: the lock goes before the reaper is waited for.
-  std::optional<Reaper> reaper;
-  std::optional<StateLock> state_lock;
-  std::optional<json> prev_state;
+  std::optional<StateTakeover> taken;  // the lock and the reaper, until this function returns
   if (!cfg.state_file.empty()) {
-    auto l = StateLock::acquire(cfg.state_file, std::chrono::seconds(5));
-    if (!l) {
-      spdlog::error("{}", l.error().to_string());
+    auto t = take_over_state(cfg.state_file);
+    if (!t) {
+      spdlog::error("{}", t.error().to_string());
       return 1;
     }
-    state_lock.emplace(std::move(*l));
-    auto prev = load_state(cfg.state_file);
-    if (!prev) {
-      std::string aside = cfg.state_file + ".bad";
-      spdlog::warn("{}; set aside as {}, starting without it", prev.error().to_string(), aside);
-      (void)::rename(cfg.state_file.c_str(), aside.c_str());
-    } else if (*prev) {
-      prev_state = std::move(**prev);
-      (*prev_state)["selected"] = last_selection(*prev_state, cfg.state_file);
-    }
-    auto r = Reaper::start(cfg.state_file, state_lock->fd());
-    if (!r) {
-      spdlog::error("{}", r.error().to_string());
-      return 1;
-    }
-    reaper.emplace(std::move(*r));
-    // This daemon's state from now on, naming what the last one left: should this one die before its first
-    // tick (a verifier error, another SIGKILL), its reaper gives those threads back.
-    json first = {{"version", kStateVersion},
-                  {"daemon_pid", static_cast<uint64_t>(::getpid())},
-                  {"clean", false},
-                  {"reaped", false},
-                  {"selected", prev_state && prev_state->contains("selected") ? (*prev_state)["selected"] : json(nullptr)},
-                  {"tracker", prev_state ? (*prev_state)["tracker"] : json{{"processes", json::array()}}}};
-    json sel_first = first["selected"].is_object() ? first["selected"] : json::object();
-    sel_first["daemon_pid"] = static_cast<uint64_t>(::getpid());
-    if (auto st = save_state(cfg.state_file, first); !st || !(st = SelectionFile(cfg.state_file).write(sel_first))) {
-      spdlog::error("{} (set \"state_file\": \"\" to run without restart state and without a reaper)",
-                    st.error().to_string());
-      return 1;
-    }
+    taken.emplace(std::move(*t));
   }
+  std::optional<json> prev_state = taken ? std::move(taken->previous) : std::nullopt;
 
   // Signals arrive through a descriptor so shutdown runs in the loop, not in a handler.
   sigset_t mask;

@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+
 #include <spdlog/spdlog.h>
 
 namespace akts {
@@ -50,6 +52,39 @@ bool StateWriter::write(const std::string& text) {
   }
   warned_ = false;
   return true;
+}
+
+Result<StateTakeover> take_over_state(const std::string& state_file) {
+  StateTakeover t;
+  auto l = StateLock::acquire(state_file, std::chrono::seconds(5));
+  if (!l) return l.error();
+  t.lock.emplace(std::move(*l));
+  auto prev = load_state(state_file);
+  if (!prev) {
+    std::string aside = state_file + ".bad";
+    spdlog::warn("{}; set aside as {}, starting without it", prev.error().to_string(), aside);
+    (void)::rename(state_file.c_str(), aside.c_str());
+  } else if (*prev) {
+    t.previous = std::move(**prev);
+    (*t.previous)["selected"] = last_selection(*t.previous, state_file);
+  }
+  auto r = Reaper::start(state_file, t.lock->fd());
+  if (!r) return r.error();
+  t.reaper.emplace(std::move(*r));
+  const std::optional<json>& p = t.previous;
+  json first = {{"version", kStateVersion},
+                {"daemon_pid", static_cast<uint64_t>(::getpid())},
+                {"clean", false},
+                {"reaped", false},
+                {"selected", p && p->contains("selected") ? (*p)["selected"] : json(nullptr)},
+                {"tracker", p ? (*p)["tracker"] : json{{"processes", json::array()}}}};
+  json sel_first = first["selected"].is_object() ? first["selected"] : json::object();
+  sel_first["daemon_pid"] = static_cast<uint64_t>(::getpid());
+  if (auto st = save_state(state_file, first); !st || !(st = SelectionFile(state_file).write(sel_first))) {
+    return make_error(st.error().kind, st.error().to_string() +
+                                           " (set \"state_file\": \"\" to run without restart state and without a reaper)");
+  }
+  return t;
 }
 
 json last_selection(const json& prev, const std::string& state_path) {

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "daemon/reaper.h"
 #include "daemon/state_file.h"
 #include "daemon/tracker_worker.h"
 #include "exec/execution_plane.h"
@@ -33,6 +34,21 @@ class StateWriter {
   uint64_t gen_ = 0;
   uint32_t slot_ = 0;
 };
+
+// What a starting daemon holds of the state file. Destroyed in reverse: the lock goes before the reaper is
+// waited for.
+struct StateTakeover {
+  std::optional<Reaper> reaper;
+  std::optional<StateLock> lock;
+  std::optional<nlohmann::json> previous;  // the last daemon's state, its "selected" from the selection file
+};
+
+// Takes the lock (waiting 5 s at most), reads what the last daemon left (a file that fails to load is set aside
+// as STATE.bad, and the daemon starts without it), forks the reaper (call it before any thread starts), and
+// writes this daemon's first state naming the last one's record and selection: should this daemon die before
+// its first tick (a verifier error, another SIGKILL), its reaper gives those threads back. An error names what
+// failed (the daemon stops).
+Result<StateTakeover> take_over_state(const std::string& state_file);
 
 // The last daemon's selection: its selection file when that is the same daemon's (written at every switch),
 // else what its state file says.
