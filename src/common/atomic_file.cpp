@@ -16,14 +16,19 @@ namespace akts {
 
 Status write_file_atomically(const std::string& path, std::string_view contents, const AtomicWriteOptions& o) {
   const std::string dir = std::filesystem::path(path).parent_path().string();
-  if (o.make_dir && !dir.empty() && ::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-    return sys_error("cannot create " + dir, errno);
+  if (o.make_dir && !dir.empty() && ::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    int e = errno;  // before the message is built (that may allocate, which may set errno)
+    return sys_error("cannot create " + dir, e);
+  }
   // A name no one else can hold (mkostemp: random, created exclusively, 0600), in the target's folder so the
   // rename stays within one file system. Its group, then its mode: it is never readable by a group it was not
   // meant for, not even between the two calls.
   std::string tmp = path + ".XXXXXX";
   Fd fd(::mkostemp(tmp.data(), O_CLOEXEC));
-  if (!fd) return sys_error("cannot create a temporary beside " + path, errno);
+  if (!fd) {
+    int e = errno;
+    return sys_error("cannot create a temporary beside " + path, e);
+  }
   // `e` is read before the message is built (that may allocate, which may set errno).
   auto fail = [&](int e, const std::string& what) {
     fd.reset();
