@@ -111,6 +111,14 @@ struct akts_cpu_run {
 	u64 local_ran_at;
 	u64 local_run0;
 	/*
+	 * The running_at of the run the guard's local check last kicked. A kick
+	 * that lands while a higher class holds the CPU (a real-time task, an
+	 * interrupt's thread) ends nothing: the kernel zeroes the slice of a
+	 * sched_ext current only, and the interrupted run resumes with its own.
+	 * The frame's tick ends that run instead (akts_frame_tick).
+	 */
+	u64 kick_for;
+	/*
 	 * The current quantum (akts.h, Quantum timer): since when, how long
 	 * (0: not known yet, read later from the task; SCX_SLICE_INF: never
 	 * kicked), whose, and when the timer kicked it. Written by this CPU's
@@ -288,6 +296,7 @@ static __always_inline void akts_guard_local_dsqs(struct akts_guard_scan *sc, st
 		if (sc->now - run->local_since < sc->max_wait)
 			continue;
 		if (ran_at && sc->now > ran_at && sc->now - ran_at >= sc->rescue_slice) {
+			WRITE_ONCE(run->kick_for, ran_at);
 			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 			__sync_fetch_and_add(&gs->local_kicks, 1);
 		}
@@ -992,6 +1001,15 @@ static __always_inline void akts_frame_tick(struct task_struct *p)
 	if (!tctx)
 		return;
 	akts_count_run(run, tctx);
+	/* A run the local check kicked that went on (the kick found a higher class on the CPU). */
+	if (run && run->running_at && READ_ONCE(run->kick_for) == run->running_at) {
+		struct akts_guard_state *gs = bpf_map_lookup_elem(&akts_guard_state, &zero);
+
+		run->kick_for = 0;
+		p->scx.slice = 0;
+		if (gs)
+			__sync_fetch_and_add(&gs->local_kicks_finished, 1);
+	}
 	/* The quantum's length as the policy set it, while the slice still shows it. */
 	if (run && run->quantum_pid == p->pid)
 		akts_quantum_refine(run, p, run->quantum_ns, run->quantum_exec0);

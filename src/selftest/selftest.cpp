@@ -522,7 +522,8 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
       auto g0 = plane.read_guard();
       if (!g0) return fail(r, g0.error().to_string());
       // Liveness, sampled: no task may go a whole window of twice the bound without running.
-      auto est = local_dsqs ? g0->params.local_bound(tasks_on_cpu - 1, guard_lateness(*g0))
+      auto est = local_dsqs ? g0->params.local_bound(tasks_on_cpu - 1, guard_lateness(*g0),
+                                                     std::chrono::nanoseconds(g0->state.tick_ns))
                             : g0->params.bound(tasks_on_cpu, guard_lateness(*g0),
                                                std::chrono::nanoseconds(g0->state.tick_ns));
       const auto window = std::max<std::chrono::nanoseconds>(2 * est, std::chrono::milliseconds(300));
@@ -546,7 +547,8 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
       auto g = plane.read_guard();
       if (!g) return fail(r, g.error().to_string());
       auto lateness = guard_lateness(*g);
-      auto bound = local_dsqs ? g->params.local_bound(tasks_on_cpu - 1, lateness)
+      auto bound = local_dsqs ? g->params.local_bound(tasks_on_cpu - 1, lateness,
+                                                      std::chrono::nanoseconds(g->state.tick_ns))
                               : g->params.bound(tasks_on_cpu, lateness, std::chrono::nanoseconds(g->state.tick_ns));
       // Progress, not just a run: at least half a rescue slice for every bound that passed.
       const double floor_ns = 0.5 * static_cast<double>(o.hold.count()) * 1e6 /
@@ -569,6 +571,7 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
       out["rescues"] = g->state.rescues[AKTS_CLASS_BE] + g->state.rescues[AKTS_CLASS_LC] -
                        g0->state.rescues[AKTS_CLASS_BE] - g0->state.rescues[AKTS_CLASS_LC];
       out["local_kicks"] = g->state.local_kicks - g0->state.local_kicks;
+      out["local_kicks_finished_by_tick"] = g->state.local_kicks_finished - g0->state.local_kicks_finished;
       // Only a policy that keeps tasks in local DSQs (hoarder) needs the local check. Elsewhere a local DSQ
       // holds rescued tasks for at most (N - 1) R' < W, a task select_cpu gave an idle CPU, and the CPU's own
       // task while a higher class runs (the SCHED_FIFO interrupter, a fair-class ksoftirqd): the kernel puts

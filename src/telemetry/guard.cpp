@@ -57,8 +57,9 @@ nanoseconds GuardParams::bound(uint32_t tasks_per_cpu, nanoseconds lateness, nan
   return max_wait + period + lateness + others * (rescue_slice + tick);
 }
 
-nanoseconds GuardParams::local_bound(uint32_t depth, nanoseconds lateness) const {
-  return max_wait + (depth + 2) * (period + lateness);
+nanoseconds GuardParams::local_bound(uint32_t depth, nanoseconds lateness, nanoseconds tick) const {
+  if (tick.count() <= 0) tick = std::chrono::milliseconds(10);
+  return max_wait + (depth + 2) * (period + lateness) + tick;
 }
 
 nlohmann::json GuardParams::to_json() const {
@@ -91,6 +92,7 @@ nlohmann::json GuardReport::to_json() const {
   return {{"params", params.to_json()},
           {"classes", per_class},
           {"local_kicks", state.local_kicks},
+          {"local_kicks_finished_by_tick", state.local_kicks_finished},
           {"rescue_failed", state.rescue_failed},
           {"timer",
            {{"runs", state.runs},

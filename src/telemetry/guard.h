@@ -32,8 +32,10 @@ struct GuardParams {
   // unknown, taken as 10 ms, HZ=100); the bound of a task in a registered queue.
   std::chrono::nanoseconds bound(uint32_t tasks_per_cpu, std::chrono::nanoseconds lateness,
                                  std::chrono::nanoseconds tick) const;
-  // W + (d + 2) * (P + J) for a task a policy put d-deep in a local DSQ.
-  std::chrono::nanoseconds local_bound(uint32_t depth, std::chrono::nanoseconds lateness) const;
+  // W + (d + 2) * (P + J) + one tick for a task a policy put d-deep in a local DSQ (a kick that found a higher
+  // class on the CPU is finished by the frame's tick). A tick of 0 counts as 10 ms, as in bound().
+  std::chrono::nanoseconds local_bound(uint32_t depth, std::chrono::nanoseconds lateness,
+                                       std::chrono::nanoseconds tick) const;
   nlohmann::json to_json() const;
 };
 

@@ -55,8 +55,9 @@ TEST(Guard, BoundIsTheContractsFormula) {
   EXPECT_EQ(g.bound(3, 0ms, 0ms), 244ms);
   g.rescue_slice = 5ms;
   EXPECT_EQ(g.bound(2, 0ms, 4ms), 229ms);
-  // A task two deep in a local DSQ a policy fills: W + 4 (P + J).
-  EXPECT_EQ(g.local_bound(2, 1ms), 284ms);
+  // A task two deep in a local DSQ a policy fills: W + 4 (P + J) + a tick.
+  EXPECT_EQ(g.local_bound(2, 1ms, 4ms), 288ms);
+  EXPECT_EQ(g.local_bound(2, 1ms, 0ms), 294ms);
 }
 
 TEST(Guard, LongestWaitIsTheMaximumOverCpusWithItsPid) {
