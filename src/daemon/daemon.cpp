@@ -259,6 +259,7 @@ int run_daemon(const DaemonConfig& cfg) {
   {
     const auto& tc = cfg.reasoning.telemetry;
     reasoner.set_app_max_age((tc.metrics_timeout.count() > 0 ? tc.metrics_timeout : 4 * tc.period) + tc.period);
+    reasoner.set_app_metrics(tc.metrics);
   }
   auto health = [&] {
     json h = source.health();

@@ -43,6 +43,8 @@ class ReasoningWorker {
   ~ReasoningWorker();
   // Before start(): how old a scrape may be for a window to carry its figures (Sampler::set_app_max_age).
   void set_app_max_age(std::chrono::milliseconds age) { sampler_.set_app_max_age(age.count() / 1e3); }
+  // Before start(): which series of the application's metrics mean what.
+  void set_app_metrics(const AppMetricsChoice& metrics) { sampler_.set_app_metrics(metrics); }
   ReasoningWorker(const ReasoningWorker&) = delete;
   ReasoningWorker& operator=(const ReasoningWorker&) = delete;
   void start();

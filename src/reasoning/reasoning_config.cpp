@@ -172,8 +172,13 @@ Status parse_telemetry(const json& v, TelemetryConfig& t) {
       auto d = duration_ms(x, "telemetry.metrics_timeout", 10, 60000);
       if (!d) return d.error();
       t.metrics_timeout = *d;
+    } else if (k == "metrics") {
+      auto m = parse_app_metrics_choice(x);
+      if (!m) return m.error();
+      t.metrics = *m;
     } else {
-      return bad("telemetry", fmt::format("unknown key \"{}\" (expected period, metrics_url, metrics_timeout)", excerpt(k)));
+      return bad("telemetry",
+                 fmt::format("unknown key \"{}\" (expected period, metrics_url, metrics_timeout, metrics)", excerpt(k)));
     }
   }
   return {};

@@ -2,7 +2,8 @@
 // read (a bad value names its key and changes nothing), and the factory that
 // builds the chosen controller from it.
 //
-//   "telemetry": {"period": "100ms", "metrics_url": "http://127.0.0.1:8080/metrics"},
+//   "telemetry": {"period": "100ms", "metrics_url": "http://127.0.0.1:8080/metrics",
+//                 "metrics": {"preset": "auto"}},     // or llama-server, vllm, sglang, tgi; names and labels by hand
 //   "objective": {"signal": "lc_wait_p99", "max": "20ms"},
 //   "controller": {"name": "detector",                 // none, detector, bandit, llm, oracle
 //                  "dry_run": false, "min_dwell": "1s", "max_switches_per_minute": 30,
@@ -26,6 +27,7 @@
 #include "reasoning/detector.h"
 #include "reasoning/llm.h"
 #include "reasoning/reasoning_plane.h"
+#include "telemetry/app_metrics.h"
 
 namespace akts {
 
@@ -36,6 +38,8 @@ struct TelemetryConfig {
   // scheduler starves answers slowly, and that is when its figures matter: a
   // window carries a scrape younger than this plus a period. 0: four periods.
   std::chrono::milliseconds metrics_timeout{0};
+  // Which of its series mean what (telemetry/app_metrics.h): "auto" by default.
+  AppMetricsChoice metrics;
 };
 
 struct ControllerConfig {

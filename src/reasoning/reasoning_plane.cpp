@@ -54,6 +54,7 @@ json ReasoningPlane::summary(const Window& w) const {
           {"cpu_util", w.cpu_util},
           {"runnable", w.runnable},
           {"app_requests_processing", opt(w.app_requests_processing)},
+          {"app_requests_waiting", opt(w.app_requests_waiting)},
           {"app_latency_p99_ms", opt(w.app_latency_p99_ms)},
           {"effective", slot_json(w.effective_slot)}};
 }

@@ -1,6 +1,7 @@
 // A strict reader of the Prometheus text exposition format (version 0.0.4).
 #include "telemetry/prometheus.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -35,10 +36,54 @@ Error bad(size_t line_no, std::string_view line, std::string_view why) {
 
 }  // namespace
 
-std::optional<double> PromScrape::value(std::string_view name, const std::map<std::string, std::string>& labels) const {
+std::optional<double> PromScrape::value(std::string_view name, const PromLabels& labels) const {
   for (const auto& s : samples)
     if (s.name == name && s.labels == labels) return s.value;
   return std::nullopt;
+}
+
+namespace {
+bool has_labels(const PromLabels& labels, const PromLabels& subset) {
+  for (const auto& [k, v] : subset) {
+    auto it = labels.find(k);
+    if (it == labels.end() || it->second != v) return false;
+  }
+  return true;
+}
+}  // namespace
+
+std::optional<double> PromScrape::sum(std::string_view name, const PromLabels& subset) const {
+  std::optional<double> total;
+  for (const auto& s : samples)
+    if (s.name == name && has_labels(s.labels, subset)) total = total.value_or(0) + s.value;
+  return total;
+}
+
+bool PromScrape::has(std::string_view name) const {
+  for (const auto& s : samples)
+    if (s.name == name) return true;
+  return false;
+}
+
+std::optional<PromHistogram> PromScrape::histogram(std::string_view base, const PromLabels& subset) const {
+  const std::string bucket = std::string(base) + "_bucket", count = std::string(base) + "_count";
+  PromHistogram h;
+  bool any = false;
+  for (const auto& s : samples) {
+    if (!has_labels(s.labels, subset) || !std::isfinite(s.value) || s.value < 0) continue;
+    if (s.name == bucket) {
+      auto le = s.labels.find("le");
+      if (le == s.labels.end()) continue;
+      auto bound = parse_value(le->second);
+      if (!bound || std::isnan(*bound)) continue;
+      h.buckets[*bound] += s.value;
+      any = true;
+    } else if (s.name == count) {
+      h.count += s.value;
+    }
+  }
+  if (!any || !h.buckets.contains(HUGE_VAL)) return std::nullopt;
+  return h;
 }
 
 Result<PromScrape> parse_prometheus_text(std::string_view text) {
@@ -114,10 +159,39 @@ Result<PromScrape> parse_prometheus_text(std::string_view text) {
 }
 
 std::optional<double> counter_rate(const PromScrape& before, const PromScrape& after, std::string_view name,
-                                   double seconds) {
-  auto a = before.value(name), b = after.value(name);
+                                   double seconds, const PromLabels& subset) {
+  auto a = before.sum(name, subset), b = after.sum(name, subset);
   if (!a || !b || seconds <= 0 || *b < *a || !std::isfinite(*a) || !std::isfinite(*b)) return std::nullopt;
   return (*b - *a) / seconds;
+}
+
+std::optional<PromHistogram> histogram_delta(const PromHistogram& before, const PromHistogram& after) {
+  if (before.buckets.size() != after.buckets.size()) return std::nullopt;
+  PromHistogram d;
+  for (auto a = before.buckets.begin(), b = after.buckets.begin(); a != before.buckets.end(); ++a, ++b) {
+    if (a->first != b->first || b->second < a->second) return std::nullopt;
+    d.buckets[a->first] = b->second - a->second;
+  }
+  d.count = d.buckets.rbegin()->second;  // +Inf's count is the count
+  return d;
+}
+
+std::optional<double> histogram_quantile(const PromHistogram& h, double q) {
+  if (h.buckets.empty()) return std::nullopt;
+  double total = h.buckets.rbegin()->second;
+  if (!(total > 0)) return std::nullopt;
+  double rank = std::clamp(q, 0.0, 1.0) * total;
+  double lower = 0, below = 0, largest_finite = 0;
+  for (const auto& [le, cum] : h.buckets) {
+    if (std::isfinite(le)) largest_finite = le;
+    if (cum >= rank && cum > below) {
+      if (!std::isfinite(le)) return largest_finite;
+      return lower + (le - lower) * (rank - below) / (cum - below);
+    }
+    lower = std::isfinite(le) ? le : lower;
+    below = cum;
+  }
+  return largest_finite;
 }
 
 }  // namespace akts

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 namespace akts {
 namespace {
@@ -70,6 +71,14 @@ std::optional<double> quantile(std::vector<double> samples, double q) {
   return samples[idx];
 }
 
+Sampler::Sampler(AppMetricsChoice metrics) { set_app_metrics(std::move(metrics)); }
+
+void Sampler::set_app_metrics(AppMetricsChoice metrics) {
+  choice_ = std::move(metrics);
+  names_.reset();
+  if (!choice_.recognise) names_ = choice_.names;
+}
+
 Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, PushedSamples* pushed) {
   auto k = src.read_kernel();
   if (!k) return k.error();
@@ -77,6 +86,11 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
   if (pushed && prev_t_ && prev_k_ && t_s > *prev_t_) pushed_ms = pushed->drain();
   HostReading h = src.read_host();
   std::optional<AppScrape> app = src.scrape_app();
+  if (!names_ && app)
+    if (auto found = recognise_app_metrics(app->metrics)) {
+      names_ = apply_overrides(*found, choice_.overrides);
+      spdlog::info("application metrics: {} recognised from a scrape", found->preset);
+    }
 
   std::optional<Window> out;
   if (prev_t_ && prev_k_ && t_s > *prev_t_) {
@@ -105,19 +119,39 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
     if (prev_h_.pressure && h.pressure)
       w.cpu_pressure = pressure_share(*prev_h_.pressure, *h.pressure, w.period_s).value_or(0.0);
     if (h.cpu) w.runnable = h.cpu->procs_running;
-    if (app && app->age_s <= (app_max_age_s_ > 0 ? app_max_age_s_ : kAppMaxAgePeriods * w.period_s)) {
-      w.app_requests_processing = sane(app->metrics.value(names_.requests_processing));
+    std::optional<PromHistogram> observed;  // the latency histogram's deltas since the last scrape
+    if (names_ && app && app->age_s <= (app_max_age_s_ > 0 ? app_max_age_s_ : kAppMaxAgePeriods * w.period_s)) {
+      const AppMetricNames& n = *names_;
+      const PromScrape& m = app->metrics;
+      w.app_requests_processing = sane(m.sum(n.running, n.labels));
+      if (!n.waiting.empty()) w.app_requests_waiting = sane(m.sum(n.waiting, n.labels));
       double taken = t_s - app->age_s;
       if (prev_app_ && app->seq != prev_app_seq_ && taken > prev_app_t_) {
-        w.app_prompt_tokens_per_s =
-            sane(counter_rate(*prev_app_, app->metrics, names_.prompt_tokens_total, taken - prev_app_t_));
-        w.app_decode_tokens_per_s =
-            sane(counter_rate(*prev_app_, app->metrics, names_.decode_total, taken - prev_app_t_));
+        double dt = taken - prev_app_t_;
+        if (!n.prompt_tokens.empty())
+          w.app_prompt_tokens_per_s = sane(counter_rate(*prev_app_, m, n.prompt_tokens, dt, n.labels));
+        if (!n.progress.empty())
+          w.app_decode_tokens_per_s = sane(counter_rate(*prev_app_, m, n.progress, dt, n.labels));
+        if (!n.latency_histogram.empty()) {
+          auto a = prev_app_->histogram(n.latency_histogram, n.labels);
+          auto b = m.histogram(n.latency_histogram, n.labels);
+          if (a && b) observed = histogram_delta(*a, *b);
+        }
       }
     }
-    w.app_latency_samples = pushed_ms.size();
-    w.app_latency_p50_ms = quantile(pushed_ms, 0.50);
-    w.app_latency_p99_ms = quantile(pushed_ms, 0.99);
+    // Latencies the application pushed come first; without them, a latency histogram's scrape-to-scrape deltas.
+    if (!pushed_ms.empty()) {
+      w.app_latency_samples = pushed_ms.size();
+      w.app_latency_p50_ms = quantile(pushed_ms, 0.50);
+      w.app_latency_p99_ms = quantile(pushed_ms, 0.99);
+      w.app_latency_from = "pushed";
+    } else if (observed && observed->count >= 1) {
+      w.app_latency_samples = static_cast<uint64_t>(std::llround(observed->count));
+      auto ms = [](std::optional<double> s) { return s ? std::optional<double>(*s * 1e3) : std::nullopt; };
+      w.app_latency_p50_ms = sane(ms(histogram_quantile(*observed, 0.50)));
+      w.app_latency_p99_ms = sane(ms(histogram_quantile(*observed, 0.99)));
+      w.app_latency_from = "histogram";
+    }
     out = w;
   }
   prev_t_ = t_s;

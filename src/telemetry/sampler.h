@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "telemetry/app_metrics.h"
 #include "telemetry/host.h"
 #include "telemetry/prometheus.h"
 #include "telemetry/stats.h"
@@ -52,13 +53,6 @@ class TelemetrySource {
 // Reads /proc/pressure/cpu and /proc/stat (a fake root for tests).
 HostReading read_host_files(const std::string& proc_root = "/proc");
 
-// The application's metric names (llama-server's --metrics by default).
-struct AppMetricNames {
-  std::string requests_processing = "llamacpp:requests_processing";
-  std::string prompt_tokens_total = "llamacpp:prompt_tokens_total";
-  std::string decode_total = "llamacpp:n_decode_total";
-};
-
 // Latencies an application (or a proxy in front of it) pushes between two
 // windows. Thread-safe: the socket pushes, the sampler drains.
 class PushedSamples {
@@ -79,17 +73,23 @@ class PushedSamples {
 
 class Sampler {
  public:
-  explicit Sampler(AppMetricNames names = {}) : names_(std::move(names)) {}
+  // Which series mean what (app_metrics.h); under "auto" no application
+  // figure is read until a scrape carries a preset's running gauge.
+  explicit Sampler(AppMetricsChoice metrics = {});
   // Application figures come from a scrape at most app_max_age_s old (0, the
   // default: kAppMaxAgePeriods periods); rates between two scrapes use the
   // times they were taken.
   static constexpr double kAppMaxAgePeriods = 3;
   void set_app_max_age(double seconds) { app_max_age_s_ = seconds; }
+  // Before the first sample: as the constructor's argument.
+  void set_app_metrics(AppMetricsChoice metrics);
   // One window ending at t_s (seconds since the daemon started). The first
   // call only primes the counters and returns nullopt; a kernel read that
   // fails returns its error and keeps the previous readings. Pushed samples
   // are taken only into a window (not by a failed read or the priming call).
   Result<std::optional<Window>> sample(double t_s, TelemetrySource& src, PushedSamples* pushed = nullptr);
+  // The names in use; nullopt while "auto" has recognised none.
+  const std::optional<AppMetricNames>& app_metrics() const { return names_; }
   // The kernel's counters started again (a reloaded scheduler): the next call primes them anew.
   void reset_kernel() {
     prev_k_.reset();
@@ -97,7 +97,8 @@ class Sampler {
   }
 
  private:
-  AppMetricNames names_;
+  AppMetricsChoice choice_;
+  std::optional<AppMetricNames> names_;
   double app_max_age_s_ = 0;
   uint64_t seq_ = 0;
   std::optional<double> prev_t_;

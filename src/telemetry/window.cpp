@@ -71,11 +71,13 @@ json Window::to_json() const {
           {"batch_share", batch_share()},
           {"app",
            {{"requests_processing", opt(app_requests_processing)},
+            {"requests_waiting", opt(app_requests_waiting)},
             {"prompt_tokens_per_s", opt(app_prompt_tokens_per_s)},
             {"decode_tokens_per_s", opt(app_decode_tokens_per_s)},
             {"latency_samples", app_latency_samples},
             {"latency_p50_ms", opt(app_latency_p50_ms)},
-            {"latency_p99_ms", opt(app_latency_p99_ms)}}}};
+            {"latency_p99_ms", opt(app_latency_p99_ms)},
+            {"latency_from", app_latency_from.empty() ? json(nullptr) : json(app_latency_from)}}}};
 }
 
 std::optional<Window> Window::from_json(const json& j) {
@@ -115,11 +117,14 @@ std::optional<Window> Window::from_json(const json& j) {
   if (j.contains("app")) {
     const json& a = j["app"];
     if (!a.is_object() || !read_opt(a, "requests_processing", w.app_requests_processing) ||
+        !read_opt(a, "requests_waiting", w.app_requests_waiting) ||
         !read_opt(a, "prompt_tokens_per_s", w.app_prompt_tokens_per_s) ||
         !read_opt(a, "decode_tokens_per_s", w.app_decode_tokens_per_s) ||
         !read_num(a, "latency_samples", w.app_latency_samples) ||
         !read_opt(a, "latency_p50_ms", w.app_latency_p50_ms) || !read_opt(a, "latency_p99_ms", w.app_latency_p99_ms))
       return std::nullopt;
+    if (a.contains("latency_from") && (a["latency_from"] == "pushed" || a["latency_from"] == "histogram"))
+      w.app_latency_from = a["latency_from"].get<std::string>();
   }
   return w;
 }

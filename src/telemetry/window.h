@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -40,11 +41,15 @@ struct Window {
   uint32_t runnable = 0;    // tasks running or runnable now (/proc/stat procs_running)
 
   // The application: scraped from its metrics endpoint, or pushed (v1.push).
-  std::optional<double> app_requests_processing;
+  std::optional<double> app_requests_processing;  // running (llama-server: busy slots)
+  std::optional<double> app_requests_waiting;     // queued for a slot
   std::optional<double> app_prompt_tokens_per_s;
   std::optional<double> app_decode_tokens_per_s;
-  uint64_t app_latency_samples = 0;  // pushed request latencies in the window
+  // Request latencies in the window: pushed ones, or else the application's
+  // latency histogram's deltas between two scrapes (vLLM's and SGLang's TTFT).
+  uint64_t app_latency_samples = 0;
   std::optional<double> app_latency_p50_ms, app_latency_p99_ms;
+  std::string app_latency_from;  // "pushed", "histogram", or "" with no samples
 
   // The share of the window's CPU time best-effort tasks ran (0..1).
   double batch_share() const;

@@ -1,0 +1,165 @@
+// The application-metrics presets and the telemetry config's "metrics" object.
+#include "telemetry/app_metrics.h"
+
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "common/text.h"
+
+namespace akts {
+namespace {
+
+// The names each project documents: llama.cpp's tools/server README (GET
+// /metrics), vLLM's and SGLang's production-metrics pages, TGI's metrics
+// reference. prometheus_client (vLLM, SGLang) adds _total to counters;
+// TGI's exporter does not, and TGI has token histograms, not token counters.
+std::vector<AppMetricNames> make_presets() {
+  AppMetricNames llama;
+  llama.preset = "llama-server";
+  llama.running = "llamacpp:requests_processing";
+  llama.waiting = "llamacpp:requests_deferred";
+  llama.prompt_tokens = "llamacpp:prompt_tokens_total";
+  llama.progress = "llamacpp:n_decode_total";
+
+  AppMetricNames vllm;
+  vllm.preset = "vllm";
+  vllm.running = "vllm:num_requests_running";
+  vllm.waiting = "vllm:num_requests_waiting";
+  vllm.prompt_tokens = "vllm:prompt_tokens_total";
+  vllm.progress = "vllm:generation_tokens_total";
+  vllm.latency_histogram = "vllm:time_to_first_token_seconds";
+
+  AppMetricNames sglang;
+  sglang.preset = "sglang";
+  sglang.running = "sglang:num_running_reqs";
+  sglang.waiting = "sglang:num_queue_reqs";
+  sglang.prompt_tokens = "sglang:prompt_tokens_total";
+  sglang.progress = "sglang:generation_tokens_total";
+  sglang.latency_histogram = "sglang:time_to_first_token_seconds";
+
+  // TGI: its token figures are histograms observed when a request ends; their
+  // _sum series are counters of the tokens of finished requests.
+  AppMetricNames tgi;
+  tgi.preset = "tgi";
+  tgi.running = "tgi_batch_current_size";
+  tgi.waiting = "tgi_queue_size";
+  tgi.prompt_tokens = "tgi_request_input_length_sum";
+  tgi.progress = "tgi_request_generated_tokens_sum";
+  return {llama, vllm, sglang, tgi};
+}
+
+constexpr const char* kNameKeys[] = {"running", "waiting", "prompt_tokens", "progress", "latency_histogram"};
+
+std::string* name_field(AppMetricNames& n, std::string_view key) {
+  if (key == "running") return &n.running;
+  if (key == "waiting") return &n.waiting;
+  if (key == "prompt_tokens") return &n.prompt_tokens;
+  if (key == "progress") return &n.progress;
+  if (key == "latency_histogram") return &n.latency_histogram;
+  return nullptr;
+}
+
+std::string preset_list() {
+  std::string out = "auto";
+  for (const auto& p : app_metric_presets()) out += ", " + p.preset;
+  return out;
+}
+
+Error bad_key(std::string_view key, std::string_view why) {
+  return errorf(ErrorKind::kInvalidArgument, "config: telemetry.metrics.{}: {}", key, why);
+}
+
+// A metric name as the text format allows it: [a-zA-Z_:][a-zA-Z0-9_:]*.
+bool is_metric_name(std::string_view s) {
+  if (s.empty() || s.size() > 200) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (!(std::isalpha(c) || c == '_' || c == ':' || (i > 0 && std::isdigit(c)))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+nlohmann::json AppMetricNames::to_json() const {
+  auto opt = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
+  return {{"preset", preset},       {"running", running},   {"waiting", opt(waiting)},
+          {"prompt_tokens", opt(prompt_tokens)}, {"progress", opt(progress)},
+          {"latency_histogram", opt(latency_histogram)}, {"labels", labels}};
+}
+
+const std::vector<AppMetricNames>& app_metric_presets() {
+  static const std::vector<AppMetricNames> presets = make_presets();
+  return presets;
+}
+
+Result<AppMetricNames> app_metric_preset(std::string_view name) {
+  for (const auto& p : app_metric_presets())
+    if (p.preset == name) return p;
+  return errorf(ErrorKind::kInvalidArgument, "no metrics preset \"{}\" (expected one of {})", excerpt(name),
+                preset_list());
+}
+
+std::optional<AppMetricNames> recognise_app_metrics(const PromScrape& scrape) {
+  for (const auto& p : app_metric_presets())
+    if (scrape.has(p.running)) return p;
+  return std::nullopt;
+}
+
+AppMetricNames apply_overrides(AppMetricNames base, const nlohmann::json& overrides) {
+  if (!overrides.is_object()) return base;
+  for (const auto& [k, v] : overrides.items()) {
+    if (k == "labels") {
+      base.labels.clear();
+      for (const auto& [lk, lv] : v.items()) base.labels[lk] = lv.get<std::string>();
+    } else if (std::string* f = name_field(base, k); f && v.is_string()) {
+      *f = v.get<std::string>();
+      base.preset = "custom";
+    }
+  }
+  return base;
+}
+
+Result<AppMetricsChoice> parse_app_metrics_choice(const nlohmann::json& j) {
+  if (!j.is_object())
+    return errorf(ErrorKind::kInvalidArgument,
+                  "config: telemetry.metrics must be an object such as {{\"preset\": \"vllm\"}}");
+  AppMetricsChoice c;
+  c.names = app_metric_presets().front();
+  for (const auto& [k, v] : j.items()) {
+    if (k == "preset") {
+      if (!v.is_string()) return bad_key(k, fmt::format("must be one of {}", preset_list()));
+      std::string name = v.get<std::string>();
+      if (name == "auto") {
+        c.recognise = true;
+        continue;
+      }
+      auto p = app_metric_preset(name);
+      if (!p) return bad_key(k, p.error().message);
+      c.recognise = false;
+      c.names = *p;
+    } else if (k == "labels") {
+      if (!v.is_object()) return bad_key(k, "must be an object of label values such as {\"model_name\": \"m\"}");
+      for (const auto& [lk, lv] : v.items())
+        if (!lv.is_string()) return bad_key(k, fmt::format("the value of \"{}\" must be a string", excerpt(lk)));
+      c.overrides[k] = v;
+    } else if (name_field(c.names, k)) {
+      // An empty name turns an optional figure off; the running gauge is the one akts cannot do without.
+      if (!v.is_string() || (!v.get<std::string>().empty() && !is_metric_name(v.get<std::string>())) ||
+          (k == "running" && v.get<std::string>().empty()))
+        return bad_key(k, k == "running" ? "must be a metric name" : "must be a metric name, or \"\" for none");
+      c.overrides[k] = v;
+    } else {
+      std::string keys = "preset, labels";
+      for (const char* n : kNameKeys) keys += fmt::format(", {}", n);
+      return bad_key(excerpt(k), fmt::format("unknown key (expected {})", keys));
+    }
+  }
+  // A running gauge named by hand is what to read: nothing is left to recognise.
+  if (c.overrides.contains("running")) c.recognise = false;
+  c.names = apply_overrides(c.names, c.overrides);
+  return c;
+}
+
+}  // namespace akts
