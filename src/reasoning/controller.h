@@ -16,7 +16,7 @@
 namespace akts {
 
 // What the config and v1.controller accept; "none" leaves the selection to operators.
-inline const std::vector<std::string> kControllerNames = {"none", "detector", "bandit", "llm", "oracle"};
+inline const std::vector<std::string> kControllerNames = {"none", "detector", "bandit", "learner", "llm", "oracle"};
 
 // A filled slot, as controllers (and the llm's prompt) see it.
 struct SlotInfo {

@@ -82,6 +82,34 @@ Status parse_detector(const json& v, ControllerConfig& c) {
   return {};
 }
 
+Status parse_learner(const json& v, LearnerOptions& l) {
+  if (!v.is_object()) return bad("controller.learner", "must be an object");
+  for (const auto& [k, x] : v.items()) {
+    std::string where = "controller.learner." + k;
+    if (k == "miss_rate") {
+      auto n = number(x, where, 0.001, 0.5);
+      if (!n) return n.error();
+      l.miss_rate = *n;
+    } else if (k == "min_evidence" || k == "relax_after" || k == "explore_every" || k == "save_every") {
+      auto n = whole(x, where, 1, 100000);
+      if (!n) return n.error();
+      (k == "min_evidence" ? l.min_evidence : k == "relax_after" ? l.relax_after
+                                            : k == "explore_every" ? l.explore_every
+                                                                   : l.save_every) = *n;
+    } else if (k == "state") {
+      if (!x.is_string() || (!x.get<std::string>().empty() && x.get<std::string>().front() != '/'))
+        return bad(where, "must be an absolute path, or \"\" to keep what it learns in memory only");
+      l.state_path = x.get<std::string>();
+    } else {
+      return bad("controller.learner",
+                 fmt::format("unknown key \"{}\" (expected state, miss_rate, min_evidence, relax_after, "
+                             "explore_every, save_every)",
+                             excerpt(k)));
+    }
+  }
+  return {};
+}
+
 Status parse_bandit(const json& v, BanditOptions& b) {
   if (!v.is_object()) return bad("controller.bandit", "must be an object");
   for (const auto& [k, x] : v.items()) {
@@ -137,6 +165,8 @@ Status parse_controller(const json& v, ReasoningConfig& c) {
       if (auto st = parse_detector(x, c.controller); !st) return st.error();
     } else if (k == "bandit") {
       if (auto st = parse_bandit(x, c.controller.bandit); !st) return st.error();
+    } else if (k == "learner") {
+      if (auto st = parse_learner(x, c.controller.learner); !st) return st.error();
     } else if (k == "llm") {
       auto l = LlmOptions::from_json(x);
       if (!l) return bad("controller.llm", l.error().message);
@@ -149,7 +179,7 @@ Status parse_controller(const json& v, ReasoningConfig& c) {
     } else {
       return bad("controller",
                  fmt::format("unknown key \"{}\" (expected name, dry_run, min_dwell, max_switches_per_minute, "
-                             "operator_grace, detector, bandit, llm, oracle)",
+                             "operator_grace, detector, bandit, learner, llm, oracle)",
                              excerpt(k)));
     }
   }
@@ -262,6 +292,7 @@ ControllerFactory make_controller_factory(ControllerConfig c) {
       return std::unique_ptr<Controller>(std::make_unique<Detector>(o));
     }
     if (name == "bandit") return std::unique_ptr<Controller>(std::make_unique<Bandit>(c.bandit));
+    if (name == "learner") return std::unique_ptr<Controller>(std::make_unique<Learner>(c.learner));
     if (name == "llm") return std::unique_ptr<Controller>(std::make_unique<LlmController>(c.llm));
     if (name == "oracle") {
       if (c.oracle_schedule.empty())

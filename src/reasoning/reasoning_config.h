@@ -5,13 +5,14 @@
 //   "telemetry": {"period": "100ms", "metrics_url": "http://127.0.0.1:8080/metrics",
 //                 "metrics": {"preset": "auto"}},     // or llama-server, vllm, sglang, tgi; names and labels by hand
 //   "objective": {"signal": "lc_wait_p99", "max": "20ms"},
-//   "controller": {"name": "detector",                 // none, detector, bandit, llm, oracle
+//   "controller": {"name": "detector",                 // none, detector, bandit, learner, llm, oracle
 //                  "dry_run": false, "min_dwell": "1s", "max_switches_per_minute": 30,
 //                  "operator_grace": "30s",
 //                  "detector": {"burst": "latency", "calm": "throughput", "enter": 1.0, "leave": 0.4,
 //                               "confirm": 2, "min_dwell": 5, "alpha_up": 0.8, "alpha_down": 0.15,
 //                               "app_busy_requests": 1, "lc_busy_share": 0.25},
 //                  "bandit": {"alpha": 0.05, "gamma": 0.998, "switch_penalty": 0.02, "seed": 1},
+//                  "learner": {"state": "/var/lib/akts/learner.json", "miss_rate": 0.1, "min_evidence": 5},
 //                  "llm": {"endpoint": "http://127.0.0.1:8081", "timeout": "10s", "decide_every": 10},
 //                  "oracle": {"schedule": "/etc/akts/schedule.json"}},
 //   "decision_log": {"path": "/var/log/akts/decisions.jsonl", "max_bytes": 16777216, "keep": 3}
@@ -24,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reasoning/bandit.h"
+#include "reasoning/learner.h"
 #include "reasoning/detector.h"
 #include "reasoning/llm.h"
 #include "reasoning/reasoning_plane.h"
@@ -47,6 +49,7 @@ struct ControllerConfig {
   std::string detector_burst = "latency", detector_calm = "throughput";  // policy names or slots
   DetectorOptions detector;
   BanditOptions bandit;
+  LearnerOptions learner;
   LlmOptions llm;
   std::string oracle_schedule;  // a file
 };

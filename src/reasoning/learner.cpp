@@ -1,0 +1,351 @@
+// The learner controller (learner.h): credit, estimates, choice, exploration, its state file.
+#include "reasoning/learner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "common/atomic_file.h"
+#include "common/text.h"
+
+namespace akts {
+namespace {
+
+constexpr int kStateVersion = 1;
+
+nlohmann::json cells_json(const Learner::Cells& c) {
+  nlohmann::json met = nlohmann::json::array(), missed = nlohmann::json::array(), sum = nlohmann::json::array(),
+                 n = nlohmann::json::array();
+  for (const auto& cell : c) {
+    met.push_back(cell.met);
+    missed.push_back(cell.missed);
+    sum.push_back(cell.share_sum);
+    n.push_back(cell.share_n);
+  }
+  return {{"met", met}, {"missed", missed}, {"share_sum", sum}, {"share_n", n}};
+}
+
+// A policy's entry, checked whole: four arrays of kBins finite, non-negative numbers, sums within their counts.
+std::optional<Learner::Cells> cells_from(const nlohmann::json& j) {
+  if (!j.is_object()) return std::nullopt;
+  Learner::Cells c{};
+  for (const char* key : {"met", "missed", "share_sum", "share_n"}) {
+    if (!j.contains(key) || !j[key].is_array() || j[key].size() != Learner::kBins) return std::nullopt;
+    for (size_t b = 0; b < Learner::kBins; ++b) {
+      const auto& v = j[key][b];
+      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > 1e12)
+        return std::nullopt;
+      double x = v.get<double>();
+      std::string_view k = key;
+      (k == "met" ? c[b].met : k == "missed" ? c[b].missed : k == "share_sum" ? c[b].share_sum : c[b].share_n) = x;
+    }
+  }
+  for (const auto& cell : c)
+    if (cell.share_sum > cell.share_n + 1e-9) return std::nullopt;  // a share is at most 1
+  return c;
+}
+
+// Scales a cell's evidence down so it holds at most `cap` windows: newer windows keep weight.
+void cap_evidence(Learner::Cell& c, double cap) {
+  double n = c.met + c.missed;
+  if (n > cap) {
+    double k = cap / n;
+    c.met *= k;
+    c.missed *= k;
+  }
+  if (c.share_n > cap) {
+    double k = cap / c.share_n;
+    c.share_sum *= k;
+    c.share_n *= k;
+  }
+}
+
+}  // namespace
+
+Learner::Learner(LearnerOptions o) : o_(std::move(o)) {}
+
+Learner::~Learner() {
+  if (dirty_)
+    if (auto st = save(); !st) spdlog::warn("learner: {}", st.error().message);
+}
+
+double Learner::load(const Window& w) {
+  if (w.app_requests_processing && std::isfinite(*w.app_requests_processing)) {
+    double waiting = w.app_requests_waiting && std::isfinite(*w.app_requests_waiting) ? *w.app_requests_waiting : 0;
+    return std::max(0.0, *w.app_requests_processing) + std::max(0.0, waiting);
+  }
+  if (!(w.period_s > 0)) return 0;
+  double busy = (w.run_ms[AKTS_CLASS_LC] + w.wait_ms[AKTS_CLASS_LC]) / (w.period_s * 1e3);
+  return std::isfinite(busy) ? std::max(0.0, busy) : 0;
+}
+
+size_t Learner::bin_of(double load) {
+  if (!(load >= 0.5)) return 0;  // NaN too
+  double b = std::floor(std::log2(load)) + 2;  // [0.5, 1) -> 1, [1, 2) -> 2, ...
+  return static_cast<size_t>(std::clamp(b, 1.0, static_cast<double>(kBins - 1)));
+}
+
+Learner::Estimate Learner::estimate(const std::string& policy, size_t bin) const {
+  Estimate e;
+  auto it = cells_.find(policy);
+  if (it == cells_.end()) return e;
+  const Cells& c = it->second;
+  double met = 0, missed = 0;
+  for (size_t b = bin; b < kBins; ++b) met += c[b].met;     // it met the objective at this load or above
+  for (size_t b = 0; b <= bin; ++b) missed += c[b].missed;  // it missed at this load or below
+  e.windows = met + missed;
+  e.known = e.windows >= o_.min_evidence;
+  e.miss_rate = (missed + 1) / (e.windows + 2);
+  e.good = e.known && (missed + 0.5) / (e.windows + 1) <= o_.miss_rate;
+  // The batch share at this load, else at the nearest load it ran at.
+  for (size_t d = 0; d < kBins; ++d) {
+    for (size_t b : {bin - std::min(bin, d), bin + d}) {
+      if (b < kBins && c[b].share_n > 0) {
+        e.share = c[b].share_sum / c[b].share_n;
+        return e;
+      }
+    }
+  }
+  return e;
+}
+
+std::string Learner::name_of(const ControllerContext& ctx, uint32_t slot) const {
+  for (const auto& s : ctx.slots)
+    if (s.slot == slot) return s.name;
+  return {};
+}
+
+void Learner::credit(const Window& w, const ControllerContext& ctx) {
+  // A window counts as the effective slot's only when that slot ran all of it.
+  if (!seen_a_window_) {
+    seen_a_window_ = true;
+    ran_slot_ = w.effective_slot;
+    ran_ms_ = HUGE_VAL;  // it ran before the learner began: no switch of the learner's time to discount
+  } else if (w.effective_slot != ran_slot_) {
+    ran_slot_ = w.effective_slot;
+    ran_ms_ = 0;
+    return;
+  }
+  ran_ms_ += w.period_s * 1e3;
+  std::string policy = name_of(ctx, w.effective_slot);
+  if (policy.empty()) return;  // the built-in default: no policy of the library
+  Cell& c = cells_[policy][bin_of(load(w))];
+  c.share_sum += std::clamp(w.batch_share(), 0.0, 1.0);
+  c.share_n += 1;
+  auto observed = ctx.objective.observed_ms(w);
+  if (!observed) {
+    if (bin_of(load(w)) == 0) c.met += 1;  // nothing latency-critical to serve, and none waited
+  } else if (*observed <= ran_ms_) {       // the signal is this policy's own
+    (ctx.objective.met(w) ? c.met : c.missed) += 1;
+    ++credited_;
+  }
+  cap_evidence(c, o_.max_evidence);
+  dirty_ = true;
+}
+
+void Learner::load_state(const Objective& obj) {
+  objective_key_ = obj.to_json().dump();
+  loaded_ = true;
+  cells_.clear();
+  if (o_.state_path.empty()) return;
+  std::error_code ec;
+  if (!std::filesystem::exists(o_.state_path, ec) && !ec) return;  // none yet: learning starts afresh
+  std::ifstream f(o_.state_path);
+  if (!f) {
+    load_error_ = fmt::format("{}: cannot be read; learning afresh in memory, not writing it", o_.state_path);
+    spdlog::warn("learner: {}", load_error_);
+    return;
+  }
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string why;
+  nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    why = "not a JSON object";
+  } else if (j.value("version", 0) != kStateVersion) {
+    why = fmt::format("version {} is not {}", j.contains("version") ? j["version"].dump() : "none", kStateVersion);
+  } else if (!j.contains("objectives") || !j["objectives"].is_object()) {
+    why = "no \"objectives\" object";
+  } else {
+    std::map<std::string, Cells> cells;
+    if (j["objectives"].contains(objective_key_)) {
+      const auto& entry = j["objectives"][objective_key_];
+      if (!entry.is_object() || !entry.contains("policies") || !entry["policies"].is_object()) {
+        why = "the objective's entry has no \"policies\" object";
+      } else {
+        for (const auto& [name, pj] : entry["policies"].items()) {
+          auto c = cells_from(pj);
+          if (!c) {
+            why = fmt::format("policy \"{}\": not {} bins of counts", excerpt(name), kBins);
+            break;
+          }
+          cells[name] = *c;
+        }
+      }
+    }
+    if (why.empty()) {
+      file_ = std::move(j);
+      cells_ = std::move(cells);
+      spdlog::info("learner: {} polic{} learnt for {} read from {}", cells_.size(), cells_.size() == 1 ? "y" : "ies",
+                   obj.describe(), o_.state_path);
+      return;
+    }
+  }
+  // Reported, set aside whole (kept for a person to read), and ignored.
+  load_error_ = fmt::format("{}: {}; set aside as {}.unreadable, learning afresh", o_.state_path, why, o_.state_path);
+  if (std::rename(o_.state_path.c_str(), (o_.state_path + ".unreadable").c_str()) != 0)
+    load_error_ = fmt::format("{}: {}; could not be set aside, learning afresh in memory, not writing it", o_.state_path, why);
+  spdlog::warn("learner: {}", load_error_);
+}
+
+Status Learner::save() {
+  if (o_.state_path.empty() || !loaded_) return {};
+  if (load_error_.find("not writing it") != std::string::npos)
+    return errorf(ErrorKind::kBusy, "{} could not be read or set aside: not overwriting it", o_.state_path);
+  nlohmann::json policies = nlohmann::json::object();
+  // Policies learnt under this objective before but not loaded now are kept.
+  if (file_.contains("objectives") && file_["objectives"].contains(objective_key_) &&
+      file_["objectives"][objective_key_].contains("policies"))
+    policies = file_["objectives"][objective_key_]["policies"];
+  for (const auto& [name, c] : cells_) policies[name] = cells_json(c);
+  file_["version"] = kStateVersion;
+  if (!file_.contains("objectives") || !file_["objectives"].is_object()) file_["objectives"] = nlohmann::json::object();
+  file_["objectives"][objective_key_] = {{"policies", policies}};
+  if (auto st = write_file_atomically(o_.state_path, file_.dump(1) + "\n", {.mode = 0600, .make_dir = true}); !st)
+    return st;
+  dirty_ = false;
+  since_save_ = 0;
+  return {};
+}
+
+ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx) {
+  ++windows_;
+  if (!loaded_ || ctx.objective.to_json().dump() != objective_key_) {
+    if (loaded_ && dirty_)
+      if (auto st = save(); !st) spdlog::warn("learner: {}", st.error().message);
+    load_state(ctx.objective);
+  }
+  credit(w, ctx);
+  if (dirty_ && ++since_save_ >= o_.save_every)
+    if (auto st = save(); !st) {
+      spdlog::warn("learner: {}", st.error().message);
+      since_save_ = 0;
+    }
+  last_load_ = load(w);
+  const size_t bin = last_bin_ = bin_of(last_load_);
+  if (ctx.slots.empty()) return {std::nullopt, "no filled slot"};
+
+  auto est = [&](uint32_t slot) { return estimate(name_of(ctx, slot), bin); };
+  auto label = [&](uint32_t slot) { return fmt::format("slot {} ({})", slot, name_of(ctx, slot)); };
+  const std::string where = fmt::format("load {:.2g} (bin {})", last_load_, bin);
+
+  // An exploration runs its course: min_evidence credited windows, or to its first miss.
+  if (exploring_ != AKTS_SLOT_NONE) {
+    uint32_t q = exploring_;
+    if (ctx.running != q || !ctx.filled(q)) {
+      exploring_ = AKTS_SLOT_NONE;
+    } else if (ran_slot_ == q && ran_ms_ > 0 && !ctx.objective.met(w)) {
+      // The experiment's answer, attributable or not: this policy does not serve this load.
+      Cell& c = cells_[name_of(ctx, q)][explore_bin_];
+      c.missed += o_.min_evidence;
+      cap_evidence(c, o_.max_evidence);
+      dirty_ = true;
+      exploring_ = AKTS_SLOT_NONE;
+      if (!first_exploration_end_) first_exploration_end_ = windows_;
+      // On to the choice below: back to the best policy known good here, else the least expected to miss.
+    } else if (explore_left_ == 0 || est(q).known) {
+      exploring_ = AKTS_SLOT_NONE;
+      if (!first_exploration_end_) first_exploration_end_ = windows_;
+    } else {
+      --explore_left_;
+      return {std::nullopt, fmt::format("exploring {} at {}: {} window(s) left", label(q), where, explore_left_)};
+    }
+  }
+
+  // The choice: the good policy with the most batch work, else the one least expected to miss.
+  std::optional<uint32_t> best_good, least_miss;
+  Estimate bg, lm;
+  for (const auto& s : ctx.slots) {
+    Estimate e = est(s.slot);
+    if (e.good && (!best_good || e.share > bg.share || (e.share == bg.share && s.slot == ctx.running))) {
+      best_good = s.slot;
+      bg = e;
+    }
+    if (!least_miss || e.miss_rate < lm.miss_rate ||
+        (e.miss_rate == lm.miss_rate && (e.share > lm.share || (e.share == lm.share && s.slot == ctx.running)))) {
+      least_miss = s.slot;
+      lm = e;
+    }
+  }
+  Estimate run = est(ctx.running);
+  bool running_filled = ctx.filled(ctx.running);
+  uint32_t choice = best_good ? *best_good : *least_miss;
+  std::string why;
+  if (best_good) {
+    why = fmt::format("{} is expected to meet the objective at {} (miss rate {:.2f} over {:.0f} windows) with batch "
+                      "share {:.2f}",
+                      label(choice), where, bg.miss_rate, bg.windows, bg.share);
+  } else {
+    why = fmt::format("none is known to meet the objective at {}: {} is the least expected to miss ({:.2f} over {:.0f} "
+                      "windows)",
+                      where, label(choice), lm.miss_rate, lm.windows);
+  }
+  if (choice != ctx.running && running_filled && run.good && best_good) {
+    // From a good policy to a better one only when preferred relax_after windows in a row.
+    if (preferred_ != choice) preferred_for_ = 0;
+    preferred_ = choice;
+    if (++preferred_for_ < o_.relax_after) {
+      return {std::nullopt, fmt::format("{}; {} running is good too: preferred {} of {} windows", why,
+                                        label(ctx.running), preferred_for_, o_.relax_after)};
+    }
+  }
+  if (choice != ctx.running) {
+    preferred_for_ = 0;
+    if (ctx.locked) return {std::nullopt, "locked: " + why};
+    return {choice, why};
+  }
+  preferred_for_ = 0;
+  // Staying: explore a policy with more batch work that is unknown here, when all is well and it is time.
+  if (!ctx.locked && ctx.objective.met(w) && windows_ - last_explore_ >= o_.explore_every) {
+    for (const auto& s : ctx.slots) {
+      Estimate e = est(s.slot);
+      if (s.slot != ctx.running && !e.known && e.share > est(ctx.running).share) {
+        exploring_ = s.slot;
+        explore_bin_ = bin;
+        explore_left_ = 4 * o_.min_evidence;
+        last_explore_ = windows_;
+        ++explorations_;
+        return {s.slot, fmt::format("explore {} at {}: batch share {:.2f} against {:.2f}, {:.0f} windows known",
+                                    label(s.slot), where, e.share, est(ctx.running).share, e.windows)};
+      }
+    }
+  }
+  return {std::nullopt, "stay: " + why};
+}
+
+nlohmann::json Learner::state() const {
+  nlohmann::json policies = nlohmann::json::object();
+  for (const auto& [name, c] : cells_) {
+    Estimate e = estimate(name, last_bin_);
+    policies[name] = {{"windows_here", e.windows}, {"miss_rate_here", e.miss_rate}, {"good_here", e.good},
+                      {"batch_share_here", e.share}};
+  }
+  return {{"load", last_load_},
+          {"bin", last_bin_},
+          {"policies", policies},
+          {"explorations", explorations_},
+          {"exploring", exploring_ == AKTS_SLOT_NONE ? nlohmann::json(nullptr) : nlohmann::json(exploring_)},
+          {"first_exploration_ended_at_window",
+           first_exploration_end_ ? nlohmann::json(*first_exploration_end_) : nlohmann::json(nullptr)},
+          {"credited_windows", credited_},
+          {"state_path", o_.state_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(o_.state_path)},
+          {"state_error", load_error_.empty() ? nlohmann::json(nullptr) : nlohmann::json(load_error_)}};
+}
+
+}  // namespace akts

@@ -1,0 +1,123 @@
+// The learner: a controller whose only required setting is the objective.
+// Window by window it runs, among the filled slots, the policy with the most
+// batch work of those it expects to meet the objective at the present load,
+// and it learns that expectation from what it sees under each policy.
+//
+// The load of a window (load()): the application's requests in flight
+// (running + waiting) when the window has them, else the latency-critical
+// tasks running or waiting on average ((LC run + LC wait) / window). It is
+// binned on a log2 scale (bin_of(): [0, 0.5), [0.5, 1), [1, 2), [2, 4), ...).
+//
+// Per policy (by name: slots move) and per load bin it counts windows that met
+// and missed the objective, and sums the batch share. Evidence is shared
+// along the load, as a policy that met the objective at some load should at
+// a lower one: a policy's misses at bin b count its misses at b and below,
+// its meets those at b and above. It expects a policy to meet the objective
+// at b (`good`) when that evidence has at least min_evidence windows and
+// a miss rate, (misses + 1/2) / (windows + 1), of at most miss_rate.
+//
+// A window is credited to the policy that ran all of it and long enough for
+// the objective's signal to be its own: a request latency (or a wait) of L ms
+// observed L ms after a switch began before it. What runs at the learner's
+// first window has run since before it: its windows count at once. A window with no sample of
+// the signal counts as met only at no load (nothing latency-critical waited);
+// elsewhere it counts toward the batch share only.
+//
+// Each window, not locked (decide()):
+//   - good policies at the present bin: the one with the highest batch share
+//     (at that bin, else at the nearest bin with any, else 1: a policy never
+//     seen run might give batch work the most). Away from a
+//     policy not good here at once; from a good one to a better one only when
+//     preferred `relax_after` windows in a row.
+//   - none good: the policy least expected to miss (posterior mean, prior
+//     1/2), ties to more batch work; so an unknown beats a known miss.
+//   - exploring: when the present window met the objective and a policy with
+//     more batch work than the choice is unknown at this bin, it runs for up
+//     to min_evidence credited windows (4 min_evidence windows at most), and
+//     back at its first miss, which counts as min_evidence misses at the load
+//     it began at, attributable or not: that is the experiment's answer, and
+//     one exploration of a load is enough. At most one per explore_every windows.
+//
+// Learnt state persists in a file of its own (LearnerOptions::state_path,
+// never the daemon's state file): per objective (its JSON), per policy name.
+// It is read at the first window (when the objective and the policies are
+// known), written every save_every windows with news and when the controller
+// goes; entries of other objectives and policies are kept. A file that fails
+// to parse is reported (state(), the log), set aside as PATH.unreadable, and
+// learning starts afresh; one that cannot be opened or set aside is reported
+// and never overwritten (learning goes on in memory).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "reasoning/controller.h"
+
+namespace akts {
+
+struct LearnerOptions {
+  double miss_rate = 0.1;        // the share of windows a good policy may miss
+  uint32_t min_evidence = 5;     // credited windows before a policy's estimate at a load counts
+  uint32_t relax_after = 3;      // windows a better good policy must be preferred before a switch to it
+  uint32_t explore_every = 50;   // windows between explorations (at most)
+  double max_evidence = 400;     // per bin and policy, older evidence is scaled down past this
+  std::string state_path;        // "" keeps what it learns in memory only
+  uint32_t save_every = 50;      // windows between writes of the state file (when it learnt something)
+};
+
+class Learner : public Controller {
+ public:
+  static constexpr size_t kBins = 10;
+  struct Cell {
+    double met = 0, missed = 0;        // credited windows
+    double share_sum = 0, share_n = 0;  // batch share, every window it ran
+  };
+  using Cells = std::array<Cell, kBins>;
+  struct Estimate {
+    double windows = 0, miss_rate = 0.5, share = 1;  // share: 1 (optimism) for a policy never seen run
+    bool good = false, known = false;  // known: windows >= min_evidence
+  };
+
+  explicit Learner(LearnerOptions o = {});
+  ~Learner() override;
+  std::string name() const override { return "learner"; }
+  ControllerDecision decide(const Window& w, const ControllerContext& ctx) override;
+  nlohmann::json state() const override;
+
+  static double load(const Window& w);
+  static size_t bin_of(double load);
+  Estimate estimate(const std::string& policy, size_t bin) const;
+  // Writes the state file now (a no-op without one); the error names the path.
+  Status save();
+  const std::map<std::string, Cells>& learnt() const { return cells_; }
+
+ private:
+  void load_state(const Objective& obj);
+  void credit(const Window& w, const ControllerContext& ctx);
+  std::string name_of(const ControllerContext& ctx, uint32_t slot) const;
+
+  LearnerOptions o_;
+  std::map<std::string, Cells> cells_;   // the present objective's, by policy name
+  nlohmann::json file_ = nlohmann::json::object();  // the whole file: other objectives and policies kept
+  std::string objective_key_;
+  std::string load_error_;
+  bool loaded_ = false, dirty_ = false;
+  uint32_t since_save_ = 0;
+  // What ran: the slot, its policy, and for how long (ms) without a switch.
+  uint32_t ran_slot_ = AKTS_SLOT_NONE;
+  double ran_ms_ = 0;
+  bool seen_a_window_ = false;
+  // The decision state.
+  uint32_t preferred_ = AKTS_SLOT_NONE, preferred_for_ = 0;
+  uint32_t exploring_ = AKTS_SLOT_NONE, explore_left_ = 0;
+  size_t explore_bin_ = 0;  // the load the exploration was started at
+  uint64_t windows_ = 0, last_explore_ = 0, explorations_ = 0, credited_ = 0;
+  std::optional<uint64_t> first_exploration_end_;
+  size_t last_bin_ = 0;
+  double last_load_ = 0;
+};
+
+}  // namespace akts

@@ -1,0 +1,282 @@
+// The learner controller on simulated serving loads (no kernel): what it
+// learns across bursts, across a restart through its own state file, and how
+// a bad state file is reported and set aside.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "reasoning/learner.h"
+
+using namespace akts;
+
+namespace {
+
+constexpr uint32_t kLatency = 0, kThroughput = 1;
+
+// A load's truth, per policy: request latency p99 (ms) and batch share at a
+// load of r requests in flight. Latency keeps TTFT at 300 ms and gives batch
+// work what is left; throughput gives batch 0.95 and its TTFT grows with the
+// load: 300 ms up to one request, 1000 ms at two, 2500 ms beyond.
+struct Truth {
+  std::function<double(uint32_t slot, double load)> ttft_ms = [](uint32_t slot, double load) {
+    if (slot == kLatency) return 300.0;
+    return load <= 1.0 ? 300.0 : load <= 2.0 ? 1000.0 : 2500.0;
+  };
+  std::function<double(uint32_t slot, double load)> share = [](uint32_t slot, double load) {
+    if (slot == kThroughput) return 0.95;
+    return load <= 1.0 ? 0.9 : 0.6;
+  };
+};
+
+struct SimResult {
+  std::vector<uint32_t> ran;  // the slot of each window
+  std::vector<bool> met;
+  double batch = 0;
+  uint32_t switches = 0;
+};
+
+ControllerContext context(const Objective& obj, bool swapped = false) {
+  ControllerContext ctx;
+  ctx.objective = obj;
+  // swapped: the same policies, loaded into each other's slots (slots move; names do not).
+  ctx.slots = {{swapped ? kThroughput : kLatency, "latency", "", ""},
+               {swapped ? kLatency : kThroughput, "throughput", "", ""}};
+  return ctx;
+}
+
+Objective ttft_800() {
+  Objective o;
+  o.signal = Objective::Signal::kRequestLatencyP99;
+  o.max_ms = 800;
+  return o;
+}
+
+// Runs the learner through `loads` (requests in flight per 100 ms window); a
+// proposed slot runs from the next window, as the arbiter would do it.
+SimResult run(Learner& l, const std::vector<double>& loads, uint32_t start = kThroughput, bool swapped = false,
+              Truth truth = {}) {
+  SimResult r;
+  ControllerContext ctx = context(ttft_800(), swapped);
+  auto policy_of = [&](uint32_t slot) { return swapped ? 1 - slot : slot; };  // the policy in a slot
+  uint32_t running = policy_of(start);  // start names a policy
+  for (double load : loads) {
+    Window w;
+    w.period_s = 0.1;
+    w.cpus = 1;
+    w.effective_slot = running;
+    w.app_requests_processing = load;
+    uint32_t p = policy_of(running);
+    if (load > 0) {
+      w.app_latency_samples = 5;
+      w.app_latency_p99_ms = truth.ttft_ms(p, load);
+    }
+    w.run_ms[AKTS_CLASS_BE] = 100 * truth.share(p, load);
+    ctx.running = running;
+    r.ran.push_back(p);
+    r.met.push_back(ttft_800().met(w));
+    r.batch += w.batch_share();
+    auto d = l.decide(w, ctx);
+    if (d.slot && *d.slot != running) {
+      running = *d.slot;
+      ++r.switches;
+    }
+  }
+  return r;
+}
+
+// Cycles of steady (1 request) and a burst (6 in flight): 40 windows each.
+std::vector<double> cycles(int n, double steady = 1, double burst = 6, int steady_len = 40, int burst_len = 40) {
+  std::vector<double> loads;
+  for (int c = 0; c < n; ++c) {
+    loads.insert(loads.end(), steady_len, steady);
+    loads.insert(loads.end(), burst_len, burst);
+  }
+  loads.insert(loads.end(), steady_len, steady);
+  return loads;
+}
+
+// The oracle: latency in bursts, throughput outside them.
+double oracle_batch(const std::vector<double>& loads) {
+  Truth t;
+  double b = 0;
+  for (double l : loads) b += l > 1 ? t.share(kLatency, l) : t.share(kThroughput, l);
+  return b;
+}
+
+std::string temp_path(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("akts-learner-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto p = dir / name;
+  std::filesystem::remove(p);
+  std::filesystem::remove(p.string() + ".unreadable");
+  return p.string();
+}
+
+}  // namespace
+
+TEST(Learner, LoadAndItsBins) {
+  Window w;
+  w.period_s = 0.1;
+  EXPECT_EQ(Learner::load(w), 0);
+  w.run_ms[AKTS_CLASS_LC] = 100;
+  w.wait_ms[AKTS_CLASS_LC] = 50;
+  EXPECT_DOUBLE_EQ(Learner::load(w), 1.5);  // no application figures: LC tasks running or waiting
+  w.app_requests_processing = 2;
+  w.app_requests_waiting = 3;
+  EXPECT_DOUBLE_EQ(Learner::load(w), 5);
+  EXPECT_EQ(Learner::bin_of(0), 0u);
+  EXPECT_EQ(Learner::bin_of(0.49), 0u);
+  EXPECT_EQ(Learner::bin_of(0.5), 1u);
+  EXPECT_EQ(Learner::bin_of(1), 2u);
+  EXPECT_EQ(Learner::bin_of(3.9), 3u);
+  EXPECT_EQ(Learner::bin_of(6), 4u);
+  EXPECT_EQ(Learner::bin_of(1e9), Learner::kBins - 1);
+  EXPECT_EQ(Learner::bin_of(std::nan("")), 0u);
+}
+
+TEST(Learner, LearnsAcrossBurstsAndFromTheThirdCycleMatchesTheOracle) {
+  Learner l;
+  auto loads = cycles(10);
+  SimResult r = run(l, loads);
+  // From the third cycle on: into latency within a window of the burst's start, out within relax_after + 1.
+  const size_t cycle = 80;
+  for (int c = 2; c < 10; ++c) {
+    size_t burst = c * cycle + 40;
+    SCOPED_TRACE(c);
+    EXPECT_EQ(r.ran[burst + 1], kLatency);
+    for (size_t i = burst + 1; i < burst + 40; ++i) EXPECT_TRUE(r.met[i]) << i;
+    EXPECT_EQ(r.ran[burst + 40 + 4], kThroughput);
+  }
+  EXPECT_GE(r.batch / oracle_batch(loads), 0.97);
+  EXPECT_LE(r.switches, 2u * 10 + 6);
+}
+
+TEST(Learner, ALoadOnePolicyServesGetsNoSwitchAfterItsFirstExploration) {
+  // Steady two requests: throughput misses the objective there (1000 ms), latency meets it.
+  Learner l;
+  std::vector<double> loads(600, 2.0);
+  SimResult r = run(l, loads);
+  size_t last_switch = 0;
+  for (size_t i = 1; i < r.ran.size(); ++i)
+    if (r.ran[i] != r.ran[i - 1]) last_switch = i;
+  EXPECT_LT(last_switch, 60u) << "switched at window " << last_switch;
+  EXPECT_EQ(r.ran.back(), kLatency);
+  size_t missed = std::count(r.met.begin(), r.met.end(), false);
+  EXPECT_LE(missed, 4u);
+  // And one light load throughput serves best: one exploration of latency (which might have given batch work
+  // more), then no switch.
+  Learner light;
+  SimResult s = run(light, std::vector<double>(600, 1.0));
+  EXPECT_LE(s.switches, 2u);
+  for (size_t i = 100; i < s.ran.size(); ++i) ASSERT_EQ(s.ran[i], kThroughput) << i;
+  EXPECT_EQ(std::count(s.met.begin(), s.met.end(), false), 0);
+}
+
+TEST(Learner, AnExplorationThatMissesEndsAtOnceAndCountsAsTheAnswer) {
+  Learner l;
+  // Learn latency is good at 2 in flight first (starting in latency), then let it explore throughput.
+  SimResult r = run(l, std::vector<double>(300, 2.0), kLatency);
+  auto state = l.state();
+  EXPECT_GE(state["explorations"].get<uint64_t>(), 1u);
+  EXPECT_LE(state["explorations"].get<uint64_t>(), 2u);
+  EXPECT_FALSE(l.estimate("throughput", Learner::bin_of(2.0)).good);
+  EXPECT_TRUE(l.estimate("latency", Learner::bin_of(2.0)).good);
+  size_t missed = std::count(r.met.begin(), r.met.end(), false);
+  EXPECT_LE(missed, 2u);
+}
+
+TEST(Learner, ALatencyThatBeganUnderTheLastPolicyIsNotBlamedOnTheNext) {
+  Learner l;
+  ControllerContext ctx = context(ttft_800());
+  Window w;
+  w.period_s = 0.1;
+  w.cpus = 1;
+  w.app_requests_processing = 6;
+  w.app_latency_p99_ms = 2500;  // requests that waited under throughput, answered under latency
+  w.effective_slot = kThroughput;
+  ctx.running = kThroughput;
+  l.decide(w, ctx);  // throughput ran when the learner began; then the switch
+  w.effective_slot = kLatency;
+  ctx.running = kLatency;
+  l.decide(w, ctx);  // the window the switch happened in
+  for (int i = 0; i < 20; ++i) l.decide(w, ctx);  // 1.9 s of full windows: a 2.5 s latency is not its own yet
+  EXPECT_EQ(l.estimate("latency", Learner::bin_of(6)).windows, 0);
+  for (int i = 0; i < 10; ++i) l.decide(w, ctx);
+  EXPECT_GT(l.estimate("latency", Learner::bin_of(6)).windows, 0);
+}
+
+TEST(Learner, WhatItLearntOutlivesARestartKeyedByPolicyNameAndObjective) {
+  std::string path = temp_path("learnt.json");
+  LearnerOptions o;
+  o.state_path = path;
+  auto loads = cycles(3);
+  {
+    Learner first(o);
+    run(first, loads);
+  }  // goes: writes its file
+  ASSERT_TRUE(std::filesystem::exists(path));
+  auto j = nlohmann::json::parse(std::ifstream(path));
+  EXPECT_EQ(j["version"], 1);
+  ASSERT_TRUE(j["objectives"].contains(ttft_800().to_json().dump()));
+  {
+    // A new learner, with the policies in each other's slots: right from its first burst.
+    Learner second(o);
+    SimResult r = run(second, cycles(1), kThroughput, /*swapped=*/true);
+    EXPECT_TRUE(second.state()["state_error"].is_null());
+    for (size_t i = 41; i < 80; ++i) EXPECT_EQ(r.ran[i], kLatency) << i;  // the policy, not the slot
+    for (size_t i = 41; i < 80; ++i) EXPECT_TRUE(r.met[i]) << i;
+    EXPECT_EQ(r.ran.back(), kThroughput);
+  }
+  j = nlohmann::json::parse(std::ifstream(path));
+  // Another objective starts afresh and keeps the first one's entry in the file.
+  {
+    Learner other(o);
+    ControllerContext ctx = context(ttft_800());
+    ctx.objective.max_ms = 500;
+    Window w;
+    w.period_s = 0.1;
+    w.effective_slot = kThroughput;
+    ctx.running = kThroughput;
+    for (int i = 0; i < 3; ++i) other.decide(w, ctx);
+    EXPECT_EQ(other.estimate("throughput", 0).windows, 3);  // its own three windows only
+    ASSERT_TRUE(other.save());
+  }
+  auto k = nlohmann::json::parse(std::ifstream(path));
+  EXPECT_EQ(k["objectives"].size(), 2u);
+  EXPECT_EQ(k["objectives"][ttft_800().to_json().dump()], j["objectives"][ttft_800().to_json().dump()]);
+}
+
+TEST(Learner, AStateFileThatFailsToLoadIsReportedSetAsideAndIgnored) {
+  for (const std::string& bad :
+       {std::string("{not json"), std::string("[]"), std::string(R"({"version": 7, "objectives": {}})"),
+        std::string(R"({"version": 1})"),
+        R"({"version": 1, "objectives": {)" + nlohmann::json(ttft_800().to_json().dump()).dump() +
+            R"(: {"policies": {"latency": {"met": [1], "missed": [], "share_sum": [], "share_n": []}}}}})",
+        R"({"version": 1, "objectives": {)" + nlohmann::json(ttft_800().to_json().dump()).dump() +
+            R"(: {"policies": {"latency": {"met": [1,1,1,1,1,1,1,1,1,1], "missed": [0,0,0,0,0,0,0,0,0,0],
+             "share_sum": [5,0,0,0,0,0,0,0,0,0], "share_n": [1,0,0,0,0,0,0,0,0,0]}}}}})"}) {
+    SCOPED_TRACE(bad);
+    std::string path = temp_path("bad.json");
+    { std::ofstream(path) << bad; }
+    LearnerOptions o;
+    o.state_path = path;
+    {
+      Learner l(o);
+      SimResult r = run(l, cycles(1));
+      auto err = l.state()["state_error"];
+      ASSERT_TRUE(err.is_string());
+      EXPECT_NE(err.get<std::string>().find("set aside"), std::string::npos) << err;
+      EXPECT_EQ(r.ran.size(), 120u);  // it decided all along
+    }
+    // Set aside whole, as it was; a fresh file was written in its place.
+    std::ifstream aside(path + ".unreadable");
+    std::string kept((std::istreambuf_iterator<char>(aside)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(kept, bad);
+    auto fresh = nlohmann::json::parse(std::ifstream(path), nullptr, false);
+    ASSERT_FALSE(fresh.is_discarded());
+    EXPECT_EQ(fresh["version"], 1);
+  }
+}
