@@ -132,8 +132,8 @@
  *   firing has seen non-empty for max_wait_ns is preempted at each firing in
  *   which its current task has run at least rescue_slice_ns. A kick that
  *   lands while a higher class holds the CPU ends nothing (the kernel zeroes
- *   a sched_ext current's slice only), so the frame's tick ends the run the
- *   kick was meant for at its first tick after resuming
+ *   a sched_ext current's slice only), so the frame ends the run the kick was
+ *   meant for as it resumes (ops.running), the tick as a backstop
  *   (akts_guard_state.local_kicks_finished counts those).
  *
  *   With W = max_wait_ns, P = period_ns, R = rescue_slice_ns (R <= P), J the
@@ -143,11 +143,12 @@
  *   runnable task in a registered queue starts running within
  *       W + P + J + (N - 1) * R'           (while (N - 1) * R' < W)
  *   and one that a policy put d-deep in a local DSQ within
- *       W + (d + 2) * (P + J) + one tick        (while R + one tick <= P)
+ *       W + (d + 2) * (P + J) + one tick        (while R + one tick + J <= P)
  *   (a local DSQ is seen at firings only: a period may pass before it is
- *   first seen, and one more before W has elapsed at a firing; a kick the
- *   tick finishes ends its run up to a tick late, and such delays do not
- *   add up: the next run has had R by the next firing, which kicks it). Time the CPU
+ *   first seen, and one more before W has elapsed at a firing; a kick
+ *   finished on resuming, or at worst by the tick, ends its run up to a tick
+ *   late, and such delays do not add up: the next run has had R by the next
+ *   firing, at least P - J later, which kicks it). Time the CPU
  *   spends in higher scheduling classes (fair tasks in partial mode,
  *   real-time tasks, interrupts) is not counted.
  *
@@ -450,6 +451,14 @@ struct akts_guard_state {
 	__u64 oldest_wait_ns[AKTS_NR_CLASSES]; /* oldest waiter per class at the last firing */
 	__u64 tick_ns;			       /* 1/HZ of the running kernel; 0 if unknown */
 	__u64 reset_gen_seen;		       /* the last reset_gen acted on */
+	/*
+	 * Tasks of the class seen waiting in the registered queues, summed over
+	 * firings: the difference of two readings over the difference of `runs`
+	 * is how many waited, on average, at a firing between them. Tasks, not
+	 * time: sixteen threads waiting together count 16, however long (local
+	 * DSQs cannot be walked, so tasks waiting there are not counted).
+	 */
+	__u64 waiting_sum[AKTS_NR_CLASSES];
 };
 
 /*
@@ -669,7 +678,7 @@ AKTS_STATIC_ASSERT(sizeof(struct akts_param_desc) == 32 + 24 + 8 + 96, "param de
 AKTS_STATIC_ASSERT(sizeof(struct akts_param_values) == 8 * 8, "param values layout");
 AKTS_STATIC_ASSERT(AKTS_NR_DSQS + AKTS_MAX_SLOTS * AKTS_PRIVATE_QUEUES <= AKTS_MAX_QUEUES, "registry size");
 AKTS_STATIC_ASSERT(AKTS_DSQ_PRIVATE_BASE >= AKTS_DSQ_FIRST + AKTS_NR_DSQS, "private ids clear of shared ones");
-AKTS_STATIC_ASSERT(sizeof(struct akts_guard_state) == 8 * 15, "guard state layout");
+AKTS_STATIC_ASSERT(sizeof(struct akts_guard_state) == 8 * 17, "guard state layout");
 AKTS_STATIC_ASSERT(sizeof(struct akts_wait_max) == 24, "wait max layout");
 AKTS_STATIC_ASSERT(sizeof(struct akts_guard_params) == 8 * 5, "guard params layout");
 AKTS_STATIC_ASSERT(sizeof(struct akts_breaker_params) == 16 + 8 * 6, "breaker params layout");

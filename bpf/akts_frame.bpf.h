@@ -111,11 +111,12 @@ struct akts_cpu_run {
 	u64 local_ran_at;
 	u64 local_run0;
 	/*
-	 * The running_at of the run the guard's local check last kicked. A kick
-	 * that lands while a higher class holds the CPU (a real-time task, an
-	 * interrupt's thread) ends nothing: the kernel zeroes the slice of a
-	 * sched_ext current only, and the interrupted run resumes with its own.
-	 * The frame's tick ends that run instead (akts_frame_tick).
+	 * The running_at of the run the guard's local check last kicked, until
+	 * that run ends. A kick that lands while a higher class holds the CPU (a
+	 * real-time task, an interrupt's thread) ends nothing: the kernel zeroes
+	 * the slice of a sched_ext current only, and the interrupted run resumes
+	 * with its own. akts_mark_running ends it as it resumes (and the frame's
+	 * tick, the backstop, at its first tick).
 	 */
 	u64 kick_for;
 	/*
@@ -205,6 +206,7 @@ static __always_inline s32 akts_guard_target_cpu(struct task_struct *p)
 struct akts_guard_scan {
 	u64 now, max_wait, rescue_slice;
 	u64 oldest[AKTS_NR_CLASSES];
+	u64 waiting[AKTS_NR_CLASSES]; /* tasks of the class waiting in the registered queues */
 	u64 scanned;
 	u64 local_stuck; /* the longest a local DSQ has held tasks behind one run that never ended */
 };
@@ -226,6 +228,7 @@ static __always_inline void akts_guard_scan_queue(u64 dsq, struct akts_guard_sca
 			continue;
 		age = sc->now - tctx->ready_at;
 		cls = tctx->cls == AKTS_CLASS_LC ? AKTS_CLASS_LC : AKTS_CLASS_BE;
+		sc->waiting[cls]++;
 		if (age > sc->oldest[cls])
 			sc->oldest[cls] = age;
 		if (age < sc->max_wait)
@@ -513,6 +516,8 @@ static int akts_guard_fire(void *map, int *key, struct akts_guard_timer *gt)
 		akts_breaker_fire(&sc, gs);
 		gs->oldest_wait_ns[AKTS_CLASS_BE] = sc.oldest[AKTS_CLASS_BE];
 		gs->oldest_wait_ns[AKTS_CLASS_LC] = sc.oldest[AKTS_CLASS_LC];
+		gs->waiting_sum[AKTS_CLASS_BE] += sc.waiting[AKTS_CLASS_BE];
+		gs->waiting_sum[AKTS_CLASS_LC] += sc.waiting[AKTS_CLASS_LC];
 		gs->scanned = sc.scanned;
 		gs->tick_ns = CONFIG_HZ > 0 ? 1000000000ull / CONFIG_HZ : 0;
 		gs->last_run_ns = sc.now;
@@ -865,6 +870,20 @@ static __always_inline void akts_mark_running(struct task_struct *p)
 	if (run) {
 		if (run->interrupted_pid && run->interrupted_pid == p->pid && run->running_at) {
 			run->counted_to = now; /* the run goes on: the time away was not its own */
+			/*
+			 * The guard's local check kicked this run while a higher
+			 * class held the CPU, which ended nothing: end it now.
+			 */
+			if (READ_ONCE(run->kick_for) == run->running_at) {
+				struct akts_guard_state *gs;
+
+				run->kick_for = 0;
+				p->scx.slice = 0;
+				scx_bpf_kick_cpu(bpf_get_smp_processor_id(), SCX_KICK_PREEMPT);
+				gs = bpf_map_lookup_elem(&akts_guard_state, &zero);
+				if (gs)
+					__sync_fetch_and_add(&gs->local_kicks_finished, 1);
+			}
 		} else {
 			/*
 			 * run_ns first: the guard's timer on another CPU reads
@@ -962,6 +981,7 @@ static __always_inline void akts_mark_stopping(struct task_struct *p, bool runna
 			akts_quantum_end(run, p);
 		run->interrupted_pid = interrupted ? p->pid : 0;
 		if (!interrupted) {
+			run->kick_for = 0; /* the run a kick was meant for ended */
 			run->running_at = 0;
 			WRITE_ONCE(run->quantum_pid, 0); /* the run's quantum is over: nothing for the timer */
 		}
@@ -1001,7 +1021,10 @@ static __always_inline void akts_frame_tick(struct task_struct *p)
 	if (!tctx)
 		return;
 	akts_count_run(run, tctx);
-	/* A run the local check kicked that went on (the kick found a higher class on the CPU). */
+	/* The quantum's length as the policy set it, while the slice still shows it. */
+	if (run && run->quantum_pid == p->pid)
+		akts_quantum_refine(run, p, run->quantum_ns, run->quantum_exec0);
+	/* The backstop of a kick that went on (akts_mark_running ends it on resuming). */
 	if (run && run->running_at && READ_ONCE(run->kick_for) == run->running_at) {
 		struct akts_guard_state *gs = bpf_map_lookup_elem(&akts_guard_state, &zero);
 
@@ -1010,9 +1033,6 @@ static __always_inline void akts_frame_tick(struct task_struct *p)
 		if (gs)
 			__sync_fetch_and_add(&gs->local_kicks_finished, 1);
 	}
-	/* The quantum's length as the policy set it, while the slice still shows it. */
-	if (run && run->quantum_pid == p->pid)
-		akts_quantum_refine(run, p, run->quantum_ns, run->quantum_exec0);
 	/* While the breaker holds the safe slot, no run left by the culprit goes on past a short slice. */
 	bs = bpf_map_lookup_elem(&akts_breaker_state, &zero);
 	if (bs && bs->tripped_at_ns && p->scx.slice > AKTS_BREAKER_SLICE_NS)

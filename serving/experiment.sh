@@ -10,7 +10,7 @@
 #   scx_simple  the kernel's tools/sched_ext peer (it schedules every task)
 #   latency, throughput      akts with one static policy
 #   oracle      akts switching at the known phase boundaries (a schedule file)
-#   detector, bandit, llm    akts's online controllers: they see telemetry, never the schedule
+#   detector, bandit, learner, llm    akts's online controllers: they see telemetry, never the schedule
 #
 # Two nodes (NODE):
 #   gpu (the default)  a GPU server's shape: llama-server keeps the serving path (HTTP, tokenizing, batching,
@@ -33,7 +33,9 @@
 # tests/guest/t_breaker.sh.
 # Runs are interleaved (run 1 of every arm, then run 2, ...; each run starts
 # one arm further along the list), after a warm-up load no arm sees; every
-# controller starts fresh in each run (nothing is learnt across runs). A run
+# controller starts fresh in each run (nothing is learnt across runs; the
+# learner's state file is the run's own unless LEARNER_STATE names one that
+# outlives it, to measure learning). A run
 # whose scheduler was not the arm's for the whole load (checked in
 # /sys/kernel/sched_ext at its start and end), whose antagonists did not all
 # start or whose server stopped answering is marked unusable in arm.json
@@ -49,7 +51,8 @@
 # Environment: NODE (gpu or cpu), PHASES (the load generator's --phases), N_PREDICT (tokens a request),
 # MODEL_SHAPE (gpu: the random llama's make_model.py arguments; the model is written at the start), MEASURED,
 # APPARATUS, HOGS (antagonists), OBJECTIVE_MAX (the online arms' TTFT objective: above steady TTFT p99 under
-# throughput, below burst TTFT p99), DETECTOR (its settings, JSON), LIVE (arms whose requests and switches are
+# throughput, below burst TTFT p99), DETECTOR (its settings, JSON), LEARNER_STATE (the learner's state file,
+# shared by its runs: default, each run's own), LIVE (arms whose requests and switches are
 # printed to stderr as they happen: the demo). The GPU node's defaults were chosen on its fixed arms
 # (docs/serving.md, "Calibration") and are frozen; DETECTOR is the CPU-bound node's, checked there and kept.
 set -uo pipefail
@@ -104,8 +107,8 @@ die() {
 
 for a in "${ARMS[@]}"; do
 	case $a in
-	alone | default | scx_simple | latency | throughput | oracle | detector | bandit | llm) ;;
-	*) die "no arm named '$a' (arms: alone default scx_simple latency throughput oracle detector bandit llm)" ;;
+	alone | default | scx_simple | latency | throughput | oracle | detector | bandit | learner | llm) ;;
+	*) die "no arm named '$a' (arms: alone default scx_simple latency throughput oracle detector bandit learner llm)" ;;
 	esac
 done
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a whole number, 1 or more (not '$RUNS')"
@@ -294,7 +297,7 @@ sample_batch() {
 daemon_config() {
 	local arm=$1 dir=$2 ctl=none initial=throughput
 	[[ $arm == latency ]] && initial=latency
-	[[ $arm == oracle || $arm == detector || $arm == bandit || $arm == llm ]] && ctl=$arm
+	[[ $arm == oracle || $arm == detector || $arm == bandit || $arm == learner || $arm == llm ]] && ctl=$arm
 	[[ $arm == oracle ]] && ctl=none # chosen at the load's start, so its clock starts with the load
 	cat <<JSON
 {"socket": "$SOCK", "switch_all": $([[ $NODE == cpu ]] && echo true || echo false), "policies": ["latency", "throughput"], "initial": "$initial",
@@ -303,6 +306,7 @@ daemon_config() {
  "controller": {"name": "$ctl", "min_dwell": "500ms",
                 "oracle": {"schedule": "$OUT/oracle.json"},
                 "detector": $DETECTOR,
+                "learner": {"state": "${LEARNER_STATE:-$dir/learner.json}"},
                 "llm": {"endpoint": "http://127.0.0.1:$AGENT_PORT", "timeout": "5s", "decide_every": 30}},
  "decision_log": {"path": "$dir/decisions.jsonl"},
  "breaker": {"armed": false},

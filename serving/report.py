@@ -33,7 +33,7 @@ import textwrap
 from datetime import datetime, timedelta, timezone
 
 # The arms in the order experiment.sh knows them (used when meta.json is missing).
-KNOWN_ARMS = ["alone", "default", "scx_simple", "latency", "throughput", "oracle", "detector", "bandit", "llm"]
+KNOWN_ARMS = ["alone", "default", "scx_simple", "latency", "throughput", "oracle", "detector", "bandit", "learner", "llm"]
 NO_SWITCHING = {"alone", "default", "scx_simple", "latency", "throughput"}  # every other arm switches policies
 
 # Two-sided 95% quantiles (0.975) of Student's t for df = 1..30; past 30 the

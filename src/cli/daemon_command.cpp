@@ -153,7 +153,7 @@ void add_daemon_command(Commands& c) {
   daemon->add_option("--initial", df.initial, "the policy (name or slot) selected at attach");
   daemon->add_flag("--switch-all", df.switch_all, "manage every task, not only SCHED_EXT ones");
   daemon->add_option("--controller", df.controller,
-                     "who switches policies: none (operators only), detector, bandit, llm, oracle (overrides the "
+                     "who switches policies: none (operators only), detector, bandit, learner, llm, oracle (overrides the "
                      "config)");
   daemon->add_flag("--dry-run", df.dry_run, "log the controller's decisions without applying them");
   daemon->add_flag("--json", df.json, "with --check-config: print JSON");

@@ -23,14 +23,16 @@ namespace {
 std::atomic<bool> g_load_cancel{false};
 void on_load_sigint(int) { g_load_cancel = true; }
 
-// "steady:6s:1:500ms,burst:6s:8" -> phases; each part NAME:DURATION:CONCURRENCY[:THINK].
+// "steady:6s:1:500ms,burst:6s:8" -> phases; each part NAME:DURATION:CONCURRENCY[:THINK], a THINK of "~500ms"
+// drawn at random (exponential, that mean) per request.
 Result<std::vector<Phase>> parse_phases(const std::string& text) {
   std::vector<Phase> out;
   for (const std::string& part : split(text, ',')) {
     std::vector<std::string> f = split(part, ':');
     if (f.size() < 3 || f.size() > 4 || f[0].empty())
       return errorf(ErrorKind::kInvalidArgument,
-                    "--phases: '{}' is not NAME:DURATION:CONCURRENCY[:THINK] (e.g. burst:6s:8 or steady:6s:1:500ms)",
+                    "--phases: '{}' is not NAME:DURATION:CONCURRENCY[:THINK] (e.g. burst:6s:8, steady:6s:1:500ms or, "
+                    "with random think times of that mean, steady:6s:3:~500ms)",
                     excerpt(part));
     auto d = parse_duration(f[1], "--phases duration");
     if (!d) return d.error();
@@ -38,7 +40,12 @@ Result<std::vector<Phase>> parse_phases(const std::string& text) {
     if (!c) return c.error();
     Phase p{f[0], std::chrono::duration<double>(*d).count(), *c};
     if (f.size() == 4) {
-      auto t = parse_duration(f[3], "--phases think time");
+      std::string_view think = f[3];
+      if (think.starts_with('~')) {
+        p.think_random = true;
+        think.remove_prefix(1);
+      }
+      auto t = parse_duration(std::string(think), "--phases think time");
       if (!t) return t.error();
       p.think = std::chrono::duration_cast<std::chrono::milliseconds>(*t);
     }
@@ -135,7 +142,7 @@ void add_serving_commands(Commands& c) {
   loadgen->add_option("--url", lg.url, "the server, http://host:port")->capture_default_str();
   loadgen->add_option("--path", lg.path, "/completion (llama-server) or /v1/completions (OpenAI)")
       ->capture_default_str();
-  loadgen->add_option("--phases", lg.phases, "NAME:DURATION:CONCURRENCY[:THINK],... (concurrency 0: idle; THINK: each worker's pause between its requests)")
+  loadgen->add_option("--phases", lg.phases, "NAME:DURATION:CONCURRENCY[:THINK],... (concurrency 0: idle; THINK: each worker's pause between its requests, ~THINK: drawn per request from an exponential distribution of that mean, seeded)")
       ->capture_default_str();
   loadgen->add_option("--n-predict", lg.n_predict, "tokens per request (ignore_eos: always this many)")
       ->check(CLI::Range(1u, 100000u))

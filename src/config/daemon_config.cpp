@@ -262,6 +262,14 @@ Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::
   // A disarmed breaker never trips: its thresholds need not fit the guard.
   if (c.breaker.armed)
     if (auto st = c.breaker.validate(c.guard); !st) return bad("breaker", st.error().message);
+  // The learner's file is its own: never the daemon's state file, its lock or selection, nor the decision log.
+  if (const std::string& learnt = c.reasoning.controller.learner.state_path; !learnt.empty()) {
+    const std::string& log = c.reasoning.log.path;
+    for (const std::string& other : {c.state_file, c.state_file + ".lock", c.state_file + ".selected", log})
+      if (!other.empty() && (learnt == other || (other == log && learnt.starts_with(log + "."))))
+        return bad("controller.learner.state", fmt::format("\"{}\" is a file the daemon keeps for something else",
+                                                            excerpt(learnt)));
+  }
   return c;
 }
 

@@ -24,7 +24,9 @@ Result<KernelReading> PlaneSource::read_kernel() {
   for (uint32_t c = 0; c < AKTS_NR_CLASSES; ++c) {
     k.oldest_wait_ns[c] = g->state.oldest_wait_ns[c];
     k.rescues[c] = g->state.rescues[c];
+    k.waiting_sum[c] = g->state.waiting_sum[c];
   }
+  k.guard_runs = g->state.runs;
   if (auto q = plane_.count_queued()) k.queued = *q;
   k.selected = plane_.selected();
   k.effective = plane_.effective_slot();

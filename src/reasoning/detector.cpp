@@ -11,12 +11,18 @@ namespace akts {
 double Detector::signal(const Window& w, const Objective& obj) const {
   double s = obj.observed_ms(w).value_or(0.0) / (obj.max_ms > 0 ? obj.max_ms : 1);
   double capacity_ms = w.period_s * 1e3 * std::max<uint32_t>(w.cpus, 1);
-  // LC demand: the CPU time LC tasks ran plus the time they waited. A policy
-  // that makes LC wait cannot hide it (CPU time alone drops under such a
-  // policy), but it does not read the same under every policy: the waits of
-  // threads waiting together add up, so it reads higher where LC waits.
-  if (o_.lc_busy_share > 0 && capacity_ms > 0)
-    s = std::max(s, (w.run_ms[AKTS_CLASS_LC] + w.wait_ms[AKTS_CLASS_LC]) / capacity_ms / o_.lc_busy_share);
+  // LC demand: the share of the CPUs LC tasks ran, plus the LC tasks waiting
+  // per CPU (on average at the guard's firings). A policy that makes LC wait
+  // cannot hide it (CPU time alone drops under such a policy). Tasks waiting,
+  // not time waited: the waits of many threads waiting together add up, and
+  // a many-threaded server read busier under a policy that made it wait. An
+  // older trace without the count falls back to the time waited.
+  if (o_.lc_busy_share > 0 && capacity_ms > 0) {
+    double waiting = w.tasks_waiting[AKTS_CLASS_LC]
+                         ? *w.tasks_waiting[AKTS_CLASS_LC] / std::max<uint32_t>(w.cpus, 1)
+                         : w.wait_ms[AKTS_CLASS_LC] / capacity_ms;
+    s = std::max(s, (w.run_ms[AKTS_CLASS_LC] / capacity_ms + waiting) / o_.lc_busy_share);
+  }
   if (w.app_requests_processing && o_.app_busy_requests > 0)
     s = std::max(s, *w.app_requests_processing / o_.app_busy_requests);
   // A bad figure must not poison the average: an infinity would turn it into NaN for good.

@@ -1,9 +1,9 @@
 // The regime detector: a controller that watches leading signals of
 // latency-critical load (the objective's signal against its target: LC wait
 // p99 and the oldest LC waiter, or pushed request latency; LC demand, the
-// CPU time LC tasks ran plus the time they waited, as a share of the CPUs,
-// which a policy that makes LC wait cannot hide (though threads waiting
-// together add up, so it reads higher there); the application's in-flight
+// share of the CPUs LC tasks ran plus the LC tasks waiting per CPU (a count,
+// not the time waited, which adds up across threads waiting together), which
+// a policy that makes LC wait cannot hide; the application's in-flight
 // requests), smooths them with an asymmetric EWMA (quick up, slow
 // down, as scx_lavd does) and changes regime with hysteresis, a confirmation
 // period and a minimum dwell, so steady noise and a lone spike do not make it
@@ -21,7 +21,7 @@ struct DetectorOptions {
   uint32_t burst_slot = 0;             // the latency policy
   uint32_t calm_slot = 1;              // the throughput policy
   double app_busy_requests = 1;        // in-flight requests at which the application counts as busy
-  double lc_busy_share = 0.25;         // LC demand (run + wait, share of the CPUs) at which LC is busy (0: ignore)
+  double lc_busy_share = 0.25;         // LC demand (run share + tasks waiting per CPU) at which LC is busy (0: ignore)
   double alpha_up = 0.8, alpha_down = 0.15;
   double enter = 1.0, leave = 0.4;     // on the smoothed signal (1.0 = at the objective)
   uint32_t confirm = 2;                // consecutive periods of the raw signal above `enter` to switch in

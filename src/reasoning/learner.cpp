@@ -13,6 +13,7 @@
 
 #include "common/atomic_file.h"
 #include "common/text.h"
+#include "reasoning/features.h"
 
 namespace akts {
 namespace {
@@ -71,19 +72,29 @@ void cap_evidence(Learner::Cell& c, double cap) {
 Learner::Learner(LearnerOptions o) : o_(std::move(o)) {}
 
 Learner::~Learner() {
-  if (dirty_)
-    if (auto st = save(); !st) spdlog::warn("learner: {}", st.error().message);
+  if (dirty_) save();
+  {
+    std::lock_guard lk(wmu_);
+    stop_ = true;
+  }
+  wcv_.notify_all();
+  if (writer_.joinable()) writer_.join();  // it writes what is pending first
+  if (!last_write_) spdlog::warn("learner: {}", last_write_.error().message);
 }
 
-double Learner::load(const Window& w) {
-  if (w.app_requests_processing && std::isfinite(*w.app_requests_processing)) {
-    double waiting = w.app_requests_waiting && std::isfinite(*w.app_requests_waiting) ? *w.app_requests_waiting : 0;
-    return std::max(0.0, *w.app_requests_processing) + std::max(0.0, waiting);
-  }
-  if (!(w.period_s > 0)) return 0;
-  double busy = (w.run_ms[AKTS_CLASS_LC] + w.wait_ms[AKTS_CLASS_LC]) / (w.period_s * 1e3);
-  return std::isfinite(busy) ? std::max(0.0, busy) : 0;
+const std::map<std::string, Learner::Cells>& Learner::cells() const {
+  static const std::map<std::string, Cells> none;
+  auto it = all_.find(objective_key_);
+  return it == all_.end() ? none : it->second;
 }
+
+void Learner::warn_once(const std::string& what) {
+  if (what == last_warning_) return;
+  last_warning_ = what;
+  spdlog::warn("learner: {}", what);
+}
+
+double Learner::load(const Window& w) { return Features::of(w, Objective{}).load; }
 
 size_t Learner::bin_of(double load) {
   if (!(load >= 0.5)) return 0;  // NaN too
@@ -93,8 +104,9 @@ size_t Learner::bin_of(double load) {
 
 Learner::Estimate Learner::estimate(const std::string& policy, size_t bin) const {
   Estimate e;
-  auto it = cells_.find(policy);
-  if (it == cells_.end()) return e;
+  const auto& all = cells();
+  auto it = all.find(policy);
+  if (it == all.end() || bin >= kBins) return e;
   const Cells& c = it->second;
   double met = 0, missed = 0;
   for (size_t b = bin; b < kBins; ++b) met += c[b].met;     // it met the objective at this load or above
@@ -122,6 +134,7 @@ std::string Learner::name_of(const ControllerContext& ctx, uint32_t slot) const 
 }
 
 void Learner::credit(const Window& w, const ControllerContext& ctx) {
+  last_credit_missed_ = false;
   // A window counts as the effective slot's only when that slot ran all of it.
   if (!seen_a_window_) {
     seen_a_window_ = true;
@@ -133,112 +146,176 @@ void Learner::credit(const Window& w, const ControllerContext& ctx) {
     return;
   }
   ran_ms_ += w.period_s * 1e3;
+  // Once the application's load was seen, a window without it is on another scale: credited to nothing.
+  if (w.app_requests_processing) app_seen_ = true;
+  if (app_seen_ && !w.app_requests_processing) return;
   std::string policy = name_of(ctx, w.effective_slot);
   if (policy.empty()) return;  // the built-in default: no policy of the library
-  Cell& c = cells_[policy][bin_of(load(w))];
+  const size_t bin = bin_of(load(w));
+  Cell& c = cells()[policy][bin];
   c.share_sum += std::clamp(w.batch_share(), 0.0, 1.0);
   c.share_n += 1;
   auto observed = ctx.objective.observed_ms(w);
+  // How long before the window's end the signal's samples may have ended (Window::app_latency_span_ms).
+  double span = ctx.objective.signal == Objective::Signal::kRequestLatencyP99 && w.app_latency_span_ms > 0
+                    ? w.app_latency_span_ms
+                    : w.period_s * 1e3;
   if (!observed) {
-    if (bin_of(load(w)) == 0) c.met += 1;  // nothing latency-critical to serve, and none waited
-  } else if (*observed <= ran_ms_) {       // the signal is this policy's own
-    (ctx.objective.met(w) ? c.met : c.missed) += 1;
+    if (bin == 0) c.met += 1;  // nothing latency-critical to serve, and none waited
+  } else if (*observed + span <= ran_ms_) {  // the signal is this policy's own
+    bool met = ctx.objective.met(w);
+    (met ? c.met : c.missed) += 1;
+    last_credit_missed_ = !met;
     ++credited_;
   }
   cap_evidence(c, o_.max_evidence);
   dirty_ = true;
 }
 
-void Learner::load_state(const Objective& obj) {
-  objective_key_ = obj.to_json().dump();
-  loaded_ = true;
-  cells_.clear();
-  if (o_.state_path.empty()) return;
+std::string Learner::read_state(const Objective& obj) {
   std::error_code ec;
-  if (!std::filesystem::exists(o_.state_path, ec) && !ec) return;  // none yet: learning starts afresh
-  std::ifstream f(o_.state_path);
+  if (!std::filesystem::exists(o_.state_path, ec) && !ec) return {};  // none yet: learning starts afresh
+  std::ifstream f(o_.state_path, std::ios::binary);
   if (!f) {
-    load_error_ = fmt::format("{}: cannot be read; learning afresh in memory, not writing it", o_.state_path);
-    spdlog::warn("learner: {}", load_error_);
-    return;
+    writable_ = false;
+    return "cannot be read; learning in memory, not writing it";
   }
-  std::stringstream ss;
-  ss << f.rdbuf();
+  std::string text;
+  text.resize(kMaxFileBytes + 1);
+  f.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(f.gcount()));
+  if (text.size() > kMaxFileBytes) {
+    writable_ = false;
+    return fmt::format("larger than {} MiB: not a learner state file; left alone, learning in memory",
+                       kMaxFileBytes >> 20);
+  }
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("format") || j["format"] != kFormat) {
+    writable_ = false;
+    return fmt::format("not a learner state file (no \"format\": \"{}\"); left alone, learning in memory",
+                       kFormat);
+  }
+  // Ours: anything wrong from here on sets it aside.
   std::string why;
-  nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    why = "not a JSON object";
-  } else if (j.value("version", 0) != kStateVersion) {
-    why = fmt::format("version {} is not {}", j.contains("version") ? j["version"].dump() : "none", kStateVersion);
+  std::map<std::string, std::map<std::string, Cells>> all;
+  if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int64_t>() != kStateVersion) {
+    why = fmt::format("version {} is not {}", j.contains("version") ? excerpt(j["version"].dump()) : "none",
+                      kStateVersion);
   } else if (!j.contains("objectives") || !j["objectives"].is_object()) {
     why = "no \"objectives\" object";
   } else {
-    std::map<std::string, Cells> cells;
-    if (j["objectives"].contains(objective_key_)) {
-      const auto& entry = j["objectives"][objective_key_];
-      if (!entry.is_object() || !entry.contains("policies") || !entry["policies"].is_object()) {
-        why = "the objective's entry has no \"policies\" object";
-      } else {
-        for (const auto& [name, pj] : entry["policies"].items()) {
-          auto c = cells_from(pj);
-          if (!c) {
-            why = fmt::format("policy \"{}\": not {} bins of counts", excerpt(name), kBins);
-            break;
-          }
-          cells[name] = *c;
-        }
+    for (const auto& [key, entry] : j["objectives"].items()) {
+      if (key.size() > 1000 || !entry.is_object() || !entry.contains("policies") || !entry["policies"].is_object()) {
+        why = fmt::format("objective {}: no \"policies\" object", excerpt(key));
+        break;
       }
-    }
-    if (why.empty()) {
-      file_ = std::move(j);
-      cells_ = std::move(cells);
-      spdlog::info("learner: {} polic{} learnt for {} read from {}", cells_.size(), cells_.size() == 1 ? "y" : "ies",
-                   obj.describe(), o_.state_path);
-      return;
+      for (const auto& [name, pj] : entry["policies"].items()) {
+        auto c = name.size() <= 200 ? cells_from(pj) : std::nullopt;
+        if (!c) {
+          why = fmt::format("objective {}, policy \"{}\": not {} bins of counts", excerpt(key), excerpt(name), kBins);
+          break;
+        }
+        all[key][name] = *c;
+      }
+      if (!why.empty()) break;
     }
   }
-  // Reported, set aside whole (kept for a person to read), and ignored.
-  load_error_ = fmt::format("{}: {}; set aside as {}.unreadable, learning afresh", o_.state_path, why, o_.state_path);
-  if (std::rename(o_.state_path.c_str(), (o_.state_path + ".unreadable").c_str()) != 0)
-    load_error_ = fmt::format("{}: {}; could not be set aside, learning afresh in memory, not writing it", o_.state_path, why);
-  spdlog::warn("learner: {}", load_error_);
+  if (why.empty()) {
+    all_ = std::move(all);
+    spdlog::info("learner: {} polic{} learnt for {} read from {}", cells().size(), cells().size() == 1 ? "y" : "ies",
+                 obj.describe(), o_.state_path);
+    return {};
+  }
+  // Set aside whole, never over an earlier one.
+  std::string aside = o_.state_path + ".unreadable";
+  for (int k = 1; std::filesystem::exists(aside, ec) && k <= 9; ++k) aside = fmt::format("{}.unreadable.{}", o_.state_path, k);
+  if (std::filesystem::exists(aside, ec) || std::rename(o_.state_path.c_str(), aside.c_str()) != 0) {
+    writable_ = false;
+    return why + "; could not be set aside: left alone, learning in memory, not writing it";
+  }
+  return why + "; set aside as " + aside + ", learning afresh";
 }
 
-Status Learner::save() {
-  if (o_.state_path.empty() || !loaded_) return {};
-  if (load_error_.find("not writing it") != std::string::npos)
-    return errorf(ErrorKind::kBusy, "{} could not be read or set aside: not overwriting it", o_.state_path);
-  nlohmann::json policies = nlohmann::json::object();
-  // Policies learnt under this objective before but not loaded now are kept.
-  if (file_.contains("objectives") && file_["objectives"].contains(objective_key_) &&
-      file_["objectives"][objective_key_].contains("policies"))
-    policies = file_["objectives"][objective_key_]["policies"];
-  for (const auto& [name, c] : cells_) policies[name] = cells_json(c);
-  file_["version"] = kStateVersion;
-  if (!file_.contains("objectives") || !file_["objectives"].is_object()) file_["objectives"] = nlohmann::json::object();
-  file_["objectives"][objective_key_] = {{"policies", policies}};
-  if (auto st = write_file_atomically(o_.state_path, file_.dump(1) + "\n", {.mode = 0600, .make_dir = true}); !st)
-    return st;
+void Learner::load_state(const Objective& obj) {
+  objective_key_ = obj.to_json().dump();
+  loaded_ = true;
+  if (o_.state_path.empty() || !all_.empty() || !load_error_.empty() || !writable_) {
+    cells();  // an objective new to it: its entry, empty
+    return;   // read once: a later objective's entry is in all_ (or starts afresh)
+  }
+  std::string why;
+  try {
+    why = read_state(obj);
+  } catch (const std::exception& e) {  // a type the checks above missed: the file is not usable
+    writable_ = false;
+    why = std::string("unusable (") + e.what() + "); left alone, learning in memory, not writing it";
+  }
+  if (!why.empty()) {
+    load_error_ = o_.state_path + ": " + why;
+    warn_once(load_error_);
+  }
+  cells();
+}
+
+void Learner::save() {
+  if (o_.state_path.empty() || !loaded_ || !writable_) return;
+  nlohmann::json objectives = nlohmann::json::object();
+  for (const auto& [key, policies] : all_) {
+    nlohmann::json pj = nlohmann::json::object();
+    for (const auto& [name, c] : policies) pj[name] = cells_json(c);
+    objectives[key] = {{"policies", pj}};
+  }
+  nlohmann::json doc = {{"format", kFormat}, {"version", kStateVersion}, {"objectives", objectives}};
+  {
+    std::lock_guard lk(wmu_);
+    pending_ = doc.dump(1) + "\n";
+    if (!writer_.joinable()) writer_ = std::thread([this] { writer_loop(); });
+  }
+  wcv_.notify_all();
   dirty_ = false;
   since_save_ = 0;
-  return {};
+}
+
+void Learner::writer_loop() {
+  std::unique_lock lk(wmu_);
+  while (true) {
+    wcv_.wait(lk, [&] { return stop_ || pending_.has_value(); });
+    if (!pending_) return;  // stopping, nothing left
+    std::string text = std::move(*pending_);
+    pending_.reset();
+    writing_ = true;
+    lk.unlock();
+    Status st = write_file_atomically(o_.state_path, text, {.mode = 0600, .make_dir = true});
+    lk.lock();
+    writing_ = false;
+    last_write_ = st;
+    wcv_.notify_all();
+  }
+}
+
+Status Learner::wait_saved() {
+  std::unique_lock lk(wmu_);
+  wcv_.wait(lk, [&] { return !pending_ && !writing_; });
+  return last_write_;
 }
 
 ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx) {
   ++windows_;
   if (!loaded_ || ctx.objective.to_json().dump() != objective_key_) {
-    if (loaded_ && dirty_)
-      if (auto st = save(); !st) spdlog::warn("learner: {}", st.error().message);
+    if (loaded_ && dirty_) save();
     load_state(ctx.objective);
   }
   credit(w, ctx);
-  if (dirty_ && ++since_save_ >= o_.save_every)
-    if (auto st = save(); !st) {
-      spdlog::warn("learner: {}", st.error().message);
-      since_save_ = 0;
-    }
+  if (dirty_ && ++since_save_ >= o_.save_every) {
+    save();
+    std::lock_guard lk(wmu_);
+    if (!last_write_) warn_once(last_write_.error().message);
+  }
+  // The load decided on: the application's, or its last figure while a window lacks it.
   last_load_ = load(w);
-  const size_t bin = last_bin_ = bin_of(last_load_);
+  if (w.app_requests_processing) last_app_load_ = last_load_;
+  else if (app_seen_) last_load_ = last_app_load_;
+  const size_t bin = last_bin_ = bin_of(last_load_);  // (last_load_ set above)
   if (ctx.slots.empty()) return {std::nullopt, "no filled slot"};
 
   auto est = [&](uint32_t slot) { return estimate(name_of(ctx, slot), bin); };
@@ -252,8 +329,8 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
       exploring_ = AKTS_SLOT_NONE;
     } else if (ran_slot_ == q && ran_ms_ > 0 && !ctx.objective.met(w)) {
       // The experiment's answer, attributable or not: this policy does not serve this load.
-      Cell& c = cells_[name_of(ctx, q)][explore_bin_];
-      c.missed += o_.min_evidence;
+      Cell& c = cells()[name_of(ctx, q)][explore_bin_];
+      c.missed += o_.min_evidence - (last_credit_missed_ ? 1 : 0);  // the window credit() counted is one of them
       cap_evidence(c, o_.max_evidence);
       dirty_ = true;
       exploring_ = AKTS_SLOT_NONE;
@@ -318,7 +395,10 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
       if (s.slot != ctx.running && !e.known && e.share > est(ctx.running).share) {
         exploring_ = s.slot;
         explore_bin_ = bin;
-        explore_left_ = 4 * o_.min_evidence;
+        // Long enough for a miss to show: a latency past the objective is seen only once it has passed it.
+        double period_ms = w.period_s > 0 ? w.period_s * 1e3 : 100;
+        explore_left_ = std::max<uint32_t>(
+            4 * o_.min_evidence, static_cast<uint32_t>(std::ceil((2 * ctx.objective.max_ms + 1000) / period_ms)));
         last_explore_ = windows_;
         ++explorations_;
         return {s.slot, fmt::format("explore {} at {}: batch share {:.2f} against {:.2f}, {:.0f} windows known",
@@ -331,7 +411,7 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
 
 nlohmann::json Learner::state() const {
   nlohmann::json policies = nlohmann::json::object();
-  for (const auto& [name, c] : cells_) {
+  for (const auto& [name, c] : cells()) {
     Estimate e = estimate(name, last_bin_);
     policies[name] = {{"windows_here", e.windows}, {"miss_rate_here", e.miss_rate}, {"good_here", e.good},
                       {"batch_share_here", e.share}};

@@ -3,10 +3,13 @@
 // batch work of those it expects to meet the objective at the present load,
 // and it learns that expectation from what it sees under each policy.
 //
-// The load of a window (load()): the application's requests in flight
-// (running + waiting) when the window has them, else the latency-critical
-// tasks running or waiting on average ((LC run + LC wait) / window). It is
-// binned on a log2 scale (bin_of(): [0, 0.5), [0.5, 1), [1, 2), [2, 4), ...).
+// The load of a window (load(), features.h): the application's requests in
+// flight (running + waiting) when the window has them, else the latency-
+// critical tasks running or waiting on average. It is binned on a log2 scale
+// (bin_of(): [0, 0.5), [0.5, 1), [1, 2), [2, 4), ...). Once a window has had
+// the application's figures, a window without them (a scrape the starved
+// server answered late) is credited to nothing and decided on the last
+// application load: the two loads are not one scale.
 //
 // Per policy (by name: slots move) and per load bin it counts windows that met
 // and missed the objective, and sums the batch share. Evidence is shared
@@ -17,9 +20,12 @@
 // a miss rate, (misses + 1/2) / (windows + 1), of at most miss_rate.
 //
 // A window is credited to the policy that ran all of it and long enough for
-// the objective's signal to be its own: a request latency (or a wait) of L ms
-// observed L ms after a switch began before it. What runs at the learner's
-// first window has run since before it: its windows count at once. A window with no sample of
+// the objective's signal to be its own: a latency of L ms whose end lies up to
+// S ms before the window's end began L + S ms before it, so it counts only
+// when the policy has run at least L + S ms (S: the window for pushed
+// latencies and waits, the time since the scrape before for a latency
+// histogram's; Window::app_latency_span_ms). What runs at the learner's first
+// window has run since before it: its windows count at once. A window with no sample of
 // the signal counts as met only at no load (nothing latency-critical waited);
 // elsewhere it counts toward the batch share only.
 //
@@ -33,26 +39,36 @@
 //     1/2), ties to more batch work; so an unknown beats a known miss.
 //   - exploring: when the present window met the objective and a policy with
 //     more batch work than the choice is unknown at this bin, it runs for up
-//     to min_evidence credited windows (4 min_evidence windows at most), and
+//     to min_evidence credited windows (at most 4 min_evidence windows, or
+//     twice the objective's ceiling plus a second if longer: a latency past
+//     the ceiling shows only once it has passed it), and
 //     back at its first miss, which counts as min_evidence misses at the load
 //     it began at, attributable or not: that is the experiment's answer, and
 //     one exploration of a load is enough. At most one per explore_every windows.
 //
 // Learnt state persists in a file of its own (LearnerOptions::state_path,
-// never the daemon's state file): per objective (its JSON), per policy name.
-// It is read at the first window (when the objective and the policies are
-// known), written every save_every windows with news and when the controller
-// goes; entries of other objectives and policies are kept. A file that fails
-// to parse is reported (state(), the log), set aside as PATH.unreadable, and
-// learning starts afresh; one that cannot be opened or set aside is reported
-// and never overwritten (learning goes on in memory).
+// never the daemon's state file: the config refuses that path, its lock and
+// selection files and the decision log): {"format": "akts learner state",
+// "version": 1, "objectives": {OBJECTIVE JSON: {"policies": {NAME: cells}}}}.
+// It is read at the first window (when the objective is known; at most 16 MiB)
+// and written, on a thread of its own (decide() never waits for a disk), every
+// save_every windows with news and when the controller goes; every objective's
+// and policy's entry is kept, checked and rewritten from what was read. A file
+// of this format that fails to load (a field of the wrong type, counts that
+// are not counts) is reported (state(), the log), set aside whole as
+// PATH.unreadable (.1 to .9 when taken), and learning starts afresh. A file
+// that is not of this format, cannot be read, or cannot be set aside is
+// reported and never written (learning goes on in memory).
 #pragma once
 
 #include <array>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "reasoning/controller.h"
 
@@ -82,7 +98,9 @@ class Learner : public Controller {
   };
 
   explicit Learner(LearnerOptions o = {});
-  ~Learner() override;
+  ~Learner() override;  // hands the last state to its writer and waits for the write
+  Learner(const Learner&) = delete;
+  Learner& operator=(const Learner&) = delete;
   std::string name() const override { return "learner"; }
   ControllerDecision decide(const Window& w, const ControllerContext& ctx) override;
   nlohmann::json state() const override;
@@ -90,22 +108,45 @@ class Learner : public Controller {
   static double load(const Window& w);
   static size_t bin_of(double load);
   Estimate estimate(const std::string& policy, size_t bin) const;
-  // Writes the state file now (a no-op without one); the error names the path.
-  Status save();
-  const std::map<std::string, Cells>& learnt() const { return cells_; }
+  // Hands the state to the writer (a no-op without a file, or one it must not write); wait_saved() waits for
+  // the write and returns its outcome, the error naming the path.
+  void save();
+  Status wait_saved();
+  const std::map<std::string, Cells>& learnt() const { return cells(); }
+
+  static constexpr const char* kFormat = "akts learner state";
+  static constexpr size_t kMaxFileBytes = 16 << 20;
 
  private:
   void load_state(const Objective& obj);
+  std::string read_state(const Objective& obj);  // "" when loaded (or no file); else why not
   void credit(const Window& w, const ControllerContext& ctx);
   std::string name_of(const ControllerContext& ctx, uint32_t slot) const;
+  std::map<std::string, Cells>& cells() { return all_[objective_key_]; }
+  const std::map<std::string, Cells>& cells() const;
+  void writer_loop();
+  void warn_once(const std::string& what);
 
   LearnerOptions o_;
-  std::map<std::string, Cells> cells_;   // the present objective's, by policy name
-  nlohmann::json file_ = nlohmann::json::object();  // the whole file: other objectives and policies kept
+  // Every objective's cells, by policy name; the present objective's under objective_key_.
+  std::map<std::string, std::map<std::string, Cells>> all_;
   std::string objective_key_;
   std::string load_error_;
+  bool writable_ = true;  // false: the file is not ours to write (not of our format, unreadable, not set aside)
   bool loaded_ = false, dirty_ = false;
   uint32_t since_save_ = 0;
+  std::string last_warning_;
+  // The writer: the latest snapshot to write, and the outcome of the last write.
+  std::thread writer_;
+  std::mutex wmu_;
+  std::condition_variable wcv_;
+  std::optional<std::string> pending_;
+  bool writing_ = false, stop_ = false;
+  Status last_write_;
+  // Application load: once seen, windows without it are not credited.
+  bool app_seen_ = false;
+  double last_app_load_ = 0;
+  bool last_credit_missed_ = false;
   // What ran: the slot, its policy, and for how long (ms) without a switch.
   uint32_t ran_slot_ = AKTS_SLOT_NONE;
   double ran_ms_ = 0;

@@ -2,6 +2,7 @@
 // HTTP question (cpp-httplib, no TLS).
 #include "reasoning/llm.h"
 
+
 #include <pthread.h>
 #include <signal.h>
 
@@ -15,6 +16,7 @@
 #include "common/interrupt.h"
 #include "common/parse.h"
 #include "common/text.h"
+#include "reasoning/features.h"
 
 namespace akts {
 namespace {
@@ -97,9 +99,10 @@ std::string build_llm_prompt(const Window& w, const ControllerContext& ctx) {
       p99 ? fmt::format("LC wait p99 {:.1f} ms", *p99) : std::string("LC wait p99 none (no LC wait ended)");
   now += fmt::format(", oldest LC wait {:.1f} ms", w.oldest_wait_ms[AKTS_CLASS_LC]);
   if (w.app_latency_p99_ms) now += fmt::format(", request latency p99 {:.1f} ms", *w.app_latency_p99_ms);
-  now += fmt::format(", batch CPU share {:.0f}%, CPU pressure {:.0f}%", 100 * w.batch_share(), 100 * w.cpu_pressure);
-  if (w.app_requests_processing) now += fmt::format(", requests in flight {:g}", *w.app_requests_processing);
+  now += fmt::format(", CPU pressure {:.0f}%", 100 * w.cpu_pressure);
   p += "Now: " + now + ".\n";
+  // What the learner decides on (features.h): the load and the objective's signal.
+  p += "Load: " + Features::of(w, ctx.objective).describe(ctx.objective) + ".\n";
   if (const SlotInfo* s = find_slot(ctx.slots, ctx.running))
     p += fmt::format("Running: slot {} ({}).\n", s->slot, one_line(s->name));
   else if (ctx.running == AKTS_SLOT_NONE)

@@ -87,11 +87,12 @@ Status parse_learner(const json& v, LearnerOptions& l) {
   for (const auto& [k, x] : v.items()) {
     std::string where = "controller.learner." + k;
     if (k == "miss_rate") {
-      auto n = number(x, where, 0.001, 0.5);
+      auto n = number(x, where, 0.01, 0.5);
       if (!n) return n.error();
       l.miss_rate = *n;
     } else if (k == "min_evidence" || k == "relax_after" || k == "explore_every" || k == "save_every") {
-      auto n = whole(x, where, 1, 100000);
+      // min_evidence stays well below the evidence a bin keeps (max_evidence, 400).
+      auto n = whole(x, where, 1, k == "min_evidence" ? 100 : 100000);
       if (!n) return n.error();
       (k == "min_evidence" ? l.min_evidence : k == "relax_after" ? l.relax_after
                                             : k == "explore_every" ? l.explore_every

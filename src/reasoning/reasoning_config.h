@@ -49,7 +49,12 @@ struct ControllerConfig {
   std::string detector_burst = "latency", detector_calm = "throughput";  // policy names or slots
   DetectorOptions detector;
   BanditOptions bandit;
-  LearnerOptions learner;
+  // The daemon's learner keeps what it learns across restarts by default ("state": "" keeps it in memory).
+  LearnerOptions learner = [] {
+    LearnerOptions o;
+    o.state_path = "/var/lib/akts/learner.json";
+    return o;
+  }();
   LlmOptions llm;
   std::string oracle_schedule;  // a file
 };

@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <random>
 #include <cmath>
 #include <condition_variable>
 #include <mutex>
@@ -158,6 +159,7 @@ std::vector<PhaseReport> summarize_phases(const std::vector<Phase>& phases, cons
     r.seconds = phases[k].seconds;
     r.concurrency = phases[k].concurrency;
     r.think = phases[k].think;
+    r.think_random = phases[k].think_random;
     std::vector<double> ttft, tpot, itl, e2el;
     uint64_t input = 0;
     bool input_known = true;
@@ -222,6 +224,7 @@ json PhaseReport::to_json() const {
             {"duration", seconds},
             {"max_concurrency", concurrency},
             {"think_ms", think.count()},
+            {"think", think_random ? "exponential" : "fixed"},
             {"completed", completed},
             {"failed", failed},
             {"total_output_tokens", total_output_tokens},
@@ -386,6 +389,7 @@ void Run::worker(uint32_t i) noexcept {
     // The name as written, not the address: a virtual host or an ingress routes by it.
     cli.set_default_headers({{"Host", fmt::format("{}:{}", u_.host, u_.port)}});
     SlotGuard guard{this, i};
+    std::mt19937_64 rng(o_.seed + i);
     std::unique_lock lk(mu_);
     slots_[i].cli = &cli;
     while (true) {
@@ -411,7 +415,12 @@ void Run::worker(uint32_t i) noexcept {
       lk.lock();
       records_.push_back(std::move(rec));
       // A pause before the next request: after a failure, and the phase's think time; the next phase ends it.
-      const auto pause = std::max(failed ? o_.failure_pause : std::chrono::milliseconds(0), o_.phases[p].think);
+      std::chrono::milliseconds think = o_.phases[p].think;
+      if (o_.phases[p].think_random && think.count() > 0) {
+        double drawn = std::exponential_distribution<double>(1.0 / static_cast<double>(think.count()))(rng);
+        think = std::chrono::milliseconds(static_cast<int64_t>(std::min(drawn, 3600e3)));
+      }
+      const auto pause = std::max(failed ? o_.failure_pause : std::chrono::milliseconds(0), think);
       if (pause.count() > 0) cv_.wait_for(lk, pause, [&] { return done_ || phase_ != static_cast<int>(p); });
     }
   } catch (const std::exception& e) {  // allocation only: this worker stops, the run goes on

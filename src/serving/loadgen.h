@@ -76,6 +76,9 @@ struct Phase {
   // the time, as interactive traffic between bursts does. The pause ends early
   // when the phase does, so the next phase's load starts on time.
   std::chrono::milliseconds think{0};
+  // The think time is drawn from an exponential distribution of that mean,
+  // per request: an idle user's next request comes as a Poisson process does.
+  bool think_random = false;
 };
 
 struct RequestRecord;
@@ -93,6 +96,7 @@ struct LoadOptions {
   std::string model;  // sent as "model" in the OpenAI form when set
   std::chrono::milliseconds request_timeout{30000};
   std::chrono::milliseconds failure_pause{100};  // a worker's pause after a failed request
+  uint64_t seed = 1;  // random think times: worker i draws from a generator seeded with seed + i
 
   // Called on the worker thread as each request ends (one call at a time),
   // e.g. to print its TTFT or push it to the daemon.
@@ -146,6 +150,7 @@ struct PhaseReport {
   double seconds = 0;
   uint32_t concurrency = 0;
   std::chrono::milliseconds think{0};
+  bool think_random = false;
   size_t completed = 0, failed = 0;
   uint64_t total_output_tokens = 0;            // completed requests only
   std::optional<uint64_t> total_input_tokens;  // when the server reported every completed request's

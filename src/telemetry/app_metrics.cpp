@@ -37,6 +37,7 @@ std::vector<AppMetricNames> make_presets() {
   sglang.prompt_tokens = "sglang:prompt_tokens_total";
   sglang.progress = "sglang:generation_tokens_total";
   sglang.latency_histogram = "sglang:time_to_first_token_seconds";
+  sglang.one_series_of = {{"tp_rank", "0"}};
 
   // TGI: its token figures are histograms observed when a request ends; their
   // _sum series are counters of the tokens of finished requests.
@@ -70,6 +71,16 @@ Error bad_key(std::string_view key, std::string_view why) {
   return errorf(ErrorKind::kInvalidArgument, "config: telemetry.metrics.{}: {}", key, why);
 }
 
+// A label name as the text format allows it: [a-zA-Z_][a-zA-Z0-9_]*.
+bool is_label_name(std::string_view s) {
+  if (s.empty() || s.size() > 100) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (!(std::isalpha(c) || c == '_' || (i > 0 && std::isdigit(c)))) return false;
+  }
+  return true;
+}
+
 // A metric name as the text format allows it: [a-zA-Z_:][a-zA-Z0-9_:]*.
 bool is_metric_name(std::string_view s) {
   if (s.empty() || s.size() > 200) return false;
@@ -86,7 +97,7 @@ nlohmann::json AppMetricNames::to_json() const {
   auto opt = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
   return {{"preset", preset},       {"running", running},   {"waiting", opt(waiting)},
           {"prompt_tokens", opt(prompt_tokens)}, {"progress", opt(progress)},
-          {"latency_histogram", opt(latency_histogram)}, {"labels", labels}};
+          {"latency_histogram", opt(latency_histogram)}, {"labels", labels}, {"one_series_of", one_series_of}};
 }
 
 const std::vector<AppMetricNames>& app_metric_presets() {
@@ -141,8 +152,11 @@ Result<AppMetricsChoice> parse_app_metrics_choice(const nlohmann::json& j) {
       c.names = *p;
     } else if (k == "labels") {
       if (!v.is_object()) return bad_key(k, "must be an object of label values such as {\"model_name\": \"m\"}");
-      for (const auto& [lk, lv] : v.items())
+      for (const auto& [lk, lv] : v.items()) {
+        if (!is_label_name(lk) || lk == "le" || lk == "quantile")
+          return bad_key(k, fmt::format("\"{}\" is not a label a series is chosen by", excerpt(lk)));
         if (!lv.is_string()) return bad_key(k, fmt::format("the value of \"{}\" must be a string", excerpt(lk)));
+      }
       c.overrides[k] = v;
     } else if (name_field(c.names, k)) {
       // An empty name turns an optional figure off; the running gauge is the one akts cannot do without.
@@ -156,8 +170,17 @@ Result<AppMetricsChoice> parse_app_metrics_choice(const nlohmann::json& j) {
       return bad_key(excerpt(k), fmt::format("unknown key (expected {})", keys));
     }
   }
-  // A running gauge named by hand is what to read: nothing is left to recognise.
-  if (c.overrides.contains("running")) c.recognise = false;
+  // A running gauge named by hand is what to read: nothing is left to recognise. The other names come from the
+  // preset whose running gauge it is (or the preset named), else only from what is named.
+  if (c.overrides.contains("running") && c.recognise) {
+    c.recognise = false;
+    AppMetricNames base;
+    base.preset = "custom";
+    base.running = base.waiting = base.prompt_tokens = base.progress = base.latency_histogram = "";
+    for (const auto& p : app_metric_presets())
+      if (p.running == c.overrides["running"].get<std::string>()) base = p;
+    c.names = base;
+  }
   c.names = apply_overrides(c.names, c.overrides);
   return c;
 }

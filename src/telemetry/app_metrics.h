@@ -32,8 +32,13 @@ struct AppMetricNames {
   // may name here knowingly), and latency must be pushed.
   std::string latency_histogram;
   // Only series carrying these labels count (a model_name on a server with
-  // several); empty: every series of a name, summed (engines, ranks).
+  // several); empty: every series of a name, summed (engines, data-parallel
+  // ranks). Not "le" or "quantile": those name a histogram's or a summary's parts.
   PromLabels labels;
+  // Series that repeat one figure across a label's values count at one value
+  // only, where the label is there: SGLang's tensor-parallel ranks run one
+  // batch ({"tp_rank": "0"}), so summing them would count it once per rank.
+  PromLabels one_series_of;
 
   nlohmann::json to_json() const;
 };
@@ -51,7 +56,10 @@ std::optional<AppMetricNames> recognise_app_metrics(const PromScrape& scrape);
 // "running": ..., "waiting": ..., "prompt_tokens": ..., "progress": ...,
 // "latency_histogram": ..., "labels": {"model_name": "..."}}, on top of `base`.
 // A name given by hand makes the preset "custom"; a key it does not know, an
-// empty running gauge or a label that is not a string is an error.
+// empty running gauge, a label name that is not one ([a-zA-Z_][a-zA-Z0-9_]*,
+// not "le" or "quantile") or a label value that is not a string is an error.
+// Naming the running gauge turns recognition off: the rest comes from the
+// preset whose running gauge it is, else stays empty unless named too.
 struct AppMetricsChoice {
   // "auto" (the default): the preset comes from the first scrape that carries
   // one's running gauge. Off when a preset is named or the running gauge is.

@@ -59,7 +59,8 @@ nanoseconds GuardParams::bound(uint32_t tasks_per_cpu, nanoseconds lateness, nan
 
 nanoseconds GuardParams::local_bound(uint32_t depth, nanoseconds lateness, nanoseconds tick) const {
   if (tick.count() <= 0) tick = std::chrono::milliseconds(10);
-  return max_wait + (depth + 2) * (period + lateness) + tick;
+  const bool holds = rescue_slice + tick + lateness <= period;
+  return max_wait + ((holds ? 1 : 2) * depth + 2) * (period + lateness) + tick;
 }
 
 nlohmann::json GuardParams::to_json() const {

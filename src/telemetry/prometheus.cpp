@@ -50,12 +50,40 @@ bool has_labels(const PromLabels& labels, const PromLabels& subset) {
   }
   return true;
 }
+
+// A sample sum() counts: its labels include `subset`, and none of `one_of` is there at another value.
+bool chosen(const PromLabels& labels, const PromLabels& subset, const PromLabels& one_of) {
+  if (!has_labels(labels, subset)) return false;
+  for (const auto& [k, v] : one_of) {
+    auto it = labels.find(k);
+    if (it != labels.end() && it->second != v) return false;
+  }
+  return true;
+}
+
+// A histogram's series, by its labels without "le": bucket bound -> cumulative count.
+std::map<PromLabels, std::map<double, double>> histogram_series(const PromScrape& s, std::string_view base,
+                                                               const PromLabels& subset, const PromLabels& one_of) {
+  const std::string bucket = std::string(base) + "_bucket";
+  std::map<PromLabels, std::map<double, double>> out;
+  for (const auto& x : s.samples) {
+    if (x.name != bucket || !chosen(x.labels, subset, one_of) || !std::isfinite(x.value) || x.value < 0) continue;
+    auto le = x.labels.find("le");
+    if (le == x.labels.end()) continue;
+    auto bound = parse_value(le->second);
+    if (!bound || std::isnan(*bound)) continue;
+    PromLabels key = x.labels;
+    key.erase("le");
+    out[key][*bound] = x.value;
+  }
+  return out;
+}
 }  // namespace
 
-std::optional<double> PromScrape::sum(std::string_view name, const PromLabels& subset) const {
+std::optional<double> PromScrape::sum(std::string_view name, const PromLabels& subset, const PromLabels& one_of) const {
   std::optional<double> total;
   for (const auto& s : samples)
-    if (s.name == name && has_labels(s.labels, subset)) total = total.value_or(0) + s.value;
+    if (s.name == name && chosen(s.labels, subset, one_of)) total = total.value_or(0) + s.value;
   return total;
 }
 
@@ -65,24 +93,13 @@ bool PromScrape::has(std::string_view name) const {
   return false;
 }
 
-std::optional<PromHistogram> PromScrape::histogram(std::string_view base, const PromLabels& subset) const {
-  const std::string bucket = std::string(base) + "_bucket", count = std::string(base) + "_count";
+std::optional<PromHistogram> PromScrape::histogram(std::string_view base, const PromLabels& subset,
+                                                   const PromLabels& one_of) const {
   PromHistogram h;
-  bool any = false;
-  for (const auto& s : samples) {
-    if (!has_labels(s.labels, subset) || !std::isfinite(s.value) || s.value < 0) continue;
-    if (s.name == bucket) {
-      auto le = s.labels.find("le");
-      if (le == s.labels.end()) continue;
-      auto bound = parse_value(le->second);
-      if (!bound || std::isnan(*bound)) continue;
-      h.buckets[*bound] += s.value;
-      any = true;
-    } else if (s.name == count) {
-      h.count += s.value;
-    }
-  }
-  if (!any || !h.buckets.contains(HUGE_VAL)) return std::nullopt;
+  for (const auto& [labels, buckets] : histogram_series(*this, base, subset, one_of))
+    for (const auto& [bound, count] : buckets) h.buckets[bound] += count;
+  if (!h.buckets.contains(HUGE_VAL)) return std::nullopt;
+  h.count = h.buckets.at(HUGE_VAL);
   return h;
 }
 
@@ -159,14 +176,50 @@ Result<PromScrape> parse_prometheus_text(std::string_view text) {
 }
 
 std::optional<double> counter_rate(const PromScrape& before, const PromScrape& after, std::string_view name,
-                                   double seconds, const PromLabels& subset) {
-  auto a = before.sum(name, subset), b = after.sum(name, subset);
-  if (!a || !b || seconds <= 0 || *b < *a || !std::isfinite(*a) || !std::isfinite(*b)) return std::nullopt;
-  return (*b - *a) / seconds;
+                                   double seconds, const PromLabels& subset, const PromLabels& one_of) {
+  if (!(seconds > 0)) return std::nullopt;
+  std::map<PromLabels, double> was;
+  for (const auto& s : before.samples)
+    if (s.name == name && chosen(s.labels, subset, one_of)) was[s.labels] = s.value;
+  std::optional<double> increase;
+  for (const auto& s : after.samples) {
+    if (s.name != name || !chosen(s.labels, subset, one_of)) continue;
+    auto it = was.find(s.labels);
+    if (it == was.end()) continue;  // a new series: its history is not this interval's
+    if (!std::isfinite(s.value) || !std::isfinite(it->second) || s.value < 0) return std::nullopt;
+    increase = increase.value_or(0) + (s.value >= it->second ? s.value - it->second : s.value);  // restarted
+  }
+  if (!increase) return std::nullopt;
+  return *increase / seconds;
+}
+
+std::optional<PromHistogram> histogram_increase(const PromScrape& before, const PromScrape& after,
+                                                std::string_view base, const PromLabels& subset,
+                                                const PromLabels& one_of) {
+  auto was = histogram_series(before, base, subset, one_of);
+  std::optional<PromHistogram> out;
+  for (const auto& [labels, buckets] : histogram_series(after, base, subset, one_of)) {
+    auto it = was.find(labels);
+    if (it == was.end() || !buckets.contains(HUGE_VAL)) continue;
+    PromHistogram a{it->second, 0}, b{buckets, 0};
+    auto d = histogram_delta(a, b);
+    if (!d) {
+      bool same_bounds = a.buckets.size() == b.buckets.size() &&
+                         std::equal(a.buckets.begin(), a.buckets.end(), b.buckets.begin(),
+                                    [](const auto& x, const auto& y) { return x.first == y.first; });
+      if (!same_bounds) continue;  // reconfigured: nothing comparable
+      d = b;                       // restarted: the new counts are the increase
+    }
+    if (!out) out = PromHistogram{};
+    for (const auto& [bound, count] : d->buckets) out->buckets[bound] += count;
+  }
+  if (!out || !out->buckets.contains(HUGE_VAL)) return std::nullopt;
+  out->count = out->buckets.at(HUGE_VAL);
+  return out;
 }
 
 std::optional<PromHistogram> histogram_delta(const PromHistogram& before, const PromHistogram& after) {
-  if (before.buckets.size() != after.buckets.size()) return std::nullopt;
+  if (before.buckets.empty() || before.buckets.size() != after.buckets.size()) return std::nullopt;
   PromHistogram d;
   for (auto a = before.buckets.begin(), b = after.buckets.begin(); a != before.buckets.end(); ++a, ++b) {
     if (a->first != b->first || b->second < a->second) return std::nullopt;
@@ -177,18 +230,31 @@ std::optional<PromHistogram> histogram_delta(const PromHistogram& before, const 
 }
 
 std::optional<double> histogram_quantile(const PromHistogram& h, double q) {
-  if (h.buckets.empty()) return std::nullopt;
-  double total = h.buckets.rbegin()->second;
+  bool finite = false;
+  for (const auto& [le, cum] : h.buckets) finite = finite || std::isfinite(le);
+  if (!finite || !h.buckets.contains(HUGE_VAL)) return std::nullopt;
+  // Cumulative counts made monotonic, as Prometheus does for buckets scraped at slightly different moments.
+  std::vector<std::pair<double, double>> b;
+  double run = 0;
+  for (const auto& [le, cum] : h.buckets) {
+    run = std::max(run, cum);
+    b.emplace_back(le, run);
+  }
+  double total = b.back().second;
   if (!(total > 0)) return std::nullopt;
   double rank = std::clamp(q, 0.0, 1.0) * total;
-  double lower = 0, below = 0, largest_finite = 0;
-  for (const auto& [le, cum] : h.buckets) {
+  double largest_finite = 0;
+  for (const auto& [le, cum] : b)
     if (std::isfinite(le)) largest_finite = le;
+  double lower = 0, below = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    const auto [le, cum] = b[i];
     if (cum >= rank && cum > below) {
       if (!std::isfinite(le)) return largest_finite;
+      if (i == 0 && le <= 0) return le;  // nothing below a first bound of 0 or less to interpolate from
       return lower + (le - lower) * (rank - below) / (cum - below);
     }
-    lower = std::isfinite(le) ? le : lower;
+    if (std::isfinite(le)) lower = le;
     below = cum;
   }
   return largest_finite;

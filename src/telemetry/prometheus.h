@@ -36,12 +36,15 @@ struct PromScrape {
   // The sample with this name and exactly these labels, if any.
   std::optional<double> value(std::string_view name, const PromLabels& labels = {}) const;
   // The sum over every sample of this name whose labels include `subset`
-  // (a server with several engines or ranks exports one series each);
-  // nullopt when none matches.
-  std::optional<double> sum(std::string_view name, const PromLabels& subset = {}) const;
-  // The histogram `base` (its base_bucket and base_count series), summed over
-  // the label sets that include `subset`; nullopt without a +Inf bucket.
-  std::optional<PromHistogram> histogram(std::string_view base, const PromLabels& subset = {}) const;
+  // (a server with several engines or ranks exports one series each),
+  // leaving out a sample that carries a label of `one_of` at another value
+  // (ranks that repeat one figure: SGLang's tensor-parallel ones); nullopt
+  // when none matches.
+  std::optional<double> sum(std::string_view name, const PromLabels& subset = {}, const PromLabels& one_of = {}) const;
+  // The histogram `base` (its base_bucket series), summed over the label sets
+  // chosen as sum() chooses them; nullopt without a +Inf bucket.
+  std::optional<PromHistogram> histogram(std::string_view base, const PromLabels& subset = {},
+                                         const PromLabels& one_of = {}) const;
   // Whether any sample has this name.
   bool has(std::string_view name) const;
 };
@@ -49,20 +52,29 @@ struct PromScrape {
 // Refuses a malformed line with its number; an empty text is an empty scrape.
 Result<PromScrape> parse_prometheus_text(std::string_view text);
 
-// A counter's rate per second between two scrapes (summed over the label
-// sets that include `subset`); nullopt when either lacks it, no time passed,
-// or it went backwards (the application restarted).
+// A counter's rate per second between two scrapes, series by series (as
+// sum() chooses them) and then summed, as Prometheus's rate() does: a series
+// that went backwards restarted, and its new value is its increase; a series
+// in only one scrape counts nothing. nullopt when no series is in both, no
+// time passed, or a value is not finite.
 std::optional<double> counter_rate(const PromScrape& before, const PromScrape& after, std::string_view name,
-                                   double seconds, const PromLabels& subset = {});
+                                   double seconds, const PromLabels& subset = {}, const PromLabels& one_of = {});
 
-// What a histogram observed between two scrapes: the bucket counts' deltas.
-// nullopt when a bucket went backwards (the application restarted) or the
-// buckets differ (the server was reconfigured).
+// What a histogram observed between two scrapes, series by series and then
+// summed (a series whose buckets went backwards restarted: its new counts are
+// its increase; one whose bucket bounds changed, or that is in one scrape
+// only, counts nothing). nullopt when no series is in both scrapes.
+std::optional<PromHistogram> histogram_increase(const PromScrape& before, const PromScrape& after,
+                                                std::string_view base, const PromLabels& subset = {},
+                                                const PromLabels& one_of = {});
+// The bucket deltas of one series between two readings: nullopt when a bucket
+// went backwards, the bounds differ, or either is empty.
 std::optional<PromHistogram> histogram_delta(const PromHistogram& before, const PromHistogram& after);
 // The q-th quantile (0..1) of a histogram as Prometheus's histogram_quantile
-// computes it: linear within the bucket the rank falls in (from 0 for the
-// first), and the largest finite bound when it falls in +Inf. nullopt when
-// the histogram is empty.
+// computes it: cumulative counts made monotonic, linear within the bucket the
+// rank falls in (from 0 for the first, unless its bound is 0 or less), and
+// the largest finite bound when it falls in +Inf. nullopt when the histogram
+// is empty or has no finite bound (Prometheus's NaN).
 std::optional<double> histogram_quantile(const PromHistogram& h, double q);
 
 }  // namespace akts

@@ -2,6 +2,7 @@
 #include "telemetry/sampler.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -97,6 +98,7 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
     Window w;
     w.seq = ++seq_;
     w.t_s = t_s;
+    w.unix_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     w.period_s = t_s - *prev_t_;
     w.cpus = std::max<uint32_t>(k->cpus, 1);
     Stats d = k->stats - prev_k_->stats;
@@ -108,6 +110,9 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
       w.run_ms[c] = static_cast<double>(d.run_ns[c]) / 1e6;
       w.wait_ms[c] = static_cast<double>(d.wait_ns[c]) / 1e6;
       w.rescues[c] = k->rescues[c] >= prev_k_->rescues[c] ? k->rescues[c] - prev_k_->rescues[c] : 0;
+      if (k->guard_runs > prev_k_->guard_runs && k->waiting_sum[c] >= prev_k_->waiting_sum[c])
+        w.tasks_waiting[c] = static_cast<double>(k->waiting_sum[c] - prev_k_->waiting_sum[c]) /
+                             static_cast<double>(k->guard_runs - prev_k_->guard_runs);
     }
     w.queued = k->queued.value_or(0);
     w.dispatches = d.total_entries();
@@ -120,22 +125,23 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
       w.cpu_pressure = pressure_share(*prev_h_.pressure, *h.pressure, w.period_s).value_or(0.0);
     if (h.cpu) w.runnable = h.cpu->procs_running;
     std::optional<PromHistogram> observed;  // the latency histogram's deltas since the last scrape
+    double observed_span_ms = 0;            // from the scrape before to the window's end
     if (names_ && app && app->age_s <= (app_max_age_s_ > 0 ? app_max_age_s_ : kAppMaxAgePeriods * w.period_s)) {
       const AppMetricNames& n = *names_;
       const PromScrape& m = app->metrics;
-      w.app_requests_processing = sane(m.sum(n.running, n.labels));
-      if (!n.waiting.empty()) w.app_requests_waiting = sane(m.sum(n.waiting, n.labels));
+      w.app_requests_processing = sane(m.sum(n.running, n.labels, n.one_series_of));
+      if (!n.waiting.empty()) w.app_requests_waiting = sane(m.sum(n.waiting, n.labels, n.one_series_of));
       double taken = t_s - app->age_s;
       if (prev_app_ && app->seq != prev_app_seq_ && taken > prev_app_t_) {
         double dt = taken - prev_app_t_;
         if (!n.prompt_tokens.empty())
-          w.app_prompt_tokens_per_s = sane(counter_rate(*prev_app_, m, n.prompt_tokens, dt, n.labels));
+          w.app_prompt_tokens_per_s =
+              sane(counter_rate(*prev_app_, m, n.prompt_tokens, dt, n.labels, n.one_series_of));
         if (!n.progress.empty())
-          w.app_decode_tokens_per_s = sane(counter_rate(*prev_app_, m, n.progress, dt, n.labels));
+          w.app_decode_tokens_per_s = sane(counter_rate(*prev_app_, m, n.progress, dt, n.labels, n.one_series_of));
         if (!n.latency_histogram.empty()) {
-          auto a = prev_app_->histogram(n.latency_histogram, n.labels);
-          auto b = m.histogram(n.latency_histogram, n.labels);
-          if (a && b) observed = histogram_delta(*a, *b);
+          observed = histogram_increase(*prev_app_, m, n.latency_histogram, n.labels, n.one_series_of);
+          observed_span_ms = (t_s - prev_app_t_) * 1e3;
         }
       }
     }
@@ -145,12 +151,14 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
       w.app_latency_p50_ms = quantile(pushed_ms, 0.50);
       w.app_latency_p99_ms = quantile(pushed_ms, 0.99);
       w.app_latency_from = "pushed";
+      w.app_latency_span_ms = w.period_s * 1e3;
     } else if (observed && observed->count >= 1) {
       w.app_latency_samples = static_cast<uint64_t>(std::llround(observed->count));
       auto ms = [](std::optional<double> s) { return s ? std::optional<double>(*s * 1e3) : std::nullopt; };
       w.app_latency_p50_ms = sane(ms(histogram_quantile(*observed, 0.50)));
       w.app_latency_p99_ms = sane(ms(histogram_quantile(*observed, 0.99)));
       w.app_latency_from = "histogram";
+      w.app_latency_span_ms = observed_span_ms;
     }
     out = w;
   }

@@ -24,6 +24,8 @@ struct KernelReading {
   Stats stats;                        // cumulative counters
   std::array<uint64_t, AKTS_NR_CLASSES> oldest_wait_ns{};  // the guard's last scan
   std::array<uint64_t, AKTS_NR_CLASSES> rescues{};         // cumulative
+  std::array<uint64_t, AKTS_NR_CLASSES> waiting_sum{};     // cumulative: tasks seen waiting, summed over firings
+  uint64_t guard_runs = 0;                                  // cumulative: the guard's firings
   std::optional<uint64_t> queued;     // tasks in the registered queues now
   uint32_t selected = AKTS_SLOT_NONE, effective = AKTS_SLOT_NONE;
   uint32_t cpus = 1;

@@ -52,10 +52,11 @@ json Window::to_json() const {
     classes[kClassKeys[c]] = {{"waits", waits[c]},         {"wait_p50_ms", opt(wait_p50_ms[c])},
                               {"wait_p99_ms", opt(wait_p99_ms[c])}, {"oldest_wait_ms", oldest_wait_ms[c]},
                               {"run_ms", run_ms[c]},       {"wait_ms", wait_ms[c]},
-                              {"rescues", rescues[c]}};
+                              {"tasks_waiting", opt(tasks_waiting[c])}, {"rescues", rescues[c]}};
   auto slot = [](uint32_t s) { return s == AKTS_SLOT_NONE ? json(nullptr) : json(s); };
   return {{"seq", seq},
           {"t_s", t_s},
+          {"unix_s", unix_s},
           {"period_s", period_s},
           {"cpus", cpus},
           {"classes", classes},
@@ -77,12 +78,14 @@ json Window::to_json() const {
             {"latency_samples", app_latency_samples},
             {"latency_p50_ms", opt(app_latency_p50_ms)},
             {"latency_p99_ms", opt(app_latency_p99_ms)},
-            {"latency_from", app_latency_from.empty() ? json(nullptr) : json(app_latency_from)}}}};
+            {"latency_from", app_latency_from.empty() ? json(nullptr) : json(app_latency_from)},
+            {"latency_span_ms", app_latency_span_ms}}}};
 }
 
 std::optional<Window> Window::from_json(const json& j) {
   if (!j.is_object()) return std::nullopt;
   Window w;
+  if (j.contains("unix_s") && !read_num(j, "unix_s", w.unix_s)) return std::nullopt;
   bool ok = read_num(j, "seq", w.seq) && read_num(j, "t_s", w.t_s) && read_num(j, "period_s", w.period_s) &&
             read_num(j, "cpus", w.cpus) && read_num(j, "queued", w.queued) &&
             read_num(j, "dispatches", w.dispatches) && read_num(j, "fallthrough", w.fallthrough) &&
@@ -110,7 +113,8 @@ std::optional<Window> Window::from_json(const json& j) {
       if (!k.is_object() || !read_num(k, "waits", w.waits[c]) || !read_opt(k, "wait_p50_ms", w.wait_p50_ms[c]) ||
           !read_opt(k, "wait_p99_ms", w.wait_p99_ms[c]) || !read_num(k, "oldest_wait_ms", w.oldest_wait_ms[c]) ||
           !read_num(k, "run_ms", w.run_ms[c]) || !read_num(k, "rescues", w.rescues[c]) ||
-          (k.contains("wait_ms") && !read_num(k, "wait_ms", w.wait_ms[c])))  // absent in older traces
+          (k.contains("wait_ms") && !read_num(k, "wait_ms", w.wait_ms[c])) ||  // absent in older traces
+          !read_opt(k, "tasks_waiting", w.tasks_waiting[c]))
         return std::nullopt;
     }
   }
@@ -123,6 +127,7 @@ std::optional<Window> Window::from_json(const json& j) {
         !read_num(a, "latency_samples", w.app_latency_samples) ||
         !read_opt(a, "latency_p50_ms", w.app_latency_p50_ms) || !read_opt(a, "latency_p99_ms", w.app_latency_p99_ms))
       return std::nullopt;
+    if (a.contains("latency_span_ms") && !read_num(a, "latency_span_ms", w.app_latency_span_ms)) return std::nullopt;
     if (a.contains("latency_from") && (a["latency_from"] == "pushed" || a["latency_from"] == "histogram"))
       w.app_latency_from = a["latency_from"].get<std::string>();
   }

@@ -18,6 +18,7 @@ namespace akts {
 struct Window {
   uint64_t seq = 0;     // 1 for the first window since the daemon started
   double t_s = 0;       // end of the window, seconds since the daemon started
+  double unix_s = 0;    // and by the wall clock (0: not known, as in older traces)
   double period_s = 0;  // its length
   uint32_t cpus = 1;    // online CPUs (batch share is of period_s * cpus)
 
@@ -28,6 +29,9 @@ struct Window {
   std::array<double, AKTS_NR_CLASSES> run_ms{};                // CPU time its tasks ran (at most a tick behind)
   std::array<double, AKTS_NR_CLASSES> wait_ms{};               // time its tasks waited (waits that ended in it)
   std::array<uint64_t, AKTS_NR_CLASSES> rescues{};             // bounded-wait rescues in the window
+  // Tasks waiting in the registered queues, on average at the guard's firings in the window (tasks, not
+  // time: threads waiting together count once each). nullopt: no firing in the window (or an older trace).
+  std::array<std::optional<double>, AKTS_NR_CLASSES> tasks_waiting;
   uint64_t queued = 0;                                         // tasks in the registered queues now
   uint64_t dispatches = 0;                                     // dispatcher entries in the window
   uint64_t fallthrough = 0;                                    // of which ran the built-in default
@@ -50,6 +54,9 @@ struct Window {
   uint64_t app_latency_samples = 0;
   std::optional<double> app_latency_p50_ms, app_latency_p99_ms;
   std::string app_latency_from;  // "pushed", "histogram", or "" with no samples
+  // How far before the window's end those latencies may have ended: the window for pushed ones (pushed as
+  // they are measured), the time since the scrape before for a histogram's. 0 with no samples.
+  double app_latency_span_ms = 0;
 
   // The share of the window's CPU time best-effort tasks ran (0..1).
   double batch_share() const;

@@ -69,6 +69,7 @@ TESTS=(
 	params              # live parameters: listed, bad values refused, a slice change takes effect
 	policies            # fifo, rr, ljf, wfair, wrr, share, srpt: each one's behaviour measured; switches through private queues
 	reasoning           # the detector switches into latency during a real burst and back after it
+	learner             # the learner resumes from its own state file after a SIGKILL mid-trace
 	llm                 # the llm controller against llama-server with a random model: inert on noise
 	serving             # a smoke run of the serving experiment: each kind of arm's plumbing, not its figures
 	matrix              # a smoke run of the policy x workload matrix (four rows); an ejected peer's workload kept out of it

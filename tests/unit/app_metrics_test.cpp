@@ -180,7 +180,7 @@ TEST(AppMetrics, EveryPresetReadsItsServersExposition) {
   std::vector<Case> cases = {
       {"llama-server", kLlamaServerText, 2, 1, 3.21457e6, 8103},
       {"vllm", vllm_text(3, 5, 2, 8.128902e6, 27453, kVllmTtftNone), 8, 2, 8.128902e6, 27453},
-      {"sglang", kSglangText, 24, 3, 1.2345678e7, 987654},
+      {"sglang", kSglangText, 12, 3, 1.2345678e7, 987654},  // two tensor-parallel ranks run one batch of 12
       {"tgi", kTgiText, 4, 7, 201345, 98211},
   };
   for (const auto& c : cases) {
@@ -192,10 +192,10 @@ TEST(AppMetrics, EveryPresetReadsItsServersExposition) {
     auto named = app_metric_preset(c.preset);
     ASSERT_TRUE(named);
     // Summed over engines (vLLM) and tensor-parallel ranks (SGLang).
-    EXPECT_EQ(s.sum(named->running, named->labels), c.running);
-    EXPECT_EQ(s.sum(named->waiting, named->labels), c.waiting);
-    EXPECT_EQ(s.sum(named->prompt_tokens, named->labels), c.prompt);
-    EXPECT_EQ(s.sum(named->progress, named->labels), c.progress);
+    EXPECT_EQ(s.sum(named->running, named->labels, named->one_series_of), c.running);
+    EXPECT_EQ(s.sum(named->waiting, named->labels, named->one_series_of), c.waiting);
+    EXPECT_EQ(s.sum(named->prompt_tokens, named->labels, named->one_series_of), c.prompt);
+    EXPECT_EQ(s.sum(named->progress, named->labels, named->one_series_of), c.progress);
   }
   // The counters' _created twins are never taken for them, and vLLM's and SGLang's TTFT histograms read.
   PromScrape v = scrape_of(vllm_text(1, 0, 0, 10, 20, kVllmTtftNone));
@@ -229,6 +229,35 @@ x_bucket{le="+Inf",model_name="b"} 4
   EXPECT_EQ(s.histogram("x", {{"model_name", "a"}})->buckets.at(HUGE_VAL), 3);
 }
 
+TEST(AppMetrics, IncreasesGoSeriesBySeriesSoOneEnginesRestartIsNotHidden) {
+  // Engine 1 restarted (200 -> 30) while engine 0 grew by 100: the increase is 100 + 30, not 100 - 170.
+  PromScrape a = scrape_of("c_total{engine=\"0\"} 1000\nc_total{engine=\"1\"} 200\n");
+  PromScrape b = scrape_of("c_total{engine=\"0\"} 1100\nc_total{engine=\"1\"} 30\nc_total{engine=\"2\"} 5000\n");
+  EXPECT_DOUBLE_EQ(*counter_rate(a, b, "c_total", 2.0), 65);  // engine 2 is new: its history is not this interval's
+  EXPECT_FALSE(counter_rate(a, b, "c_total", 0));
+  EXPECT_FALSE(counter_rate(a, b, "other_total", 1));
+  // Histograms too: a restarted series counts its new buckets; one reconfigured counts nothing.
+  PromScrape h0 = scrape_of(R"(t_bucket{engine="0",le="1"} 10
+t_bucket{engine="0",le="+Inf"} 12
+t_bucket{engine="1",le="1"} 50
+t_bucket{engine="1",le="+Inf"} 60
+t_bucket{engine="2",le="1"} 5
+t_bucket{engine="2",le="+Inf"} 5
+)");
+  PromScrape h1 = scrape_of(R"(t_bucket{engine="0",le="1"} 15
+t_bucket{engine="0",le="+Inf"} 20
+t_bucket{engine="1",le="1"} 2
+t_bucket{engine="1",le="+Inf"} 3
+t_bucket{engine="2",le="2"} 9
+t_bucket{engine="2",le="+Inf"} 9
+)");
+  auto inc = histogram_increase(h0, h1, "t");
+  ASSERT_TRUE(inc);
+  EXPECT_EQ(inc->buckets.at(1.0), 5 + 2);
+  EXPECT_EQ(inc->count, 8 + 3);
+  EXPECT_FALSE(histogram_increase(h0, h1, "none"));
+}
+
 TEST(AppMetrics, HistogramQuantilesAsPrometheusComputesThem) {
   PromHistogram h;
   h.buckets = {{0.1, 10}, {0.5, 60}, {1.0, 100}, {HUGE_VAL, 100}};
@@ -238,6 +267,13 @@ TEST(AppMetrics, HistogramQuantilesAsPrometheusComputesThem) {
   h.buckets[HUGE_VAL] = 200;  // half above the largest bound: the largest finite bound
   EXPECT_EQ(*histogram_quantile(h, 0.99), 1.0);
   EXPECT_FALSE(histogram_quantile(PromHistogram{}, 0.5));
+  PromHistogram only_inf;  // no finite bound: Prometheus's NaN, not a latency of 0
+  only_inf.buckets = {{HUGE_VAL, 10}};
+  EXPECT_FALSE(histogram_quantile(only_inf, 0.5));
+  PromHistogram dip;  // buckets scraped a moment apart: made monotonic
+  dip.buckets = {{0.1, 10}, {0.5, 8}, {1.0, 20}, {HUGE_VAL, 20}};
+  EXPECT_NEAR(*histogram_quantile(dip, 0.5), 0.1, 1e-9);  // 10 of 20 at or below 0.1 (not 8 at 0.5)
+  EXPECT_FALSE(histogram_delta(PromHistogram{}, PromHistogram{}));
   PromHistogram empty;
   empty.buckets = {{1.0, 0}, {HUGE_VAL, 0}};
   EXPECT_FALSE(histogram_quantile(empty, 0.5));
@@ -263,8 +299,8 @@ TEST(AppMetrics, AVllmTtftHistogramFeedsTheObjectivesLatencySignal) {
                                   {{"0.001", 0}, {"0.1", 40}, {"0.25", 90}, {"0.5", 90}, {"1.0", 100}, {"2.5", 100},
                                    {"+Inf", 100}}));
   Sampler sampler;  // "auto"
+  EXPECT_FALSE(sampler.app_metrics());  // nothing recognised before a scrape
   ASSERT_TRUE(sampler.sample(0.0, src));
-  EXPECT_FALSE(sampler.app_metrics() && sampler.app_metrics()->preset != "vllm");
   auto w = sampler.sample(1.0, src);
   ASSERT_TRUE(w && *w);
   ASSERT_TRUE(sampler.app_metrics());
@@ -276,6 +312,7 @@ TEST(AppMetrics, AVllmTtftHistogramFeedsTheObjectivesLatencySignal) {
   EXPECT_NEAR(*win.app_decode_tokens_per_s, 400, 1e-6);
   EXPECT_EQ(win.app_latency_samples, 100u);
   EXPECT_EQ(win.app_latency_from, "histogram");
+  EXPECT_DOUBLE_EQ(win.app_latency_span_ms, 1000);  // since the scrape before: the first tokens came within it
   EXPECT_NEAR(*win.app_latency_p50_ms, 100 + 150 * 10.0 / 50.0, 1e-6);  // rank 50 within (0.1, 0.25]
   EXPECT_NEAR(*win.app_latency_p99_ms, 500 + 500 * 9.0 / 10.0, 1e-6);   // rank 99 within (0.5, 1.0]
   // The objective reads it as request latency: 950 ms is over 800 ms, under 1 s.
@@ -334,7 +371,7 @@ TEST(AppMetrics, AutoWaitsForARecognisableScrapeAndANamedPresetReadsAtOnce) {
   ASSERT_TRUE(named.sample(0.0, s2));
   auto w = named.sample(1.0, s2);
   ASSERT_TRUE(w && *w);
-  EXPECT_EQ((*w)->app_requests_processing, 24);
+  EXPECT_EQ((*w)->app_requests_processing, 12);
 }
 
 TEST(AppMetrics, TheConfigsMetricsObjectIsCheckedKeyByKey) {
@@ -348,6 +385,10 @@ TEST(AppMetrics, TheConfigsMetricsObjectIsCheckedKeyByKey) {
   ASSERT_TRUE(custom);
   EXPECT_FALSE(custom->recognise);  // a running gauge named by hand is what to read
   EXPECT_EQ(custom->names.running, "my_server:inflight");
+  EXPECT_EQ(custom->names.prompt_tokens, "");  // not llama-server's: an unknown server's other names are not guessed
+  auto vllm_running = parse_app_metrics_choice({{"running", "vllm:num_requests_running"}});
+  ASSERT_TRUE(vllm_running);
+  EXPECT_EQ(vllm_running->names.latency_histogram, "vllm:time_to_first_token_seconds");  // vLLM's, not llama's
   // Auto keeps names given by hand over whatever it recognises.
   auto over = parse_app_metrics_choice({{"labels", {{"model_name", "a"}}}, {"waiting", ""}});
   ASSERT_TRUE(over);
@@ -360,6 +401,8 @@ TEST(AppMetrics, TheConfigsMetricsObjectIsCheckedKeyByKey) {
        {nlohmann::json("vllm"), nlohmann::json{{"preset", "triton"}}, nlohmann::json{{"preset", 3}},
         nlohmann::json{{"running", ""}}, nlohmann::json{{"running", "not a name"}}, nlohmann::json{{"waiting", 5}},
         nlohmann::json{{"labels", {{"model_name", 1}}}}, nlohmann::json{{"labels", "a"}},
+        nlohmann::json{{"labels", {{"le", "1"}}}}, nlohmann::json{{"labels", {{"quantile", "0.5"}}}},
+        nlohmann::json{{"labels", {{"a-b", "1"}}}},
         nlohmann::json{{"ttft", "x"}}}) {
     auto r = parse_app_metrics_choice(bad);
     EXPECT_FALSE(r) << bad.dump();

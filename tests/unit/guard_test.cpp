@@ -58,6 +58,9 @@ TEST(Guard, BoundIsTheContractsFormula) {
   // A task two deep in a local DSQ a policy fills: W + 4 (P + J) + a tick.
   EXPECT_EQ(g.local_bound(2, 1ms, 4ms), 288ms);
   EXPECT_EQ(g.local_bound(2, 1ms, 0ms), 294ms);
+  // Past R + tick + J <= P a firing may find the next run short of R: a period more per kick.
+  g.rescue_slice = 18ms;
+  EXPECT_EQ(g.local_bound(2, 1ms, 4ms), 200ms + 6 * 21ms + 4ms);
 }
 
 TEST(Guard, LongestWaitIsTheMaximumOverCpusWithItsPid) {

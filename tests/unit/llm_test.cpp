@@ -116,6 +116,7 @@ TEST(LlmPrompt, ShortWithTheObjectiveTheFiguresAndEverySlot) {
   w.oldest_wait_ms[AKTS_CLASS_LC] = 4;
   w.cpu_pressure = 0.25;
   w.app_requests_processing = 3;
+  w.app_requests_waiting = 2;
   auto ctx = context(1);
   std::string p = build_llm_prompt(w, ctx);
   EXPECT_NE(p.find(ctx.objective.describe()), std::string::npos) << p;
@@ -123,14 +124,16 @@ TEST(LlmPrompt, ShortWithTheObjectiveTheFiguresAndEverySlot) {
   EXPECT_NE(p.find("oldest LC wait 4.0 ms"), std::string::npos) << p;
   EXPECT_NE(p.find("batch CPU share"), std::string::npos) << p;
   EXPECT_NE(p.find("CPU pressure 25%"), std::string::npos) << p;
-  EXPECT_NE(p.find("requests in flight 3"), std::string::npos) << p;
+  // The learner's features (features.h): the load it bins on, and the objective's signal.
+  EXPECT_NE(p.find("Load: load 5 (requests running 3, waiting 2)"), std::string::npos) << p;
+  EXPECT_NE(p.find("objective signal 31.5 ms of 20 ms (missed)"), std::string::npos) << p;
   EXPECT_NE(p.find("Running: slot 1 (throughput)"), std::string::npos) << p;
   EXPECT_NE(p.find("\n0: latency - short slices, LC first (pick when LC work waits)\n"), std::string::npos) << p;
   EXPECT_NE(p.find("\n1: throughput - long slices, batch first (pick when nothing latency-critical waits)\n"),
             std::string::npos)
       << p;
   EXPECT_TRUE(p.ends_with("Answer with the slot number only.\nSlot:")) << p;
-  EXPECT_LT(p.size(), 800u) << p;
+  EXPECT_LT(p.size(), 1000u) << p;
 
   // No LC wait, no application, the built-in default running; a policy's text stays on its line.
   Window quiet;
@@ -138,7 +141,8 @@ TEST(LlmPrompt, ShortWithTheObjectiveTheFiguresAndEverySlot) {
   ctx2.slots[0].summary = "two\nlines";
   std::string q = build_llm_prompt(quiet, ctx2);
   EXPECT_NE(q.find("LC wait p99 none"), std::string::npos) << q;
-  EXPECT_EQ(q.find("requests in flight"), std::string::npos) << q;
+  EXPECT_EQ(q.find("requests running"), std::string::npos) << q;
+  EXPECT_NE(q.find("(LC tasks running or waiting)"), std::string::npos) << q;
   EXPECT_NE(q.find("Running: the built-in default"), std::string::npos) << q;
   EXPECT_NE(q.find("0: latency - two lines"), std::string::npos) << q;
 }

@@ -427,6 +427,35 @@ TEST(Loadgen, ThinkTimeSpacesAWorkersRequestsAndEndsWithItsPhase) {
   EXPECT_EQ(r->to_json()["phases"][1]["think_ms"], 300);
 }
 
+TEST(Loadgen, ARandomThinkTimeIsDrawnPerRequest) {
+  FakeServer srv(FakeServer::Mode::kLlama, 5, 5, 1);
+  Phase p{"random", kUntilCanceledS, 1};
+  p.think = 40ms;
+  p.think_random = true;
+  auto o = options(srv.url(), {p});
+  std::atomic<bool> cancel{false};
+  o.cancel = &cancel;
+  std::atomic<int> done{0};
+  o.on_request = [&](const RequestRecord&) {
+    if (++done >= 25) cancel = true;
+  };
+  auto r = run_load(o);
+  ASSERT_TRUE(r) << r.error().to_string();
+  std::vector<double> gaps;  // from one request's end to the next one's start: the think time drawn
+  const RequestRecord* prev = nullptr;
+  for (const auto& q : r->requests) {
+    if (prev && q.ok && prev->ok) gaps.push_back(q.start_s - (prev->start_s + prev->e2el_ms / 1e3));
+    prev = &q;
+  }
+  ASSERT_GE(gaps.size(), 15u);
+  // Exponential draws of mean 40 ms: some far shorter than the mean, some far longer (a fixed think: all 40 ms).
+  size_t short_ = std::count_if(gaps.begin(), gaps.end(), [](double g) { return g < 0.020; });
+  size_t long_ = std::count_if(gaps.begin(), gaps.end(), [](double g) { return g > 0.050; });
+  EXPECT_GE(short_, 2u);
+  EXPECT_GE(long_, 1u);
+  EXPECT_EQ(r->to_json()["phases"][0]["think"], "exponential");
+}
+
 TEST(Loadgen, AServerAnswering500GivesFailedRequests) {
   FakeServer srv(FakeServer::Mode::kStatus500);
   auto o = options(srv.url(), {{"steady", 0.3, 2}});

@@ -1,0 +1,331 @@
+#!/usr/bin/env python3
+"""The controllers' evaluation (serving/controllers.sh's directory): a table per load and controller, the targets
+against the best static policy, and the learner's regret against the oracle cycle by cycle, with a plot.
+
+    evaluate.py OUT [--json] [--markdown FILE] [--plot FILE]
+
+Figures per run (from load.json, batch.tsv and arm.json, read by report.py's read_run):
+  objective met   the share of 1 s windows (by first-token time) whose TTFT p99 is within the objective; a
+                  window with no first token counts as met, as the daemon counts it. 1 s, not the daemon's
+                  100 ms: on this emulated node a first token takes seconds, and a 100 ms window rarely holds one.
+  batch           the antagonists' CPU seconds over the load's phases.
+  busy TTFT p50   the median TTFT of the requests sent in busy phases (more than one user).
+  switches        the policy switches a controller applied during the load.
+Targets (issue 29), on each load, against the best static policy that meets the objective on it (the static arm
+that missed the fewest windows, then the one with more batch work): the controller misses no more windows than
+it, plus 2 per regime change (a change of the number of users); its batch work is at least 97% of its.
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report  # noqa: E402
+
+STATIC = ("latency", "throughput")
+CONTROLLERS = ("oracle", "detector", "bandit", "learner")
+WINDOW_S = 1.0
+
+
+def users(phase):
+    return int(report.num(phase.get("max_concurrency")) or 0)
+
+
+def windows(r, objective_ms):
+    """(met, total) 1 s windows over the load's phases, by first-token time."""
+    end = r["bounds"][-1]
+    n = max(1, int(math.ceil(end / WINDOW_S)))
+    worst = [None] * n
+    samples = [[] for _ in range(n)]
+    for q in r["requests"]:
+        if q.get("ok") is not True:
+            continue
+        start, ttft = report.num(q.get("start_s")), report.num(q.get("ttft_ms"))
+        if start is None or not ttft:
+            continue
+        k = int((start + ttft / 1000.0) // WINDOW_S)
+        if 0 <= k < n:
+            samples[k].append(ttft)
+    met = 0
+    for s in samples:
+        if not s:
+            met += 1
+            continue
+        s.sort()
+        p99 = s[min(len(s) - 1, int(math.ceil(0.99 * len(s))) - 1)]
+        met += p99 <= objective_ms
+    return met, n
+
+
+def busy_ttft(r):
+    busy = {i for i, p in enumerate(r["phases"]) if users(p) > 1}
+    t = [report.num(q.get("ttft_ms")) for q in r["requests"]
+         if q.get("ok") is True and isinstance(q.get("phase"), int) and q["phase"] in busy]
+    t = [x for x in t if x]
+    return statistics.median(t) if t else None
+
+
+def regime_changes(phases):
+    return sum(1 for a, b in zip(phases, phases[1:]) if users(a) != users(b))
+
+
+def cycles(r):
+    """Per (steady, burst) pair: batch CPU s over the pair, burst TTFT p50 and its std."""
+    out = []
+    ph = r["phases"]
+    for k in range(0, len(ph) - 1, 2):
+        if users(ph[k + 1]) <= 1:
+            continue
+        t0, t1 = r["bounds"][k], r["bounds"][k + 2]
+        batch = None
+        if r["batch"] and r["started"] is not None:
+            a = report.interpolate(r["batch"], r["started"] + t0)
+            b = report.interpolate(r["batch"], r["started"] + t1)
+            batch = b - a if a is not None and b is not None else None
+        t = [report.num(q.get("ttft_ms")) for q in r["requests"] if q.get("ok") is True and q.get("phase") == k + 1]
+        t = [x for x in t if x]
+        out.append({"cycle": len(out) + 1, "batch_cpu_s": batch,
+                    "burst_ttft_p50": statistics.median(t) if t else None,
+                    "burst_ttft_std": statistics.pstdev(t) if len(t) > 1 else None})
+    return out
+
+
+def lc_demand(r):
+    """Per regime (steady: at most one user; busy: more), the windows' LC demand under this run's policy, both ways:
+    "time" (LC run + LC time waited, share of the CPUs: the detector's old figure) and "tasks" (LC run share + LC
+    tasks waiting per CPU at the guard's firings: its figure now). None without telemetry.jsonl or wall times."""
+    path = os.path.join(r["dir"], "telemetry.jsonl")
+    if not os.path.exists(path) or r["started"] is None:
+        return None
+    out = {}
+    for line in open(path, errors="replace"):
+        try:
+            w = json.loads(line)
+        except ValueError:
+            continue
+        t, period, cpus = report.num(w.get("unix_s")), report.num(w.get("period_s")), report.num(w.get("cpus")) or 1
+        lc = (w.get("classes") or {}).get("lc") or {}
+        if not t or not period:
+            continue
+        rel = t - r["started"]
+        k = next((i for i in range(len(r["phases"])) if r["bounds"][i] <= rel < r["bounds"][i + 1]), None)
+        if k is None:
+            continue
+        regime = "busy" if users(r["phases"][k]) > 1 else "steady"
+        cap = period * 1000 * cpus
+        run, waited, tasks = report.num(lc.get("run_ms")) or 0, report.num(lc.get("wait_ms")) or 0, report.num(lc.get("tasks_waiting"))
+        d = out.setdefault(regime, {"time": [], "tasks": []})
+        d["time"].append((run + waited) / cap)
+        if tasks is not None:
+            d["tasks"].append(run / cap + tasks / cpus)
+    return out
+
+
+def quantiles(v):
+    if not v:
+        return None
+    v = sorted(v)
+    return {"median": statistics.median(v), "p90": v[min(len(v) - 1, int(0.9 * len(v)))], "max": v[-1], "n": len(v)}
+
+
+def load_dir(d):
+    meta = report.read_json(os.path.join(d, "meta.json")) if os.path.exists(os.path.join(d, "meta.json")) else {}
+    objective_ms = report.parse_duration_ms(meta.get("objective_max", "6s")) or 6000
+    runs, notes = {}, []
+    for name in sorted(os.listdir(d)):
+        p = os.path.join(d, name)
+        if not os.path.isdir(p) or "-" not in name:
+            continue
+        arm, run = name.rsplit("-", 1)
+        if not run.isdigit():
+            continue
+        try:
+            r = report.read_run(p, arm, int(run), meta, notes)
+        except report.Incomplete as e:
+            notes.append((str(e), name))
+            continue
+        met, n = windows(r, objective_ms)
+        r["lc_demand"] = lc_demand(r)
+        r["eval"] = {"met": met, "windows": n, "met_share": met / n, "missed": n - met,
+                     "batch_cpu_s": r["metrics"].get("batch_cpu_s"), "busy_ttft_p50": busy_ttft(r),
+                     "switches": r["metrics"].get("switches", 0 if arm in STATIC else None), "cycles": cycles(r)}
+        runs.setdefault(arm, []).append(r)
+    return meta, objective_ms, runs, notes
+
+
+def mean(rs, key):
+    v = [r["eval"][key] for r in rs if r["eval"].get(key) is not None]
+    return statistics.mean(v) if v else None
+
+
+def evaluate(out):
+    loads = {}
+    for load in sorted(os.listdir(out)):
+        d = os.path.join(out, load)
+        if not os.path.isdir(d) or not os.path.exists(os.path.join(d, "meta.json")):
+            continue
+        meta, objective_ms, runs, notes = load_dir(d)
+        some = next(iter(runs.values()), [None])[0]
+        changes = regime_changes(some["phases"]) if some else 0
+        arms = {a: {k: mean(rs, k) for k in ("met_share", "missed", "batch_cpu_s", "busy_ttft_p50", "switches")}
+                for a, rs in runs.items()}
+        for a in arms:
+            arms[a]["runs"] = len(runs[a])
+        # The best static policy that meets the objective on this load: the fewest missed windows, then the most
+        # batch work.
+        statics = [a for a in STATIC if a in arms and arms[a]["missed"] is not None]
+        best = None
+        if statics:
+            fewest = min(arms[a]["missed"] for a in statics)
+            best = max((a for a in statics if arms[a]["missed"] == fewest), key=lambda a: arms[a]["batch_cpu_s"] or 0)
+        for a in arms:
+            if a in STATIC or best is None:
+                continue
+            b = arms[best]
+            ok_miss = arms[a]["missed"] is not None and arms[a]["missed"] <= b["missed"] + 2 * changes
+            ratio = (arms[a]["batch_cpu_s"] / b["batch_cpu_s"]) if arms[a]["batch_cpu_s"] and b["batch_cpu_s"] else None
+            arms[a]["vs_best_static"] = {"static": best, "missed_ok": ok_miss, "batch_ratio": ratio,
+                                         "batch_ok": ratio is not None and ratio >= 0.97}
+        demand = {}
+        for a in ("latency", "throughput"):
+            for r in runs.get(a, []):
+                for regime, d in (r.get("lc_demand") or {}).items():
+                    for way in ("time", "tasks"):
+                        demand.setdefault(a, {}).setdefault(regime, {}).setdefault(way, []).extend(d[way])
+        demand = {a: {g: {w: quantiles(v) for w, v in ways.items()} for g, ways in x.items()} for a, x in demand.items()}
+        entry = {"phases": meta.get("phases"), "objective_ms": objective_ms, "regime_changes": changes,
+                 "lc_demand": demand,
+                 "best_static": best, "arms": arms, "notes": [f"{n}: {w}" for w, n in notes]}
+        if "oracle" in runs and "learner" in runs:
+            o, l = runs["oracle"][0]["eval"]["cycles"], runs["learner"][0]["eval"]["cycles"]
+            reg = []
+            for co, cl in zip(o, l):
+                reg.append({"cycle": co["cycle"], "oracle_batch": co["batch_cpu_s"], "learner_batch": cl["batch_cpu_s"],
+                            "batch_regret": (co["batch_cpu_s"] - cl["batch_cpu_s"])
+                            if co["batch_cpu_s"] is not None and cl["batch_cpu_s"] is not None else None,
+                            "oracle_ttft_p50": co["burst_ttft_p50"], "oracle_ttft_std": co["burst_ttft_std"],
+                            "learner_ttft_p50": cl["burst_ttft_p50"]})
+            entry["cycles"] = reg
+        loads[load] = entry
+    return loads
+
+
+def fmt(x, spec="{:.0f}"):
+    return "-" if x is None else spec.format(x)
+
+
+def markdown(loads):
+    lines = ["| load | arm | objective met (windows) | batch (CPU s) | busy TTFT p50 (ms) | switches | vs best static |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    order = list(STATIC) + list(CONTROLLERS)
+    for load, e in loads.items():
+        for a in sorted(e["arms"], key=lambda a: order.index(a) if a in order else 99):
+            s = e["arms"][a]
+            v = s.get("vs_best_static")
+            vs = "" if a in STATIC else "-" if not v else "{}: misses {}, batch {} ({})".format(
+                v["static"], "ok" if v["missed_ok"] else "OVER", fmt(v["batch_ratio"], "{:.0%}"),
+                "ok" if v["batch_ok"] else "SHORT")
+            if a == e["best_static"]:
+                vs = "best static"
+            lines.append("| {} | {} | {} | {} | {} | {} | {} |".format(
+                load, a, fmt(s["met_share"], "{:.0%}"), fmt(s["batch_cpu_s"], "{:.1f}"), fmt(s["busy_ttft_p50"]),
+                fmt(s["switches"]), vs))
+    cal = loads.get("calibration", {}).get("lc_demand")
+    if cal:
+        lines += ["", "LC demand on the calibration load, per window (share of the CPUs): *time* is LC run plus LC time "
+                  "waited (the detector's figure before), *tasks* LC run plus LC tasks waiting per CPU (its figure now):", "",
+                  "| regime | way | under throughput: median / p90 / max | under latency: median / p90 / max |",
+                  "| --- | --- | --- | --- |"]
+        for regime in ("steady", "busy"):
+            for way in ("time", "tasks"):
+                cells = []
+                for a in ("throughput", "latency"):
+                    q = ((cal.get(a) or {}).get(regime) or {}).get(way)
+                    cells.append("-" if not q else "{:.2f} / {:.2f} / {:.2f} ({} windows)".format(q["median"], q["p90"], q["max"], q["n"]))
+                lines.append("| {} | {} | {} | {} |".format(regime, way, *cells))
+    for load, e in loads.items():
+        if "cycles" not in e:
+            continue
+        lines += ["", f"Load `{load}`, the learner against the oracle, cycle by cycle:", "",
+                  "| cycle | oracle batch (CPU s) | learner batch | regret (CPU s) | oracle burst TTFT p50 (std) | learner burst TTFT p50 |",
+                  "| --- | --- | --- | --- | --- | --- |"]
+        for c in e["cycles"]:
+            lines.append("| {} | {} | {} | {} | {} ({}) | {} |".format(
+                c["cycle"], fmt(c["oracle_batch"], "{:.2f}"), fmt(c["learner_batch"], "{:.2f}"),
+                fmt(c["batch_regret"], "{:+.2f}"), fmt(c["oracle_ttft_p50"]), fmt(c["oracle_ttft_std"]),
+                fmt(c["learner_ttft_p50"])))
+    return "\n".join(lines) + "\n"
+
+
+def plot(loads, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("evaluate.py: no matplotlib, no plot", file=sys.stderr)
+        return False
+    e = next((e for e in loads.values() if "cycles" in e), None)
+    if not e:
+        return False
+    c = e["cycles"]
+    x = [k["cycle"] for k in c]
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
+    reg = [k["batch_regret"] if k["batch_regret"] is not None else float("nan") for k in c]
+    cum = []
+    tot = 0.0
+    for v in reg:
+        tot += 0 if math.isnan(v) else v
+        cum.append(tot)
+    a1.bar(x, reg, color="#c44", label="batch regret per cycle (oracle - learner, CPU s)")
+    a1.plot(x, cum, color="#444", marker="o", label="cumulative")
+    a1.axhline(0, color="#999", lw=0.8)
+    a1.set_ylabel("CPU s")
+    a1.legend(fontsize=8)
+    a1.set_title("The learner against the oracle, cycle by cycle (emulated GPU node)")
+    ot = [k["oracle_ttft_p50"] or float("nan") for k in c]
+    os_ = [k["oracle_ttft_std"] or 0 for k in c]
+    lt = [k["learner_ttft_p50"] or float("nan") for k in c]
+    a2.errorbar(x, ot, yerr=os_, color="#2a6", marker="s", capsize=3, label="oracle burst TTFT p50 (± std)")
+    a2.plot(x, lt, color="#36c", marker="o", label="learner burst TTFT p50")
+    a2.set_ylabel("ms")
+    a2.set_xlabel("cycle (steady, burst)")
+    a2.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return True
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", metavar="OUT", help="serving/controllers.sh's directory")
+    ap.add_argument("--json", action="store_true", help="print the evaluation as one JSON object")
+    ap.add_argument("--markdown", metavar="FILE", help="also write the tables as Markdown")
+    ap.add_argument("--plot", metavar="FILE", help="the regret-by-cycle plot (PNG; needs matplotlib)")
+    a = ap.parse_args(argv)
+    if not os.path.isdir(a.out):
+        print(f"evaluate.py: {a.out} is not a directory", file=sys.stderr)
+        return 2
+    loads = evaluate(a.out)
+    if not loads:
+        print(f"evaluate.py: no load's experiment in {a.out}", file=sys.stderr)
+        return 1
+    md = markdown(loads)
+    if a.markdown:
+        with open(a.markdown, "w") as f:
+            f.write(md)
+    if a.plot:
+        plot(loads, a.plot)
+    if a.json:
+        json.dump(loads, sys.stdout, indent=1, default=str)
+        print()
+    else:
+        print(md, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
