@@ -96,6 +96,13 @@ void Learner::warn_once(const std::string& what) {
 
 double Learner::load(const Window& w) { return Features::of(w, Objective{}).load; }
 
+double Learner::peak_load(size_t windows) const {
+  double peak = 0;
+  size_t n = static_cast<size_t>(std::min<uint64_t>({loads_n_, windows, kLoadMemory}));
+  for (size_t i = 0; i < n; ++i) peak = std::max(peak, loads_[(loads_n_ - 1 - i) % kLoadMemory]);
+  return peak;
+}
+
 size_t Learner::bin_of(double load) {
   if (!(load >= 0.5)) return 0;  // NaN too
   double b = std::floor(std::log2(load)) + 2;  // [0.5, 1) -> 1, [1, 2) -> 2, ...
@@ -147,19 +154,21 @@ void Learner::credit(const Window& w, const ControllerContext& ctx) {
   }
   ran_ms_ += w.period_s * 1e3;
   // Once the application's load was seen, a window without it is on another scale: credited to nothing.
-  if (w.app_requests_processing) app_seen_ = true;
   if (app_seen_ && !w.app_requests_processing) return;
   std::string policy = name_of(ctx, w.effective_slot);
   if (policy.empty()) return;  // the built-in default: no policy of the library
-  const size_t bin = bin_of(load(w));
-  Cell& c = cells()[policy][bin];
-  c.share_sum += std::clamp(w.batch_share(), 0.0, 1.0);
-  c.share_n += 1;
   auto observed = ctx.objective.observed_ms(w);
   // How long before the window's end the signal's samples may have ended (Window::app_latency_span_ms).
   double span = ctx.objective.signal == Objective::Signal::kRequestLatencyP99 && w.app_latency_span_ms > 0
                     ? w.app_latency_span_ms
                     : w.period_s * 1e3;
+  // The load the outcome belongs to: the peak over the signal's span (at least this window).
+  double period_ms = w.period_s > 0 ? w.period_s * 1e3 : 100;
+  size_t k = observed ? static_cast<size_t>(std::ceil((*observed + span) / period_ms)) : 1;
+  const size_t bin = bin_of(peak_load(std::max<size_t>(k, 1)));
+  Cell& c = cells()[policy][bin];
+  c.share_sum += std::clamp(w.batch_share(), 0.0, 1.0);
+  c.share_n += 1;
   if (!observed) {
     if (bin == 0) c.met += 1;  // nothing latency-critical to serve, and none waited
   } else if (*observed + span <= ran_ms_) {  // the signal is this policy's own
@@ -305,17 +314,27 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
     if (loaded_ && dirty_) save();
     load_state(ctx.objective);
   }
+  // The window's load: the application's, or its last figure while a window lacks it (another scale).
+  double raw = load(w);
+  if (w.app_requests_processing) {
+    app_seen_ = true;
+    last_app_load_ = raw;
+  } else if (app_seen_) {
+    raw = last_app_load_;
+  }
+  loads_[loads_n_++ % kLoadMemory] = raw;
   credit(w, ctx);
   if (dirty_ && ++since_save_ >= o_.save_every) {
     save();
     std::lock_guard lk(wmu_);
     if (!last_write_) warn_once(last_write_.error().message);
   }
-  // The load decided on: the application's, or its last figure while a window lacks it.
-  last_load_ = load(w);
-  if (w.app_requests_processing) last_app_load_ = last_load_;
-  else if (app_seen_) last_load_ = last_app_load_;
-  const size_t bin = last_bin_ = bin_of(last_load_);  // (last_load_ set above)
+  // The load decided on: the peak of the last load_hold windows.
+  last_load_ = peak_load(o_.load_hold);
+  const size_t bin = bin_of(last_load_);
+  bin_stable_for_ = bin == last_bin_ ? bin_stable_for_ + 1 : 0;
+  last_bin_ = bin;
+  running_name_ = name_of(ctx, ctx.running);
   if (ctx.slots.empty()) return {std::nullopt, "no filled slot"};
 
   auto est = [&](uint32_t slot) { return estimate(name_of(ctx, slot), bin); };
@@ -373,6 +392,11 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
                       "windows)",
                       where, label(choice), lm.miss_rate, lm.windows);
   }
+  if (choice != ctx.running && running_filled && run.good && best_good && bg.share <= run.share * (1 + o_.min_gain)) {
+    preferred_for_ = 0;
+    return {std::nullopt, fmt::format("stay: {} running is good too, and {} gives batch work no more than {:.0f}% more",
+                                      label(ctx.running), label(choice), 100 * o_.min_gain)};
+  }
   if (choice != ctx.running && running_filled && run.good && best_good) {
     // From a good policy to a better one only when preferred relax_after windows in a row.
     if (preferred_ != choice) preferred_for_ = 0;
@@ -389,7 +413,8 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
   }
   preferred_for_ = 0;
   // Staying: explore a policy with more batch work that is unknown here, when all is well and it is time.
-  if (!ctx.locked && ctx.objective.met(w) && windows_ - last_explore_ >= o_.explore_every) {
+  if (!ctx.locked && ctx.objective.met(w) && windows_ - last_explore_ >= o_.explore_every &&
+      bin_stable_for_ >= o_.explore_stable) {
     for (const auto& s : ctx.slots) {
       Estimate e = est(s.slot);
       if (s.slot != ctx.running && !e.known && e.share > est(ctx.running).share) {
@@ -418,6 +443,7 @@ nlohmann::json Learner::state() const {
   }
   return {{"load", last_load_},
           {"bin", last_bin_},
+          {"running_policy", running_name_.empty() ? nlohmann::json(nullptr) : nlohmann::json(running_name_)},
           {"policies", policies},
           {"explorations", explorations_},
           {"exploring", exploring_ == AKTS_SLOT_NONE ? nlohmann::json(nullptr) : nlohmann::json(exploring_)},

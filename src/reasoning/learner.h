@@ -6,7 +6,10 @@
 // The load of a window (load(), features.h): the application's requests in
 // flight (running + waiting) when the window has them, else the latency-
 // critical tasks running or waiting on average. It is binned on a log2 scale
-// (bin_of(): [0, 0.5), [0.5, 1), [1, 2), [2, 4), ...). Once a window has had
+// (bin_of(): [0, 0.5), [0.5, 1), [1, 2), [2, 4), ...). A decision is made on
+// the peak load of the last load_hold (5) windows, so a burst's lulls read as
+// the burst; an outcome is credited at the peak load over the signal's span
+// (a latency of L ms is the load's of the last L ms). Once a window has had
 // the application's figures, a window without them (a scrape the starved
 // server answered late) is credited to nothing and decided on the last
 // application load: the two loads are not one scale.
@@ -34,11 +37,13 @@
 //     (at that bin, else at the nearest bin with any, else 1: a policy never
 //     seen run might give batch work the most). Away from a
 //     policy not good here at once; from a good one to a better one only when
-//     preferred `relax_after` windows in a row.
+//     it gives batch work min_gain (3%) more, preferred `relax_after` windows
+//     in a row.
 //   - none good: the policy least expected to miss (posterior mean, prior
 //     1/2), ties to more batch work; so an unknown beats a known miss.
-//   - exploring: when the present window met the objective and a policy with
-//     more batch work than the choice is unknown at this bin, it runs for up
+//   - exploring: when the present window met the objective, the load's bin has
+//     held explore_stable (10) windows, and a policy with more batch work than
+//     the choice is unknown at this bin, it runs for up
 //     to min_evidence credited windows (at most 4 min_evidence windows, or
 //     twice the objective's ceiling plus a second if longer: a latency past
 //     the ceiling shows only once it has passed it), and
@@ -78,6 +83,9 @@ struct LearnerOptions {
   double miss_rate = 0.1;        // the share of windows a good policy may miss
   uint32_t min_evidence = 5;     // credited windows before a policy's estimate at a load counts
   uint32_t relax_after = 3;      // windows a better good policy must be preferred before a switch to it
+  double min_gain = 0.03;        // ... and how much more batch share it must give (relative): 3%
+  uint32_t load_hold = 5;        // windows whose peak load a decision is made on
+  uint32_t explore_stable = 10;  // windows the load's bin must have held before an exploration
   uint32_t explore_every = 50;   // windows between explorations (at most)
   double max_evidence = 400;     // per bin and policy, older evidence is scaled down past this
   std::string state_path;        // "" keeps what it learns in memory only
@@ -158,6 +166,14 @@ class Learner : public Controller {
   uint64_t windows_ = 0, last_explore_ = 0, explorations_ = 0, credited_ = 0;
   std::optional<uint64_t> first_exploration_end_;
   size_t last_bin_ = 0;
+  // The loads of the last windows (a ring): a latency is the load's over its whole span, and a decision's load is
+  // the peak of the last load_hold windows, so a burst's lulls read as the burst.
+  static constexpr size_t kLoadMemory = 64;
+  std::array<double, kLoadMemory> loads_{};
+  uint64_t loads_n_ = 0;
+  double peak_load(size_t windows) const;
+  uint32_t bin_stable_for_ = 0;
+  std::string running_name_;  // the policy running at the last window ("" for the built-in default)
   double last_load_ = 0;
 };
 

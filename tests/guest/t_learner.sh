@@ -15,7 +15,8 @@ t_learner() {
 	cat >"$cfg" <<JSON
 {"socket": "$sock", "state_file": "$state", "policies": ["latency", "throughput"], "initial": "throughput",
  "objective": {"signal": "lc_wait_p99", "max": "20ms"},
- "controller": {"name": "learner", "min_dwell": "500ms", "learner": {"state": "$learnt", "save_every": 10}},
+ "controller": {"name": "learner", "min_dwell": "500ms", "operator_grace": "1s",
+                "learner": {"state": "$learnt", "save_every": 10}},
  "decision_log": {"path": "$dlog"}}
 JSON
 	local dpid
@@ -64,29 +65,57 @@ PY
 	else
 		not_ok "the next daemon's learner read what the last one had learnt ($(grep -i learner "$OUT/learner_daemon2.log" | tail -n 2 | tr '\n' ' '))"
 	fi
+	# What the learner holds before it has learnt anything itself: the last daemon's evidence.
+	akts controller --socket $sock --json >"$OUT/learner_resumed.json" 2>/dev/null
+	# The restart kept the last selection (latency, mid-burst): an operator moves to throughput in the calm (the
+	# learner's grace is 1 s; it may move back if latency gives batch work as much).
+	akts switch --socket $sock throughput >/dev/null 2>&1
 	sleep 3
 	local b3
 	b3=$(date +%s.%N)
-	akts run --socket $sock --class lc -- stress-ng --cpu 2 --cpu-load 70 --timeout 6s >/dev/null 2>&1
+	akts run --socket $sock --class lc -- stress-ng --cpu 2 --cpu-load 70 --timeout 6s >/dev/null 2>&1 &
+	local lc3=$!
+	sleep 3
+	akts controller --socket $sock --json >"$OUT/learner_mid.json" 2>/dev/null
+	wait $lc3 2>/dev/null
 	sleep 2
 	akts log --socket $sock --json -n 500 >"$OUT/learner_log.jsonl"
 	akts controller --socket $sock --json >"$OUT/learner_after.json" 2>/dev/null
-	verdicts < <(python3 - "$OUT/learner_log.jsonl" "$b3" "$OUT/learner_after.json" <<'PY'
+	verdicts < <(python3 - "$OUT/learner_log.jsonl" "$b3" "$OUT/learner_after.json" "$OUT/learner_mid.json" "$OUT/learner_resumed.json" <<'PY'
 import datetime, json, sys
-path, b3, after = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+path, b3, after, mid, resumed = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 def ts(d):
     return datetime.datetime.strptime(d["time"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()
 ds = [json.loads(l) for l in open(path) if l.strip()]
+# What ran as the burst began: the last switch applied before it (the operator's, or the learner's back).
+before = [d for d in ds if d.get("applied") and isinstance(d.get("proposed"), int) and ts(d) < b3]
+at_start = before[-1]["proposed"] if before else 0
 into = [(ts(d), d) for d in ds if d.get("source") == "learner" and d.get("applied") and d.get("proposed") == 0
-        and ts(d) >= b3 - 0.5]
-if into:
-    t, d = into[0]
+        and ts(d) >= b3]
+try:
+    running = json.load(open(mid))["controller_state"].get("running_policy")
+except Exception:
+    running = None
+print("# slot %s ran as the third burst began" % at_start)
+if at_start == 1:
+    t, d = into[0] if into else (b3 + 99, {})
     print("# into latency %.2f s after the third burst began: %s" % (t - b3, d.get("why")))
     known = "expected to meet the objective" in (d.get("why") or "")
-    print(("ok" if known else "not") + "\tat the burst after the restart the learner went into latency on what it had"
-          " learnt (%s)" % (d.get("why") or "")[:160])
+    print(("ok" if known and t - b3 < 2 else "not") + "\tat the burst after the restart the learner went into latency"
+          " within 2 s on what it had learnt (%s)" % (d.get("why") or "no such switch")[:160])
 else:
-    print("not\tthe learner went into latency at the burst after the restart (no such decision)")
+    # It was in latency already (the calm gave it no reason to leave): it ran latency in the burst.
+    print(("ok" if running == "latency" else "not") + "\tthe learner ran latency in the burst after the restart"
+          " (mid-burst: %s)" % running)
+try:
+    st = json.load(open(resumed))["controller_state"]
+    lat = st["policies"]["latency"]
+    # More evidence than this daemon's learner could have credited itself: it came from the file.
+    ok = lat["windows_here"] > st["credited_windows"] + 10
+    print(("ok" if ok else "not") + "\tthe learner resumed from what it had learnt: latency known at load %.2g on %.0f"
+          " windows when it had credited %d itself" % (st["load"], lat["windows_here"], st["credited_windows"]))
+except Exception as e:
+    print("not\tthe controller's state after the restart reads (%s)" % e)
 try:
     st = json.load(open(after))["controller_state"]
     print(("ok" if st.get("state_error") is None else "not") + "\tits state file loaded without error (%s)"
@@ -99,7 +128,7 @@ PY
 	wait $dpid
 	local rc=$?
 	# A state file that fails to load: reported, set aside whole, and the daemon starts all the same.
-	echo '{"version": 1, "objectives": {"x": {"policies": {"latency": {"met": "many"}}}}}' >"$learnt"
+	echo '{"format": "akts learner state", "version": 1, "objectives": {"x": {"policies": {"latency": {"met": "many"}}}}}' >"$learnt"
 	lrn_start "$OUT/learner_daemon3.log"
 	local started=0 err=""
 	akts status --socket $sock >/dev/null 2>&1 && started=1

@@ -141,14 +141,15 @@ TEST(Learner, LearnsAcrossBurstsAndFromTheThirdCycleMatchesTheOracle) {
   Learner l;
   auto loads = cycles(10);
   SimResult r = run(l, loads);
-  // From the third cycle on: into latency within a window of the burst's start, out within relax_after + 1.
+  // From the third cycle on: into latency within a window of the burst's start, out once the load's hold (5
+  // windows) and relax_after (3) have passed.
   const size_t cycle = 80;
   for (int c = 2; c < 10; ++c) {
     size_t burst = c * cycle + 40;
     SCOPED_TRACE(c);
     EXPECT_EQ(r.ran[burst + 1], kLatency);
     for (size_t i = burst + 1; i < burst + 40; ++i) EXPECT_TRUE(r.met[i]) << i;
-    EXPECT_EQ(r.ran[burst + 40 + 4], kThroughput);
+    EXPECT_EQ(r.ran[burst + 40 + 5 + 3 + 1], kThroughput);
   }
   EXPECT_GE(r.batch / oracle_batch(loads), 0.97);
   EXPECT_LE(r.switches, 2u * 10 + 6);
