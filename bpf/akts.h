@@ -143,7 +143,8 @@
  *   runnable task in a registered queue starts running within
  *       W + P + J + (N - 1) * R'           (while (N - 1) * R' < W)
  *   and one that a policy put d-deep in a local DSQ within
- *       W + (d + 2) * (P + J) + one tick        (while R + one tick + J <= P)
+ *       W + (d + 2) * (P + J) + one tick        (while R + one tick + J <= P;
+ *       W + (2d + 2) * (P + J) + one tick while only one tick + J <= P)
  *   (a local DSQ is seen at firings only: a period may pass before it is
  *   first seen, and one more before W has elapsed at a firing; a kick
  *   finished on resuming, or at worst by the tick, ends its run up to a tick

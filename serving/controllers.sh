@@ -13,8 +13,9 @@
 #   tall         a taller, longer burst (10 users for 8 s)
 #   ramp         1, 2, 4, 6, 4, 2, 1 users
 #   random       a seeded random sequence of phases, each 2-5 s long with 0-6 users whose think times are
-#                exponential of mean 500 ms (so requests arrive as Poisson processes whose rate changes at
-#                random times)
+#                exponential of mean 500 ms: each idle user sends its next request as a Poisson process would,
+#                at a rate that changes at random times (closed-loop users: a busy user sends nothing, so the
+#                arrivals are not Poisson overall)
 #   steady       one user, steadily: a load a single policy (throughput) serves within the objective
 #   long         10 cycles of (steady 8 s, burst 5 s), then steady: the learner's regret by cycle (oracle and
 #                learner only)

@@ -80,15 +80,18 @@ int cmd_loadgen(const LoadgenFlags& f) {
   }
   std::mutex print_mu;
   uint64_t push_failures = 0;
-  o.on_request = [&](const RequestRecord& r) {
-    if (!f.push_socket.empty() && r.ok) {
-      // Briefly: this runs under the generator's callback lock, so every request waits behind a push; a push the
-      // daemon does not answer in time costs each request at most this, and its sample is lost (counted, and
-      // reported at the end).
-      auto res = control::rpc_call(f.push_socket, "v1.push", {{"latency_ms", {r.ttft_ms}}}, 500);
+  std::mutex push_mu;
+  if (!f.push_socket.empty())
+    // Each TTFT as it is measured, at the first token (a controller reading it learns when it happened, not a
+    // decode later). Briefly: it delays the reading of that stream; a push the daemon does not answer in time
+    // costs at most this, and its sample is lost (counted, and reported at the end).
+    o.on_first_token = [&](double ttft_ms) {
+      auto res = control::rpc_call(f.push_socket, "v1.push", {{"latency_ms", {ttft_ms}}}, 500);
+      std::lock_guard lock(push_mu);
       if (!res && push_failures++ == 0)
         std::cerr << "akts: loadgen: cannot push TTFT to the daemon: " << res.error().to_string() << "\n";
-    }
+    };
+  o.on_request = [&](const RequestRecord& r) {
     if (f.quiet || f.json) return;
     std::lock_guard lock(print_mu);
     if (r.ok)
@@ -149,7 +152,7 @@ void add_serving_commands(Commands& c) {
       ->capture_default_str();
   loadgen->add_option("--prompt", lg.prompt, "the prompt every request sends (default: a fixed sentence)");
   loadgen->add_option("--timeout", lg.timeout, "a request is cut (failed) after this")->capture_default_str();
-  loadgen->add_option("--push-socket", lg.push_socket, "push each TTFT to the daemon at this socket");
+  loadgen->add_option("--push-socket", lg.push_socket, "push each TTFT to the daemon at this socket, as its first token arrives");
   loadgen->add_flag("--quiet", lg.quiet, "no line per request");
   loadgen->add_flag("--json", lg.json, "print the report (phases and every request) as JSON");
   loadgen->add_option("--out", lg.out, "also write the JSON report to this file");

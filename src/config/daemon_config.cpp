@@ -2,6 +2,7 @@
 #include "config/daemon_config.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -262,13 +263,20 @@ Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::
   // A disarmed breaker never trips: its thresholds need not fit the guard.
   if (c.breaker.armed)
     if (auto st = c.breaker.validate(c.guard); !st) return bad("breaker", st.error().message);
-  // The learner's file is its own: never the daemon's state file, its lock or selection, nor the decision log.
-  if (const std::string& learnt = c.reasoning.controller.learner.state_path; !learnt.empty()) {
-    const std::string& log = c.reasoning.log.path;
-    for (const std::string& other : {c.state_file, c.state_file + ".lock", c.state_file + ".selected", log})
-      if (!other.empty() && (learnt == other || (other == log && learnt.starts_with(log + "."))))
+  // The learner's file is its own: never the daemon's state file, its lock or selection, a log (or one rotated)
+  // or the socket. Compared as written, made normal ("a//b", "a/./b", "a/x/../b" are one path).
+  if (const std::string& path = c.reasoning.controller.learner.state_path; !path.empty()) {
+    auto normal = [](const std::string& p) { return std::filesystem::path(p).lexically_normal().string(); };
+    const std::string learnt = normal(path);
+    const std::string log = c.reasoning.log.path.empty() ? "" : normal(c.reasoning.log.path);
+    const std::string audit = c.audit_log.empty() ? "" : normal(c.audit_log);
+    std::vector<std::string> others = {log, audit, c.socket_path.empty() ? "" : normal(c.socket_path)};
+    if (!c.state_file.empty())
+      for (const char* suffix : {"", ".lock", ".selected"}) others.push_back(normal(c.state_file + suffix));
+    for (const std::string& other : others)
+      if (!other.empty() && (learnt == other || ((other == log || other == audit) && learnt.starts_with(other + "."))))
         return bad("controller.learner.state", fmt::format("\"{}\" is a file the daemon keeps for something else",
-                                                            excerpt(learnt)));
+                                                            excerpt(path)));
   }
   return c;
 }

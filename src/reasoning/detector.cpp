@@ -12,7 +12,9 @@ double Detector::signal(const Window& w, const Objective& obj) const {
   double s = obj.observed_ms(w).value_or(0.0) / (obj.max_ms > 0 ? obj.max_ms : 1);
   double capacity_ms = w.period_s * 1e3 * std::max<uint32_t>(w.cpus, 1);
   // LC demand: the share of the CPUs LC tasks ran, plus the LC tasks waiting
-  // per CPU (on average at the guard's firings). A policy that makes LC wait
+  // per CPU (on average at the guard's firings, in the registered queues: a
+  // policy that keeps tasks in local DSQs hides its waiters there, which the
+  // kernel does not let BPF walk). A policy that makes LC wait in its queues
   // cannot hide it (CPU time alone drops under such a policy). Tasks waiting,
   // not time waited: the waits of many threads waiting together add up, and
   // a many-threaded server read busier under a policy that made it wait. An

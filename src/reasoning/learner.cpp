@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fcntl.h>
+#include <stdio.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -72,7 +74,11 @@ void cap_evidence(Learner::Cell& c, double cap) {
 Learner::Learner(LearnerOptions o) : o_(std::move(o)) {}
 
 Learner::~Learner() {
-  if (dirty_) save();
+  try {
+    if (dirty_) save();
+  } catch (const std::exception& e) {  // a thread that cannot start, memory: what was not written is lost, said once
+    spdlog::warn("learner: the last state was not written: {}", e.what());
+  }
   {
     std::lock_guard lk(wmu_);
     stop_ = true;
@@ -175,6 +181,7 @@ void Learner::credit(const Window& w, const ControllerContext& ctx) {
     bool met = ctx.objective.met(w);
     (met ? c.met : c.missed) += 1;
     last_credit_missed_ = !met;
+    last_credit_bin_ = bin;
     ++credited_;
   }
   cap_evidence(c, o_.max_evidence);
@@ -184,6 +191,10 @@ void Learner::credit(const Window& w, const ControllerContext& ctx) {
 std::string Learner::read_state(const Objective& obj) {
   std::error_code ec;
   if (!std::filesystem::exists(o_.state_path, ec) && !ec) return {};  // none yet: learning starts afresh
+  if (!std::filesystem::is_regular_file(o_.state_path, ec)) {  // a folder, a FIFO (which would block), a device
+    writable_ = false;
+    return "not a regular file; left alone, learning in memory, not writing it";
+  }
   std::ifstream f(o_.state_path, std::ios::binary);
   if (!f) {
     writable_ = false;
@@ -238,7 +249,8 @@ std::string Learner::read_state(const Objective& obj) {
   // Set aside whole, never over an earlier one.
   std::string aside = o_.state_path + ".unreadable";
   for (int k = 1; std::filesystem::exists(aside, ec) && k <= 9; ++k) aside = fmt::format("{}.unreadable.{}", o_.state_path, k);
-  if (std::filesystem::exists(aside, ec) || std::rename(o_.state_path.c_str(), aside.c_str()) != 0) {
+  if (std::filesystem::exists(aside, ec) ||
+      ::renameat2(AT_FDCWD, o_.state_path.c_str(), AT_FDCWD, aside.c_str(), RENAME_NOREPLACE) != 0) {
     writable_ = false;
     return why + "; could not be set aside: left alone, learning in memory, not writing it";
   }
@@ -311,7 +323,13 @@ Status Learner::wait_saved() {
 ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx) {
   ++windows_;
   if (!loaded_ || ctx.objective.to_json().dump() != objective_key_) {
-    if (loaded_ && dirty_) save();
+    if (loaded_ && dirty_) {
+      try {
+        save();
+      } catch (const std::exception& e) {
+        warn_once(std::string("cannot write its state: ") + e.what());
+      }
+    }
     load_state(ctx.objective);
   }
   // The window's load: the application's, or its last figure while a window lacks it (another scale).
@@ -325,7 +343,12 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
   loads_[loads_n_++ % kLoadMemory] = raw;
   credit(w, ctx);
   if (dirty_ && ++since_save_ >= o_.save_every) {
-    save();
+    try {
+      save();
+    } catch (const std::exception& e) {  // a writer thread that cannot start: tried again at the next save
+      warn_once(std::string("cannot write its state: ") + e.what());
+      since_save_ = 0;
+    }
     std::lock_guard lk(wmu_);
     if (!last_write_) warn_once(last_write_.error().message);
   }
@@ -349,7 +372,8 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
     } else if (ran_slot_ == q && ran_ms_ > 0 && !ctx.objective.met(w)) {
       // The experiment's answer, attributable or not: this policy does not serve this load.
       Cell& c = cells()[name_of(ctx, q)][explore_bin_];
-      c.missed += o_.min_evidence - (last_credit_missed_ ? 1 : 0);  // the window credit() counted is one of them
+      // The window credit() counted is one of them when it landed at or below this load (misses count upward).
+      c.missed += o_.min_evidence - (last_credit_missed_ && last_credit_bin_ <= explore_bin_ ? 1 : 0);
       cap_evidence(c, o_.max_evidence);
       dirty_ = true;
       exploring_ = AKTS_SLOT_NONE;

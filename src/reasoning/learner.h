@@ -9,7 +9,8 @@
 // (bin_of(): [0, 0.5), [0.5, 1), [1, 2), [2, 4), ...). A decision is made on
 // the peak load of the last load_hold (5) windows, so a burst's lulls read as
 // the burst; an outcome is credited at the peak load over the signal's span
-// (a latency of L ms is the load's of the last L ms). Once a window has had
+// (a latency of L ms that ended up to S ms ago is the load's of the last L + S
+// ms, below). Once a window has had
 // the application's figures, a window without them (a scrape the starved
 // server answered late) is credited to nothing and decided on the last
 // application load: the two loads are not one scale.
@@ -42,7 +43,8 @@
 //   - none good: the policy least expected to miss (posterior mean, prior
 //     1/2), ties to more batch work; so an unknown beats a known miss.
 //   - exploring: when the present window met the objective, the load's bin has
-//     held explore_stable (10) windows, and a policy with more batch work than
+//     held for explore_stable (10) windows after the one it changed in, and a
+//     policy with more batch work than
 //     the choice is unknown at this bin, it runs for up
 //     to min_evidence credited windows (at most 4 min_evidence windows, or
 //     twice the objective's ceiling plus a second if longer: a latency past
@@ -53,17 +55,20 @@
 //
 // Learnt state persists in a file of its own (LearnerOptions::state_path,
 // never the daemon's state file: the config refuses that path, its lock and
-// selection files and the decision log): {"format": "akts learner state",
+// selection files, the decision log, the audit log and the socket):
+// {"format": "akts learner state",
 // "version": 1, "objectives": {OBJECTIVE JSON: {"policies": {NAME: cells}}}}.
-// It is read at the first window (when the objective is known; at most 16 MiB)
-// and written, on a thread of its own (decide() never waits for a disk), every
+// It is read at the first window (when the objective is known; a regular file
+// of at most 16 MiB, the one read decide() waits for) and written, on a thread
+// of its own (decide() never waits for a write), every
 // save_every windows with news and when the controller goes; every objective's
 // and policy's entry is kept, checked and rewritten from what was read. A file
 // of this format that fails to load (a field of the wrong type, counts that
 // are not counts) is reported (state(), the log), set aside whole as
-// PATH.unreadable (.1 to .9 when taken), and learning starts afresh. A file
-// that is not of this format, cannot be read, or cannot be set aside is
-// reported and never written (learning goes on in memory).
+// PATH.unreadable (.1 to .9 when taken; never over one), and learning starts
+// afresh. A file that is not of this format (unparsable JSON included), not a
+// regular file, cannot be read, or cannot be set aside is reported and never
+// written (learning goes on in memory, and state() says so all along).
 #pragma once
 
 #include <array>
@@ -155,6 +160,7 @@ class Learner : public Controller {
   bool app_seen_ = false;
   double last_app_load_ = 0;
   bool last_credit_missed_ = false;
+  size_t last_credit_bin_ = 0;
   // What ran: the slot, its policy, and for how long (ms) without a switch.
   uint32_t ran_slot_ = AKTS_SLOT_NONE;
   double ran_ms_ = 0;

@@ -418,7 +418,7 @@ void Run::worker(uint32_t i) noexcept {
       std::chrono::milliseconds think = o_.phases[p].think;
       if (o_.phases[p].think_random && think.count() > 0) {
         double drawn = std::exponential_distribution<double>(1.0 / static_cast<double>(think.count()))(rng);
-        think = std::chrono::milliseconds(static_cast<int64_t>(std::min(drawn, 3600e3)));
+        think = std::chrono::milliseconds(std::llround(std::min(drawn, 3600e3)));
       }
       const auto pause = std::max(failed ? o_.failure_pause : std::chrono::milliseconds(0), think);
       if (pause.count() > 0) cv_.wait_for(lk, pause, [&] { return done_ || phase_ != static_cast<int>(p); });
@@ -495,9 +495,15 @@ RequestRecord Run::request(httplib::Client& cli, uint32_t i, size_t phase, uint6
           return false;
         }
         if (!ce.text.empty()) {
-          if (!first_token)
+          if (!first_token) {
             first_token = now;
-          else
+            if (o_.on_first_token) {
+              try {
+                o_.on_first_token(ms_between(t_send, now));
+              } catch (...) {  // the caller's failure is not the request's
+              }
+            }
+          } else
             rec.itl_ms.push_back(ms_between(*last_token, now));
           last_token = now;
           ++rec.token_events;

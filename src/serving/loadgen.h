@@ -102,6 +102,11 @@ struct LoadOptions {
   // e.g. to print its TTFT or push it to the daemon.
   // It delays that worker's next request; an exception from it is swallowed.
   std::function<void(const RequestRecord&)> on_request;
+  // Called on the worker thread as a request's first token arrives, with its
+  // TTFT in ms (e.g. to push it to the daemon as it is measured, not a decode
+  // later). It delays the reading of that stream; an exception from it is
+  // swallowed.
+  std::function<void(double ttft_ms)> on_first_token;
   // When set and it becomes true: no new request starts, the ones in flight are
   // cut (failed, "canceled"), and run_load returns what it has, within ~50 ms
   // (a request still connecting to a host that does not answer holds it until

@@ -35,7 +35,8 @@ struct GuardParams {
   // W + (d + 2) * (P + J) + one tick for a task a policy put d-deep in a local DSQ (a kick that found a higher
   // class on the CPU is finished as the run resumes, the tick its backstop). A tick of 0 counts as 10 ms, as in
   // bound(). It holds while R + tick + J <= P; past that a firing may find the next run short of R and kick
-  // nothing, so each of the d kicks may take a period more: W + (2d + 2) * (P + J) + one tick is returned.
+  // nothing, so each of the d kicks may take a period more: W + (2d + 2) * (P + J) + one tick is returned
+  // (R <= P, so two firings suffice while tick + J <= P). Past that too: nanoseconds::max(), no bound.
   std::chrono::nanoseconds local_bound(uint32_t depth, std::chrono::nanoseconds lateness,
                                        std::chrono::nanoseconds tick) const;
   nlohmann::json to_json() const;

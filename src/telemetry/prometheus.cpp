@@ -97,7 +97,8 @@ std::optional<PromHistogram> PromScrape::histogram(std::string_view base, const 
                                                    const PromLabels& one_of) const {
   PromHistogram h;
   for (const auto& [labels, buckets] : histogram_series(*this, base, subset, one_of))
-    for (const auto& [bound, count] : buckets) h.buckets[bound] += count;
+    if (buckets.contains(HUGE_VAL))  // a series without its +Inf bucket is not whole (histogram_increase skips it too)
+      for (const auto& [bound, count] : buckets) h.buckets[bound] += count;
   if (!h.buckets.contains(HUGE_VAL)) return std::nullopt;
   h.count = h.buckets.at(HUGE_VAL);
   return h;
