@@ -144,7 +144,8 @@
  *       W + P + J + (N - 1) * R'           (while (N - 1) * R' < W)
  *   and one that a policy put d-deep in a local DSQ within
  *       W + (d + 2) * (P + J) + one tick        (while R + one tick + J <= P;
- *       W + (2d + 2) * (P + J) + one tick while only one tick + J <= P)
+ *       W + (2d + 2) * (P + J) + one tick otherwise, J being the worst
+ *       lateness of one firing, not of every firing)
  *   (a local DSQ is seen at firings only: a period may pass before it is
  *   first seen, and one more before W has elapsed at a firing; a kick
  *   finished on resuming, or at worst by the tick, ends its run up to a tick

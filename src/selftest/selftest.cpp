@@ -526,7 +526,6 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
                                                      std::chrono::nanoseconds(g0->state.tick_ns))
                             : g0->params.bound(tasks_on_cpu, guard_lateness(*g0),
                                                std::chrono::nanoseconds(g0->state.tick_ns));
-      // (No bound, a timer too late for the local check: the window is the hold's, and the verdict below says so.)
       const auto window = std::max<std::chrono::nanoseconds>(
           2 * std::min<std::chrono::nanoseconds>(est, o.hold / 2), std::chrono::milliseconds(300));
       const auto hold_end = Clock::now() + o.hold;
@@ -552,10 +551,6 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
       auto bound = local_dsqs ? g->params.local_bound(tasks_on_cpu - 1, lateness,
                                                       std::chrono::nanoseconds(g->state.tick_ns))
                               : g->params.bound(tasks_on_cpu, lateness, std::chrono::nanoseconds(g->state.tick_ns));
-      if (bound == std::chrono::nanoseconds::max())
-        return fail(r, fmt::format("{}: the guard's timer ran {:.1f} ms late: a tick plus that is past its period, and "
-                                   "no local-DSQ bound holds",
-                                   label, to_ms(lateness)));
       // Progress, not just a run: at least half a rescue slice for every bound that passed.
       const double floor_ns = 0.5 * static_cast<double>(o.hold.count()) * 1e6 /
                               static_cast<double>(bound.count()) * static_cast<double>(g->params.rescue_slice.count());

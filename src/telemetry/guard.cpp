@@ -59,7 +59,6 @@ nanoseconds GuardParams::bound(uint32_t tasks_per_cpu, nanoseconds lateness, nan
 
 nanoseconds GuardParams::local_bound(uint32_t depth, nanoseconds lateness, nanoseconds tick) const {
   if (tick.count() <= 0) tick = std::chrono::milliseconds(10);
-  if (tick + lateness > period) return nanoseconds::max();  // a kick may never find a run that has had R: no bound
   const bool holds = rescue_slice + tick + lateness <= period;
   return max_wait + ((holds ? 1 : 2) * depth + 2) * (period + lateness) + tick;
 }

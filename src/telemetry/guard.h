@@ -36,7 +36,9 @@ struct GuardParams {
   // class on the CPU is finished as the run resumes, the tick its backstop). A tick of 0 counts as 10 ms, as in
   // bound(). It holds while R + tick + J <= P; past that a firing may find the next run short of R and kick
   // nothing, so each of the d kicks may take a period more: W + (2d + 2) * (P + J) + one tick is returned
-  // (R <= P, so two firings suffice while tick + J <= P). Past that too: nanoseconds::max(), no bound.
+  // (R <= P, so two firings suffice while tick + J <= P). J is the worst lateness of any one firing: a timer
+  // late by more than P - tick at every firing could skip more, which this does not bound (TCG has shown one
+  // firing 22 ms late in a 20 ms period, and no run of them).
   std::chrono::nanoseconds local_bound(uint32_t depth, std::chrono::nanoseconds lateness,
                                        std::chrono::nanoseconds tick) const;
   nlohmann::json to_json() const;
