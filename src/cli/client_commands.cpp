@@ -236,17 +236,27 @@ int cmd_telemetry(const ClientOptions& o, uint32_t last) {
   return kExitOk;
 }
 
-int cmd_push(const ClientOptions& o, const std::vector<double>& latency_ms) {
-  auto r = call(o, "v1.push", {{"latency_ms", latency_ms}});
+int cmd_push(const ClientOptions& o, const std::vector<double>& latency_ms, std::optional<double> waiting_ms) {
+  if (latency_ms.empty() && !waiting_ms) {
+    std::cerr << "akts: push: give latencies (ms), --waiting MS, or both\n";
+    return kExitUsage;
+  }
+  json params = json::object();
+  if (!latency_ms.empty()) params["latency_ms"] = latency_ms;
+  if (waiting_ms) params["waiting_ms"] = *waiting_ms;
+  auto r = call(o, "v1.push", params);
   if (!r) return report(r.error(), o.json);
-  if (o.json)
+  if (o.json) {
     std::cout << r->dump(2) << "\n";
-  else
+    return kExitOk;
+  }
+  if (!latency_ms.empty())
     std::cout << fmt::format("accepted {} latency samples{}\n", r->value("accepted", uint64_t{0}),
                              r->value("dropped", uint64_t{0})
                                  ? fmt::format(" ({} dropped: the window holds 100,000 at most)",
                                                r->value("dropped", uint64_t{0}))
                                  : "");
+  if (waiting_ms) std::cout << fmt::format("reported the oldest request waiting {:g} ms for its first token\n", *waiting_ms);
   return kExitOk;
 }
 
@@ -635,9 +645,16 @@ void add_client_commands(Commands& c) {
   add_client_flags(telc, co);
 
   auto& push_ms = c.keep<std::vector<double>>();
+  auto& push_waiting = c.keep<std::optional<double>>();
   auto* pushc = app.add_subcommand(
-      "push", "Send request latencies the daemon cannot see (e.g. TTFT measured by a proxy) into the telemetry.");
-  pushc->add_option("latency_ms", push_ms, "latencies in milliseconds")->required()->check(CLI::Range(0.0, 3600e3));
+      "push",
+      "Send request latencies the daemon cannot see (e.g. TTFT measured by a proxy) into the telemetry, and with\n"
+      "--waiting how long the oldest request not yet answered has waited for its first token (a starved server\n"
+      "answers nothing: this is how the objective sees it). A report counts in the window it arrives in, aged to\n"
+      "the window's end; a proxy reports it every period while a request waits, and 0 when none does.");
+  pushc->add_option("latency_ms", push_ms, "latencies in milliseconds")->check(CLI::Range(0.0, 3600e3));
+  pushc->add_option("--waiting", push_waiting, "the oldest unanswered request's wait so far, in ms (0: none waits)")
+      ->check(CLI::Range(0.0, 3600e3));
   add_client_flags(pushc, co);
   c.on(policies, [&] { return cmd_policies(co); });
   c.on(sw, [&] { return cmd_switch(co, target, force); });
@@ -682,7 +699,7 @@ void add_client_commands(Commands& c) {
         std::cerr << "akts: push: every latency must be a finite number of milliseconds\n";
         return kExitUsage;
       }
-    return cmd_push(co, push_ms);
+    return cmd_push(co, push_ms, push_waiting);
   });
 }
 

@@ -1,6 +1,7 @@
 // `akts loadgen`: parses the phases strictly, runs the load, prints each
 // request as it ends and the per-phase report (vLLM's metric names), and can
-// push each request's TTFT to the daemon so controllers see it.
+// push each request's TTFT, and how long its oldest unanswered request has
+// waited, to the daemon so controllers see them.
 #include "cli/serving_commands.h"
 
 #include <csignal>
@@ -91,6 +92,15 @@ int cmd_loadgen(const LoadgenFlags& f) {
       if (!res && push_failures++ == 0)
         std::cerr << "akts: loadgen: cannot push TTFT to the daemon: " << res.error().to_string() << "\n";
     };
+  if (!f.push_socket.empty())
+    // How long the oldest unanswered request has waited, every 50 ms while one waits: a starved server sends no
+    // first token, and this is how the daemon's objective sees the wait (Window::app_waiting_oldest_ms).
+    o.on_waiting = [&](double waiting_ms) {
+      auto res = control::rpc_call(f.push_socket, "v1.push", {{"waiting_ms", waiting_ms}}, 500);
+      std::lock_guard lock(push_mu);
+      if (!res && push_failures++ == 0)
+        std::cerr << "akts: loadgen: cannot push to the daemon: " << res.error().to_string() << "\n";
+    };
   o.on_request = [&](const RequestRecord& r) {
     if (f.quiet || f.json) return;
     std::lock_guard lock(print_mu);
@@ -114,7 +124,7 @@ int cmd_loadgen(const LoadgenFlags& f) {
   if (!f.push_socket.empty()) {
     j["push_failures"] = push_failures;
     if (push_failures)
-      std::cerr << fmt::format("akts: loadgen: {} TTFT pushes to the daemon failed\n", push_failures);
+      std::cerr << fmt::format("akts: loadgen: {} pushes (TTFTs and waits) to the daemon failed\n", push_failures);
   }
   if (!f.out.empty()) {
     std::ofstream out(f.out);
@@ -141,7 +151,7 @@ void add_serving_commands(Commands& c) {
       "Drive an LLM server (llama-server's /completion, or /v1/completions) with closed-loop phases of streaming\n"
       "requests; print each request as it ends and, per phase, TTFT, TPOT, ITL and E2EL (ms) as `vllm bench\n"
       "serve` defines them. With --push-socket each TTFT also goes to the daemon (v1.push), where controllers\n"
-      "see it. Ctrl-C stops early and still reports.");
+      "see it, with the wait of the oldest request still waiting for its first token. Ctrl-C stops early and still reports.");
   loadgen->add_option("--url", lg.url, "the server, http://host:port")->capture_default_str();
   loadgen->add_option("--path", lg.path, "/completion (llama-server) or /v1/completions (OpenAI)")
       ->capture_default_str();
@@ -152,7 +162,7 @@ void add_serving_commands(Commands& c) {
       ->capture_default_str();
   loadgen->add_option("--prompt", lg.prompt, "the prompt every request sends (default: a fixed sentence)");
   loadgen->add_option("--timeout", lg.timeout, "a request is cut (failed) after this")->capture_default_str();
-  loadgen->add_option("--push-socket", lg.push_socket, "push each TTFT to the daemon at this socket, as its first token arrives");
+  loadgen->add_option("--push-socket", lg.push_socket, "push each TTFT to the daemon at this socket as its first token arrives, and every 50 ms while a request waits, how long the oldest has waited");
   loadgen->add_flag("--quiet", lg.quiet, "no line per request");
   loadgen->add_flag("--json", lg.json, "print the report (phases and every request) as JSON");
   loadgen->add_option("--out", lg.out, "also write the JSON report to this file");

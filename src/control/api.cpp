@@ -409,21 +409,46 @@ Result<json> v1_log(Dispatcher&, ControlBackend& b, const json& params) {
 }
 
 Result<json> v1_push(Dispatcher&, ControlBackend& b, const json& params) {
-  if (!params.contains("latency_ms") || !params["latency_ms"].is_array() || params["latency_ms"].empty() ||
-      params["latency_ms"].size() > 10000)
-    return make_error(ErrorKind::kInvalidArgument, "latency_ms must be a list of 1 to 10000 numbers (milliseconds)");
+  const bool has_latency = params.contains("latency_ms"), has_waiting = params.contains("waiting_ms");
+  if (!has_latency && !has_waiting)
+    return make_error(ErrorKind::kInvalidArgument,
+                      "give latency_ms (a list of 1 to 10000 latencies in ms), waiting_ms (how long the oldest "
+                      "request still waiting for its first token has waited, in ms; 0: none), or both");
   std::vector<double> ms;
-  ms.reserve(params["latency_ms"].size());
-  for (size_t i = 0; i < params["latency_ms"].size(); ++i) {
-    const json& v = params["latency_ms"][i];
-    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > 3600e3)
-      return errorf(ErrorKind::kInvalidArgument, "latency_ms[{}] = {} is not a latency in [0, 3600000] ms; none taken",
-                    i, excerpt(v.dump(-1, ' ', false, json::error_handler_t::replace)));
-    ms.push_back(v.get<double>());
+  if (has_latency) {
+    if (!params["latency_ms"].is_array() || params["latency_ms"].empty() || params["latency_ms"].size() > 10000)
+      return make_error(ErrorKind::kInvalidArgument, "latency_ms must be a list of 1 to 10000 numbers (milliseconds)");
+    ms.reserve(params["latency_ms"].size());
+    for (size_t i = 0; i < params["latency_ms"].size(); ++i) {
+      const json& v = params["latency_ms"][i];
+      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > 3600e3)
+        return errorf(ErrorKind::kInvalidArgument,
+                      "latency_ms[{}] = {} is not a latency in [0, 3600000] ms; none taken", i,
+                      excerpt(v.dump(-1, ' ', false, json::error_handler_t::replace)));
+      ms.push_back(v.get<double>());
+    }
   }
-  auto kept = b.push_latencies(ms);
-  if (!kept) return kept.error();
-  return json{{"accepted", *kept}, {"dropped", ms.size() - *kept}};
+  std::optional<double> waiting;
+  if (has_waiting) {
+    const json& v = params["waiting_ms"];
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > 3600e3)
+      return errorf(ErrorKind::kInvalidArgument, "waiting_ms = {} is not a wait in [0, 3600000] ms; nothing taken",
+                    excerpt(v.dump(-1, ' ', false, json::error_handler_t::replace)));
+    waiting = v.get<double>();
+  }
+  // Both checked before either is taken: a bad half changes nothing.
+  json out = json::object();
+  if (has_latency) {
+    auto kept = b.push_latencies(ms);
+    if (!kept) return kept.error();
+    out["accepted"] = *kept;
+    out["dropped"] = ms.size() - *kept;
+  }
+  if (waiting) {
+    if (auto st = b.push_waiting(*waiting); !st) return st.error();
+    out["waiting_ms"] = *waiting;
+  }
+  return out;
 }
 
 Result<json> v1_unclassify(Dispatcher&, ControlBackend& b, const json& params) {
@@ -463,7 +488,7 @@ const std::vector<Method>& v1_methods() {
       {"v1.params", {"target"}, v1_params},
       {"v1.set", {"target", "value"}, v1_set},
       {"v1.log", {"limit"}, v1_log},
-      {"v1.push", {"latency_ms"}, v1_push},
+      {"v1.push", {"latency_ms", "waiting_ms"}, v1_push},
       {"v1.unclassify", {"pid"}, v1_unclassify},
   };
   return methods;

@@ -146,6 +146,8 @@ class ControlBackend {
   virtual json decisions(size_t limit) const = 0;
   // Returns how many were kept; the rest were dropped (the window is full).
   virtual Result<size_t> push_latencies(const std::vector<double>& ms) = 0;
+  // The age of the oldest request still waiting for its first token, now (PushedSamples::report_waiting).
+  virtual Status push_waiting(double waiting_ms) = 0;
 };
 
 // Resolves what a person or an agent asked to switch to. Refuses anything that

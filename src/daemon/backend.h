@@ -53,6 +53,7 @@ class DaemonBackend : public control::ControlBackend {
   Status set_objective(const Objective& objective) override;
   json decisions(size_t limit) const override { return reasoning_.log(limit); }
   Result<size_t> push_latencies(const std::vector<double>& ms) override { return pushed_.push(ms); }
+  Status push_waiting(double waiting_ms) override { return pushed_.report_waiting(waiting_ms); }
   json status() const override;
   Result<json> stats(bool reset_longest) override;
   Status classify(uint32_t pid, uint32_t cls) override;

@@ -163,26 +163,47 @@ void Learner::credit(const Window& w, const ControllerContext& ctx) {
   if (app_seen_ && !w.app_requests_processing) return;
   std::string policy = name_of(ctx, w.effective_slot);
   if (policy.empty()) return;  // the built-in default: no policy of the library
-  auto observed = ctx.objective.observed_ms(w);
-  // How long before the window's end the signal's samples may have ended (Window::app_latency_span_ms).
-  double span = ctx.objective.signal == Objective::Signal::kRequestLatencyP99 && w.app_latency_span_ms > 0
-                    ? w.app_latency_span_ms
-                    : w.period_s * 1e3;
-  // The load the outcome belongs to: the peak over the signal's span (at least this window).
-  double period_ms = w.period_s > 0 ? w.period_s * 1e3 : 100;
-  size_t k = observed ? static_cast<size_t>(std::ceil((*observed + span) / period_ms)) : 1;
+  // What ended in the window (its p99), and the oldest still waiting at its end (a starved server's requests,
+  // an LC task not run: they end nothing, so only their wait shows them).
+  const Objective& obj = ctx.objective;
+  auto ended = obj.ended_ms(w);
+  const double waiting = obj.waiting_ms(w);
+  const double period_ms = w.period_s > 0 ? w.period_s * 1e3 : 100;
+  // How long before the window's end the ended samples may have ended (Window::app_latency_span_ms).
+  const double span = obj.signal == Objective::Signal::kRequestLatencyP99 && w.app_latency_span_ms > 0
+                          ? w.app_latency_span_ms
+                          : period_ms;
+  // The outcome, if there is one that is this policy's own:
+  //   - a wait past the ceiling is a miss, once it is: its own when it began under this policy (waiting <=
+  //     ran_ms) or when it passed the ceiling under this policy alone (ran_ms - a period > the ceiling);
+  //   - else the ended samples' p99, its own when they began under this policy (p99 + span <= ran_ms);
+  //   - a wait still under the ceiling is no outcome (censored: it may yet end either side of it), and a window
+  //     with nothing ended and nothing waiting is met at no load only.
+  std::optional<bool> met;
+  double outcome_ms = 0;  // how far back the outcome reaches: the load it belongs to is the peak over it
+  if (waiting > obj.max_ms) {
+    if (waiting <= ran_ms_ || ran_ms_ - period_ms > obj.max_ms) {
+      met = false;
+      outcome_ms = std::min(waiting, ran_ms_);
+    }
+  } else if (ended) {
+    if (*ended + span <= ran_ms_) {
+      met = *ended <= obj.max_ms;
+      outcome_ms = *ended + span;
+    }
+  }
+  size_t k = static_cast<size_t>(std::ceil(outcome_ms / period_ms));
   const size_t bin = bin_of(peak_load(std::max<size_t>(k, 1)));
   Cell& c = cells()[policy][bin];
   c.share_sum += std::clamp(w.batch_share(), 0.0, 1.0);
   c.share_n += 1;
-  if (!observed) {
-    if (bin == 0) c.met += 1;  // nothing latency-critical to serve, and none waited
-  } else if (*observed + span <= ran_ms_) {  // the signal is this policy's own
-    bool met = ctx.objective.met(w);
-    (met ? c.met : c.missed) += 1;
-    last_credit_missed_ = !met;
+  if (met) {
+    (*met ? c.met : c.missed) += 1;
+    last_credit_missed_ = !*met;
     last_credit_bin_ = bin;
     ++credited_;
+  } else if (!ended && waiting <= 0 && bin == 0) {
+    c.met += 1;  // nothing latency-critical to serve, and none waited
   }
   cap_evidence(c, o_.max_evidence);
   dirty_ = true;
@@ -388,30 +409,51 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
     }
   }
 
-  // The choice: the good policy with the most batch work, else the one least expected to miss.
-  std::optional<uint32_t> best_good, least_miss;
-  Estimate bg, lm;
+  // The choice: the good policy with the most batch work. With none good: the running policy stays until it
+  // is known here (min_evidence credited windows: its evidence is being gathered, and two unknowns do not
+  // trade places), unless it has missed more than met here; then, or once it is known not to be good, a
+  // policy not yet known here is tried (the one with the most batch work), as only trying can show it good;
+  // with every other policy known, the one least expected to miss, ties to the running policy, then to batch
+  // work.
+  std::optional<uint32_t> best_good, least_miss, unknown;
+  Estimate bg, lm, un;
   for (const auto& s : ctx.slots) {
     Estimate e = est(s.slot);
-    if (e.good && (!best_good || e.share > bg.share || (e.share == bg.share && s.slot == ctx.running))) {
+    const bool running = s.slot == ctx.running;
+    if (e.good && (!best_good || e.share > bg.share || (e.share == bg.share && running))) {
       best_good = s.slot;
       bg = e;
     }
+    if (!e.known && !running && (!unknown || e.share > un.share)) {
+      unknown = s.slot;
+      un = e;
+    }
     if (!least_miss || e.miss_rate < lm.miss_rate ||
-        (e.miss_rate == lm.miss_rate && (e.share > lm.share || (e.share == lm.share && s.slot == ctx.running)))) {
+        (e.miss_rate == lm.miss_rate && (running || (*least_miss != ctx.running && e.share > lm.share)))) {
       least_miss = s.slot;
       lm = e;
     }
   }
   Estimate run = est(ctx.running);
   bool running_filled = ctx.filled(ctx.running);
-  uint32_t choice = best_good ? *best_good : *least_miss;
+  uint32_t choice = ctx.running;
   std::string why;
   if (best_good) {
+    choice = *best_good;
     why = fmt::format("{} is expected to meet the objective at {} (miss rate {:.2f} over {:.0f} windows) with batch "
                       "share {:.2f}",
                       label(choice), where, bg.miss_rate, bg.windows, bg.share);
+  } else if (running_filled && !run.known && run.miss_rate <= 0.5) {
+    why = fmt::format("none is known to meet the objective at {}: {} running is not known here yet ({:.0f} of {} "
+                      "windows)",
+                      where, label(choice), run.windows, o_.min_evidence);
+  } else if (unknown) {
+    choice = *unknown;
+    why = fmt::format("none is known to meet the objective at {}: {} is not known here yet ({:.0f} windows), the "
+                      "running policy is known to miss (rate {:.2f})",
+                      where, label(choice), un.windows, run.miss_rate);
   } else {
+    choice = *least_miss;
     why = fmt::format("none is known to meet the objective at {}: {} is the least expected to miss ({:.2f} over {:.0f} "
                       "windows)",
                       where, label(choice), lm.miss_rate, lm.windows);

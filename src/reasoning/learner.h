@@ -8,7 +8,7 @@
 // critical tasks running or waiting on average. It is binned on a log2 scale
 // (bin_of(): [0, 0.5), [0.5, 1), [1, 2), [2, 4), ...). A decision is made on
 // the peak load of the last load_hold (5) windows, so a burst's lulls read as
-// the burst; an outcome is credited at the peak load over the signal's span
+// the burst; an outcome is credited at the peak load over the time it spans
 // (a latency of L ms that ended up to S ms ago is the load's of the last L + S
 // ms, below). Once a window has had
 // the application's figures, a window without them (a scrape the starved
@@ -23,15 +23,25 @@
 // at b (`good`) when that evidence has at least min_evidence windows and
 // a miss rate, (misses + 1/2) / (windows + 1), of at most miss_rate.
 //
-// A window is credited to the policy that ran all of it and long enough for
-// the objective's signal to be its own: a latency of L ms whose end lies up to
-// S ms before the window's end began L + S ms before it, so it counts only
-// when the policy has run at least L + S ms (S: the window for pushed
-// latencies and waits, the time since the scrape before for a latency
-// histogram's; Window::app_latency_span_ms). What runs at the learner's first
-// window has run since before it: its windows count at once. A window with no sample of
-// the signal counts as met only at no load (nothing latency-critical waited);
-// elsewhere it counts toward the batch share only.
+// A window is credited to the policy that ran all of it, with an outcome that
+// is that policy's own (the objective's two parts, Objective::ended_ms and
+// waiting_ms):
+//   - the oldest still waiting past the objective's ceiling is a miss (a
+//     starved server answers nothing, so only the wait shows it): the
+//     policy's own when the wait began under it (waiting <= ran) or passed
+//     the ceiling under it alone (ran - a period > the ceiling);
+//   - else the p99 of what ended in the window: a latency of L ms whose end
+//     lies up to S ms before the window's end began L + S ms before it, so it
+//     counts only when the policy has run at least L + S ms (S: the window for
+//     pushed latencies, the time since the scrape before for a latency
+//     histogram's; Window::app_latency_span_ms);
+//   - a wait still under the ceiling is no outcome: it may yet end either side
+//     of it (counting it as met would credit a policy with the windows in
+//     which its backlog was still building).
+// What runs at the learner's first window has run since before it: its
+// windows count at once. A window with nothing ended and nothing waiting
+// counts as met only at no load (nothing latency-critical waited); elsewhere
+// it counts toward the batch share only.
 //
 // Each window, not locked (decide()):
 //   - good policies at the present bin: the one with the highest batch share
@@ -40,8 +50,13 @@
 //     policy not good here at once; from a good one to a better one only when
 //     it gives batch work min_gain (3%) more, preferred `relax_after` windows
 //     in a row.
-//   - none good: the policy least expected to miss (posterior mean, prior
-//     1/2), ties to more batch work; so an unknown beats a known miss.
+//   - none good: the running policy stays until it is known at this bin
+//     (min_evidence credited windows: two policies it knows nothing of do not
+//     trade places), unless it has missed more than met there; then, or once
+//     it is known not good there, a policy not yet known there is tried (the
+//     one with the most batch work: only trying can show it good); with every
+//     other policy known, the one least expected to miss (posterior mean,
+//     prior 1/2), ties to the running policy, then to more batch work.
 //   - exploring: when the present window met the objective, the load's bin has
 //     held for explore_stable (10) windows after the one it changed in, and a
 //     policy with more batch work than

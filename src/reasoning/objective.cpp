@@ -13,10 +13,17 @@
 
 namespace akts {
 
+std::optional<double> Objective::ended_ms(const Window& w) const {
+  return signal == Signal::kRequestLatencyP99 ? w.app_latency_p99_ms : w.wait_p99_ms[AKTS_CLASS_LC];
+}
+
+double Objective::waiting_ms(const Window& w) const {
+  return signal == Signal::kRequestLatencyP99 ? w.app_waiting_oldest_ms.value_or(0.0) : w.oldest_wait_ms[AKTS_CLASS_LC];
+}
+
 std::optional<double> Objective::observed_ms(const Window& w) const {
-  if (signal == Signal::kRequestLatencyP99) return w.app_latency_p99_ms;
-  const auto& p99 = w.wait_p99_ms[AKTS_CLASS_LC];
-  double oldest = w.oldest_wait_ms[AKTS_CLASS_LC];
+  auto p99 = ended_ms(w);
+  double oldest = waiting_ms(w);
   if (!p99 && oldest <= 0) return std::nullopt;
   return std::max(p99.value_or(0.0), oldest);
 }

@@ -25,10 +25,19 @@ struct Objective {
   Signal signal = Signal::kLcWaitP99;
   double max_ms = 20;
 
-  // The signal in a window. LC wait: the larger of the window's p99 and the
-  // oldest LC task still waiting (a starved task ends no wait). nullopt: no
-  // sample (no LC wait ended and none is waiting; no pushed latency).
+  // The signal in a window: the larger of the window's p99 and the oldest
+  // still waiting (a starved task ends no wait; a starved server sends no
+  // first token). LC wait: the LC class's waits and its oldest waiting task.
+  // Request latency: the application's latencies (pushed, or its histogram's)
+  // and the oldest unanswered request a proxy reported (Window::
+  // app_waiting_oldest_ms). nullopt: no sample (nothing ended and nothing
+  // is reported waiting).
   std::optional<double> observed_ms(const Window& w) const;
+  // Its two parts: the p99 of what ended in the window (nullopt: nothing
+  // ended), and the oldest still waiting at its end (0: none). A wait still
+  // under the ceiling is no outcome yet: it may end either side of it.
+  std::optional<double> ended_ms(const Window& w) const;
+  double waiting_ms(const Window& w) const;
   // No sample counts as met: nothing latency-critical waited.
   bool met(const Window& w) const;
   // In [0, 1]: half for the latency signal (min(1, max/observed)), half for

@@ -302,6 +302,8 @@ Status validate_load_options(const LoadOptions& o) {
     return errorf(ErrorKind::kInvalidArgument, "loadgen: request_timeout must be at least 1 ms");
   if (o.failure_pause.count() < 0)
     return errorf(ErrorKind::kInvalidArgument, "loadgen: failure_pause must not be negative");
+  if (o.on_waiting && o.waiting_every.count() < 1)
+    return errorf(ErrorKind::kInvalidArgument, "loadgen: waiting_every must be at least 1 ms");
   return {};
 }
 
@@ -322,6 +324,7 @@ class Run {
     bool busy = false;               // inside a request
     Clock::time_point deadline{};
     Cut cut = Cut::kNone;  // why the watchdog shut the request's socket
+    std::optional<Clock::time_point> waiting_since;  // sent, no first token yet
   };
   // Clears the worker's slot before its Client is destroyed, however the worker ends.
   struct SlotGuard {
@@ -336,6 +339,7 @@ class Run {
   void worker(uint32_t i) noexcept;
   RequestRecord request(httplib::Client& cli, uint32_t i, size_t phase, uint64_t index) noexcept;
   void watchdog();  // under mu_
+  void report_waiting() noexcept;  // the on_waiting thread
   bool cancel_requested() const { return o_.cancel && o_.cancel->load(); }
 
   const LoadOptions& o_;
@@ -355,6 +359,8 @@ class Run {
   std::vector<uint32_t> peak_;
   Clock::time_point t0_{};
   std::atomic<bool> canceling_{false};
+  bool reporter_stop_ = false;  // under mu_
+  std::condition_variable reporter_cv_;
 
   std::mutex callback_mu_;
   bool callback_failed_ = false;  // under callback_mu_
@@ -371,6 +377,25 @@ void Run::watchdog() {
       if (s.cut == Cut::kNone) s.cut = cancel ? Cut::kCancel : Cut::kTimeout;
       s.cli->stop();
     }
+  }
+}
+
+void Run::report_waiting() noexcept {
+  bool reported_some = false;
+  std::unique_lock lk(mu_);
+  while (!reporter_cv_.wait_for(lk, o_.waiting_every, [&] { return reporter_stop_; })) {
+    std::optional<Clock::time_point> oldest;
+    for (const auto& s : slots_)
+      if (s.waiting_since && (!oldest || *s.waiting_since < *oldest)) oldest = s.waiting_since;
+    const double ms = oldest ? ms_between(*oldest, Clock::now()) : 0.0;
+    if (!oldest && !reported_some) continue;
+    reported_some = oldest.has_value();
+    lk.unlock();
+    try {
+      o_.on_waiting(ms);
+    } catch (...) {  // the caller's failure is not the run's
+    }
+    lk.lock();
   }
 }
 
@@ -445,6 +470,7 @@ RequestRecord Run::request(httplib::Client& cli, uint32_t i, size_t phase, uint6
     s.busy = true;
     s.deadline = t_send + o_.request_timeout;
     s.cut = Cut::kNone;
+    s.waiting_since = t_send;
     peak_[phase] = std::max(peak_[phase], ++in_flight_);
   }
   const auto deadline = t_send + o_.request_timeout;
@@ -497,6 +523,10 @@ RequestRecord Run::request(httplib::Client& cli, uint32_t i, size_t phase, uint6
         if (!ce.text.empty()) {
           if (!first_token) {
             first_token = now;
+            {
+              std::lock_guard lk(mu_);
+              slots_[i].waiting_since.reset();
+            }
             if (o_.on_first_token) {
               try {
                 o_.on_first_token(ms_between(t_send, now));
@@ -533,6 +563,7 @@ RequestRecord Run::request(httplib::Client& cli, uint32_t i, size_t phase, uint6
     cut = s.cut;
     s.busy = false;
     s.cut = Cut::kNone;
+    s.waiting_since.reset();
     --in_flight_;
   }
 
@@ -640,6 +671,28 @@ Result<LoadReport> Run::go() {
     }
   } catch (const std::system_error& e) {
     return errorf(ErrorKind::kSystem, "loadgen: cannot start {} worker threads: {}", workers, e.what());
+  }
+  // The waiting reporter, stopped and joined however go() leaves (before the workers are).
+  std::thread reporter;
+  struct ReporterStop {
+    Run* run;
+    std::thread& t;
+    ~ReporterStop() {
+      if (!t.joinable()) return;
+      {
+        std::lock_guard lk(run->mu_);
+        run->reporter_stop_ = true;
+      }
+      run->reporter_cv_.notify_all();
+      t.join();
+    }
+  } reporter_stop{this, reporter};
+  if (o_.on_waiting) {
+    try {
+      reporter = std::thread([this] { report_waiting(); });
+    } catch (const std::system_error& e) {
+      return errorf(ErrorKind::kSystem, "loadgen: cannot start the waiting reporter: {}", e.what());
+    }
   }
 
   LoadReport report;

@@ -107,6 +107,14 @@ struct LoadOptions {
   // later). It delays the reading of that stream; an exception from it is
   // swallowed.
   std::function<void(double ttft_ms)> on_first_token;
+  // Called every waiting_every on a thread of its own while the run lasts,
+  // with how long the oldest request sent and not yet given a first token has
+  // waited (ms), while one waits, and once with 0 when none is left (e.g. to
+  // push it to the daemon: a starved server sends no first token, and this is
+  // how the objective sees it). Not called while nothing waits after that. An
+  // exception from it is swallowed.
+  std::function<void(double oldest_waiting_ms)> on_waiting;
+  std::chrono::milliseconds waiting_every{50};
   // When set and it becomes true: no new request starts, the ones in flight are
   // cut (failed, "canceled"), and run_load returns what it has, within ~50 ms
   // (a request still connecting to a host that does not answer holds it until

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -59,6 +60,22 @@ std::vector<double> PushedSamples::drain() {
   return out;
 }
 
+Status PushedSamples::report_waiting(double waiting_ms, Clock::time_point at) {
+  if (!std::isfinite(waiting_ms) || waiting_ms < 0 || waiting_ms > 3600e3)
+    return errorf(ErrorKind::kInvalidArgument, "waiting_ms = {} is not a wait in [0, 3600000] ms", waiting_ms);
+  std::lock_guard lock(mu_);
+  if (!waiting_ || at >= waiting_->second) waiting_ = std::make_pair(waiting_ms, at);
+  return {};
+}
+
+std::optional<double> PushedSamples::drain_waiting(Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  auto w = std::exchange(waiting_, std::nullopt);
+  if (!w) return std::nullopt;
+  if (w->first <= 0) return 0.0;
+  return w->first + std::max(0.0, std::chrono::duration<double, std::milli>(now - w->second).count());
+}
+
 uint64_t PushedSamples::dropped() const {
   std::lock_guard lock(mu_);
   return dropped_;
@@ -84,7 +101,11 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
   auto k = src.read_kernel();
   if (!k) return k.error();
   std::vector<double> pushed_ms;
-  if (pushed && prev_t_ && prev_k_ && t_s > *prev_t_) pushed_ms = pushed->drain();
+  std::optional<double> waiting_ms;
+  if (pushed && prev_t_ && prev_k_ && t_s > *prev_t_) {
+    pushed_ms = pushed->drain();
+    waiting_ms = pushed->drain_waiting();
+  }
   HostReading h = src.read_host();
   std::optional<AppScrape> app = src.scrape_app();
   if (!names_ && app)
@@ -160,6 +181,7 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
       w.app_latency_from = "histogram";
       w.app_latency_span_ms = observed_span_ms;
     }
+    w.app_waiting_oldest_ms = waiting_ms;
     out = w;
   }
   prev_t_ = t_s;

@@ -5,6 +5,7 @@
 // and no kernel; the daemon reads the real ones (src/daemon/reasoning_worker).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -56,20 +57,32 @@ class TelemetrySource {
 HostReading read_host_files(const std::string& proc_root = "/proc");
 
 // Latencies an application (or a proxy in front of it) pushes between two
-// windows. Thread-safe: the socket pushes, the sampler drains.
+// windows, and its latest report of how long its oldest unanswered request has
+// waited for a first token. Thread-safe: the socket pushes, the sampler drains.
 class PushedSamples {
  public:
+  using Clock = std::chrono::steady_clock;
   static constexpr size_t kMaxPerWindow = 100000;  // beyond this, samples are counted as dropped
   // Refuses (changing nothing) anything that is not a finite value in [0, 1 h]
   // in ms; otherwise returns how many were kept (the rest were dropped: the
   // window already holds kMaxPerWindow).
   Result<size_t> push(const std::vector<double>& latency_ms);
   std::vector<double> drain();
+  // A report that the oldest request not yet given its first token has waited
+  // waiting_ms (0: none waits), as of `at`. Refuses (changing nothing) what is
+  // not in [0, 1 h]. The latest report of a window wins: an earlier one may
+  // name a request answered since.
+  Status report_waiting(double waiting_ms, Clock::time_point at = Clock::now());
+  // The window's report aged to `now` (a request still waiting has waited that
+  // much longer; 0 stays 0), and forgets it: a proxy that stops reporting
+  // reports nothing. nullopt: no report since the last drain.
+  std::optional<double> drain_waiting(Clock::time_point now = Clock::now());
   uint64_t dropped() const;
 
  private:
   mutable std::mutex mu_;
   std::vector<double> pending_;
+  std::optional<std::pair<double, Clock::time_point>> waiting_;
   uint64_t dropped_ = 0;
 };
 

@@ -79,7 +79,8 @@ json Window::to_json() const {
             {"latency_p50_ms", opt(app_latency_p50_ms)},
             {"latency_p99_ms", opt(app_latency_p99_ms)},
             {"latency_from", app_latency_from.empty() ? json(nullptr) : json(app_latency_from)},
-            {"latency_span_ms", app_latency_span_ms}}}};
+            {"latency_span_ms", app_latency_span_ms},
+            {"waiting_oldest_ms", opt(app_waiting_oldest_ms)}}}};
 }
 
 std::optional<Window> Window::from_json(const json& j) {
@@ -125,7 +126,8 @@ std::optional<Window> Window::from_json(const json& j) {
         !read_opt(a, "prompt_tokens_per_s", w.app_prompt_tokens_per_s) ||
         !read_opt(a, "decode_tokens_per_s", w.app_decode_tokens_per_s) ||
         !read_num(a, "latency_samples", w.app_latency_samples) ||
-        !read_opt(a, "latency_p50_ms", w.app_latency_p50_ms) || !read_opt(a, "latency_p99_ms", w.app_latency_p99_ms))
+        !read_opt(a, "latency_p50_ms", w.app_latency_p50_ms) || !read_opt(a, "latency_p99_ms", w.app_latency_p99_ms) ||
+        !read_opt(a, "waiting_oldest_ms", w.app_waiting_oldest_ms))
       return std::nullopt;
     if (a.contains("latency_span_ms") && !read_num(a, "latency_span_ms", w.app_latency_span_ms)) return std::nullopt;
     if (a.contains("latency_from") && (a["latency_from"] == "pushed" || a["latency_from"] == "histogram"))

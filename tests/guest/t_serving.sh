@@ -62,6 +62,19 @@ for name in ("oracle-1", "detector-1"):
     t = os.path.join(out, name, "telemetry.jsonl")
     n = sum(1 for l in open(t)) if os.path.exists(t) else 0
     print(("ok" if n >= 20 else "not") + "\t%s saved its telemetry windows (%d)" % (name, n))
+# The load generator reports its oldest unanswered request's wait (v1.push waiting_ms): the windows carry it.
+t = os.path.join(out, "detector-1", "telemetry.jsonl")
+waits = []
+for l in (open(t) if os.path.exists(t) else []):
+    try:
+        v = json.loads(l).get("app", {}).get("waiting_oldest_ms")
+    except ValueError:
+        continue
+    if isinstance(v, (int, float)):
+        waits.append(v)
+print(("ok" if any(v > 0 for v in waits) and any(v == 0 for v in waits) else "not") +
+      "\tthe detector's windows carry the load generator's waits (%d windows with a report, longest %.0f ms)"
+      % (len(waits), max(waits or [0])))
 PY
 )
 }

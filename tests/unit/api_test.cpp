@@ -208,6 +208,21 @@ TEST_F(ApiTest, PushTakesAllOrNothing) {
                         json{{"latency_ms", std::vector<double>(10001, 1.0)}}})
     EXPECT_EQ(rpc("v1.push", p)["error"]["code"], kInvalidParams) << p.dump().substr(0, 80);
   EXPECT_EQ(b_.pushed.size(), 2u);
+  // The oldest unanswered request's wait: alone, or with latencies; a bad half takes neither.
+  EXPECT_EQ(rpc("v1.push", {{"waiting_ms", 7000}})["result"]["waiting_ms"], 7000);
+  auto both = rpc("v1.push", {{"latency_ms", {3}}, {"waiting_ms", 0}});
+  EXPECT_EQ(both["result"]["accepted"], 1);
+  EXPECT_EQ(both["result"]["waiting_ms"], 0);
+  for (const json& p : {json{{"waiting_ms", -1}}, json{{"waiting_ms", "7"}}, json{{"waiting_ms", nullptr}},
+                        json{{"waiting_ms", 4e6}}, json{{"waiting_ms", {1}}},
+                        json{{"latency_ms", {5}}, {"waiting_ms", -1}}, json{{"latency_ms", {-5}}, {"waiting_ms", 1}},
+                        json{{"waiting", 1}}}) {
+    EXPECT_EQ(rpc("v1.push", p)["error"]["code"], kInvalidParams) << p.dump();
+  }
+  EXPECT_NE(rpc("v1.push", {{"waiting_ms", -1}})["error"]["message"].get<std::string>().find("waiting_ms = -1"),
+            std::string::npos);
+  EXPECT_EQ(b_.pushed, (std::vector<double>{1.5, 20, 3}));
+  EXPECT_EQ(b_.waiting, (std::vector<double>{7000, 0}));
 }
 
 TEST_F(ApiTest, TelemetryAndLogLimits) {

@@ -115,6 +115,11 @@ class FakeBackend : public ControlBackend {
     pushed.insert(pushed.end(), ms.begin(), ms.end());
     return ms.size();
   }
+  Status push_waiting(double waiting_ms) override {
+    waiting.push_back(waiting_ms);
+    return {};
+  }
+  std::vector<double> waiting;
   std::optional<std::pair<uint32_t, std::chrono::milliseconds>> held;
   std::vector<std::pair<std::optional<std::string>, std::optional<bool>>> controller_calls;
   std::vector<double> pushed;

@@ -509,6 +509,37 @@ TEST(Loadgen, NothingListeningFailsFastAndSaysSo) {
   EXPECT_EQ(r->phases[0].completed, 0u);
 }
 
+TEST(Loadgen, ReportsHowLongTheOldestUnansweredRequestHasWaited) {
+  FakeServer srv(FakeServer::Mode::kLlama, 500, 40, 3);  // the first token after 500 ms
+  auto o = options(srv.url(), {{"steady", kUntilCanceledS, 1}});
+  std::atomic<bool> cancel{false};
+  o.cancel = &cancel;
+  o.waiting_every = 20ms;
+  std::mutex mu;
+  std::vector<double> reports;
+  o.on_waiting = [&](double ms) {
+    std::lock_guard lk(mu);
+    reports.push_back(ms);
+  };
+  o.on_request = [&](const RequestRecord& r) {
+    if (r.ok) cancel = true;  // one answered request is the test
+  };
+  auto r = run_load(o);
+  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_FALSE(r->requests.empty());
+  ASSERT_TRUE(r->requests[0].ok);
+  std::lock_guard lk(mu);
+  ASSERT_FALSE(reports.empty());
+  // While the first token is awaited, the wait grows, up to the TTFT; then one 0 says none waits.
+  auto zero = std::find(reports.begin(), reports.end(), 0.0);
+  ASSERT_NE(zero, reports.end()) << "no report that none waits";
+  ASSERT_NE(zero, reports.begin());
+  EXPECT_TRUE(std::is_sorted(reports.begin(), zero));
+  EXPECT_GE(*(zero - 1), 300);  // reported every 20 ms: the last before the first token is near 500
+  EXPECT_LE(*(zero - 1), r->requests[0].ttft_ms + 1);
+  EXPECT_GT(zero - reports.begin(), 5);
+}
+
 TEST(Loadgen, AStreamThatNeverYieldsATokenIsCutAtTheTimeout) {
   FakeServer srv(FakeServer::Mode::kTrickle);  // a comment every 5 ms for a minute: no read ever times out
   auto o = options(srv.url(), {{"steady", kUntilCanceledS, 1}});

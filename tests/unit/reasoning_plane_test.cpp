@@ -446,6 +446,27 @@ TEST(Sampler, BuildsWindowsFromDeltas) {
   EXPECT_EQ(win.app_latency_samples, 4u);
   EXPECT_EQ(*win.app_latency_p99_ms, 100);
   EXPECT_EQ(*win.app_latency_p50_ms, 2);
+  EXPECT_FALSE(win.app_waiting_oldest_ms);  // no report of a wait
+  // A report of the oldest unanswered request's wait lands in the next window, aged to its end.
+  ASSERT_TRUE(pushed.report_waiting(7000, PushedSamples::Clock::now() - std::chrono::milliseconds(300)));
+  auto w2 = s.sample(1.2, src, &pushed);
+  ASSERT_TRUE(w2 && *w2);
+  ASSERT_TRUE((*w2)->app_waiting_oldest_ms);
+  EXPECT_GE(*(*w2)->app_waiting_oldest_ms, 7300);
+  EXPECT_LT(*(*w2)->app_waiting_oldest_ms, 7300 + 5000);
+  EXPECT_EQ((*w2)->app_latency_samples, 0u);
+  Objective ttft;
+  ttft.signal = Objective::Signal::kRequestLatencyP99;
+  ttft.max_ms = 6000;
+  EXPECT_GE(*ttft.observed_ms(**w2), 7300);  // a starved server's wait is seen with no first token
+  EXPECT_FALSE(ttft.met(**w2));
+  auto round = Window::from_json((*w2)->to_json());
+  ASSERT_TRUE(round);
+  EXPECT_EQ(round->app_waiting_oldest_ms, (*w2)->app_waiting_oldest_ms);
+  auto w3 = s.sample(1.3, src, &pushed);  // a proxy that stops reporting reports nothing
+  ASSERT_TRUE(w3 && *w3);
+  EXPECT_FALSE((*w3)->app_waiting_oldest_ms);
+  EXPECT_FALSE(ttft.observed_ms(**w3));
   src.fail = true;
   ASSERT_TRUE(pushed.push({7}));
   EXPECT_FALSE(s.sample(1.2, src, &pushed));
@@ -462,6 +483,29 @@ TEST(PushedSamples, RefusesBadValuesWhole) {
   EXPECT_FALSE(p.push({1e300}));
   EXPECT_EQ(p.drain(), (std::vector<double>{1, 2}));
   EXPECT_TRUE(p.drain().empty());
+}
+
+TEST(PushedSamples, TheLatestWaitingReportOfAWindowWinsAgedToItsEnd) {
+  using namespace std::chrono_literals;
+  PushedSamples p;
+  const auto t0 = PushedSamples::Clock::now();
+  EXPECT_FALSE(p.drain_waiting(t0));
+  ASSERT_TRUE(p.report_waiting(5000, t0));
+  ASSERT_TRUE(p.report_waiting(200, t0 + 50ms));  // the 5 s request was answered since
+  ASSERT_TRUE(p.report_waiting(9000, t0 + 10ms));  // an older report, late: not over a newer one
+  auto w = p.drain_waiting(t0 + 100ms);
+  ASSERT_TRUE(w);
+  EXPECT_DOUBLE_EQ(*w, 250);
+  EXPECT_FALSE(p.drain_waiting(t0 + 200ms));  // forgotten once drained
+  ASSERT_TRUE(p.report_waiting(0, t0));
+  EXPECT_EQ(p.drain_waiting(t0 + 1s), 0.0);  // none waits: 0 stays 0
+  // Bad reports change nothing.
+  ASSERT_TRUE(p.report_waiting(100, t0));
+  EXPECT_FALSE(p.report_waiting(-1, t0 + 1ms));
+  EXPECT_FALSE(p.report_waiting(std::nan(""), t0 + 1ms));
+  EXPECT_FALSE(p.report_waiting(3600e3 + 1, t0 + 1ms));
+  EXPECT_FALSE(p.report_waiting(HUGE_VAL, t0 + 1ms));
+  EXPECT_EQ(p.drain_waiting(t0), 100.0);
 }
 
 TEST(Arbiter, AHoldCannotBeReplacedByAHoldOnAnotherSlot) {
