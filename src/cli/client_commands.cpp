@@ -699,6 +699,10 @@ void add_client_commands(Commands& c) {
         std::cerr << "akts: push: every latency must be a finite number of milliseconds\n";
         return kExitUsage;
       }
+    if (push_waiting && !std::isfinite(*push_waiting)) {
+      std::cerr << "akts: push: --waiting must be a finite number of milliseconds\n";
+      return kExitUsage;
+    }
     return cmd_push(co, push_ms, push_waiting);
   });
 }

@@ -12,7 +12,7 @@ struct LoadgenFlags {
   uint32_t n_predict = 16;
   std::string prompt;
   std::string timeout = "30s";
-  std::string push_socket;  // push each TTFT to the daemon (v1.push)
+  std::string push_socket;  // push each TTFT, and the oldest unanswered request's wait, to the daemon (v1.push)
   bool quiet = false;
   bool json = false;
   std::string out;

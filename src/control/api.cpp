@@ -436,7 +436,7 @@ Result<json> v1_push(Dispatcher&, ControlBackend& b, const json& params) {
                     excerpt(v.dump(-1, ' ', false, json::error_handler_t::replace)));
     waiting = v.get<double>();
   }
-  // Both checked before either is taken: a bad half changes nothing.
+  // Both checked before either is taken: a bad half changes nothing (neither push can fail on a value checked here).
   json out = json::object();
   if (has_latency) {
     auto kept = b.push_latencies(ms);

@@ -73,9 +73,12 @@
 //        (a name or a slot number before the dot); value a JSON number, bool or string as the
 //        parameter's type takes it ("5ms", "40%", true); refused out of range, nothing changed.
 //   v1.log {limit?}                -> {decisions}: the last 1..500 decisions (default 50), outcomes merged.
-//   v1.push {latency_ms}           -> {accepted, dropped}: request latencies (1..10000 finite
-//        numbers in [0, 3600000] ms) an application or proxy measured; the
-//        window's app latency percentiles. All refused if one is bad.
+//   v1.push {latency_ms?, waiting_ms?} -> {accepted, dropped, waiting_ms}: request latencies
+//        (1..10000 finite numbers in [0, 3600000] ms) an application or proxy measured (the
+//        window's app latency percentiles), and how long its oldest request still without a
+//        first token has waited (a number in [0, 3600000] ms; 0: none; Window::
+//        app_waiting_oldest_ms). At least one; a result field per part given. All refused,
+//        nothing taken, if one value is bad.
 #pragma once
 
 #include <chrono>

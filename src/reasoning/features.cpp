@@ -27,6 +27,8 @@ Features Features::of(const Window& w, const Objective& obj) {
   f.load = f.running ? *f.running + f.waiting.value_or(0) : f.lc_busy_tasks;
   f.prompt_tokens_per_s = finite_nonneg(w.app_prompt_tokens_per_s);
   f.observed_ms = obj.observed_ms(w);
+  f.ended_ms = finite_nonneg(obj.ended_ms(w));
+  f.waiting_ms = finite_nonneg(obj.waiting_ms(w)).value_or(0);
   f.met = obj.met(w);
   f.batch_share = w.batch_share();
   return f;
@@ -40,8 +42,10 @@ std::string Features::describe(const Objective& obj) const {
     s += " (LC tasks running or waiting)";
   s += fmt::format(", LC tasks running or waiting {:.2f}", lc_busy_tasks);
   if (prompt_tokens_per_s) s += fmt::format(", prompt tokens {:.0f}/s", *prompt_tokens_per_s);
-  s += observed_ms ? fmt::format(", objective signal {:.1f} ms of {:g} ms ({})", *observed_ms, obj.max_ms,
-                                 met ? "met" : "missed")
+  s += observed_ms ? fmt::format(", objective signal {:.1f} ms of {:g} ms ({}; ended p99 {}, oldest still waiting "
+                                 "{:.1f} ms)",
+                                 *observed_ms, obj.max_ms, met ? "met" : "missed",
+                                 ended_ms ? fmt::format("{:.1f} ms", *ended_ms) : std::string("none"), waiting_ms)
                    : std::string(", objective signal: no sample (met)");
   s += fmt::format(", batch CPU share {:.0f}%", 100 * batch_share);
   return s;

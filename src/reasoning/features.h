@@ -1,6 +1,7 @@
 // What the learner decides on, in one place, so the llm controller's prompt
 // shows the same: the load (requests running + waiting, else the LC tasks
-// running or waiting on average), its parts, and the objective's signal.
+// running or waiting on average), its parts, and the objective's signal with
+// its two parts (what ended, and the oldest still waiting).
 #pragma once
 
 #include <optional>
@@ -19,6 +20,9 @@ struct Features {
   double lc_busy_tasks = 0;
   std::optional<double> prompt_tokens_per_s;
   std::optional<double> observed_ms;  // the objective's signal; nullopt: no sample
+  // Its parts (Objective::ended_ms, waiting_ms): the p99 of what ended, the oldest still waiting (0: none).
+  std::optional<double> ended_ms;
+  double waiting_ms = 0;
   bool met = true;
   double batch_share = 0;
 

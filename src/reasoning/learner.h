@@ -28,8 +28,10 @@
 // waiting_ms):
 //   - the oldest still waiting past the objective's ceiling is a miss (a
 //     starved server answers nothing, so only the wait shows it): the
-//     policy's own when the wait began under it (waiting <= ran) or passed
-//     the ceiling under it alone (ran - a period > the ceiling);
+//     policy's own when the wait began under it (waiting <= ran), or when
+//     nothing ended in the window (no progress) and it has waited past the
+//     ceiling while the policy ran (ran - a period > the ceiling): a backlog
+//     the last policy left, being answered, is not blamed on this one;
 //   - else the p99 of what ended in the window: a latency of L ms whose end
 //     lies up to S ms before the window's end began L + S ms before it, so it
 //     counts only when the policy has run at least L + S ms (S: the window for
@@ -53,10 +55,15 @@
 //   - none good: the running policy stays until it is known at this bin
 //     (min_evidence credited windows: two policies it knows nothing of do not
 //     trade places), unless it has missed more than met there; then, or once
-//     it is known not good there, a policy not yet known there is tried (the
-//     one with the most batch work: only trying can show it good); with every
-//     other policy known, the one least expected to miss (posterior mean,
-//     prior 1/2), ties to the running policy, then to more batch work.
+//     it is known not good there, a policy not yet known there (and not
+//     missing more than meeting) is tried, the one with the most batch work:
+//     only trying can show it good. Its first miss of its own before it is
+//     known counts as min_evidence misses, as an exploration's does, so it is
+//     not tried again at that load. With no such policy, the one least
+//     expected to miss (posterior mean, prior 1/2), ties to the running
+//     policy, then to more batch work; away from the running policy only for
+//     one expected to miss less by more than miss_rate (policies that miss
+//     alike would otherwise trade places on the evidence each gathers).
 //   - exploring: when the present window met the objective, the load's bin has
 //     held for explore_stable (10) windows after the one it changed in, and a
 //     policy with more batch work than
@@ -183,6 +190,8 @@ class Learner : public Controller {
   // The decision state.
   uint32_t preferred_ = AKTS_SLOT_NONE, preferred_for_ = 0;
   uint32_t exploring_ = AKTS_SLOT_NONE, explore_left_ = 0;
+  uint32_t trial_ = AKTS_SLOT_NONE;  // a policy tried because none was good, until known or its first miss
+  size_t trial_bin_ = 0;
   size_t explore_bin_ = 0;  // the load the exploration was started at
   uint64_t windows_ = 0, last_explore_ = 0, explorations_ = 0, credited_ = 0;
   std::optional<uint64_t> first_exploration_end_;

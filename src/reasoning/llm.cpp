@@ -99,6 +99,8 @@ std::string build_llm_prompt(const Window& w, const ControllerContext& ctx) {
       p99 ? fmt::format("LC wait p99 {:.1f} ms", *p99) : std::string("LC wait p99 none (no LC wait ended)");
   now += fmt::format(", oldest LC wait {:.1f} ms", w.oldest_wait_ms[AKTS_CLASS_LC]);
   if (w.app_latency_p99_ms) now += fmt::format(", request latency p99 {:.1f} ms", *w.app_latency_p99_ms);
+  if (w.app_waiting_oldest_ms)
+    now += fmt::format(", oldest request waiting {:.1f} ms for its first token", *w.app_waiting_oldest_ms);
   now += fmt::format(", CPU pressure {:.0f}%", 100 * w.cpu_pressure);
   p += "Now: " + now + ".\n";
   // What the learner decides on (features.h): the load and the objective's signal.

@@ -34,8 +34,9 @@ struct Objective {
   // is reported waiting).
   std::optional<double> observed_ms(const Window& w) const;
   // Its two parts: the p99 of what ended in the window (nullopt: nothing
-  // ended), and the oldest still waiting at its end (0: none). A wait still
-  // under the ceiling is no outcome yet: it may end either side of it.
+  // ended), and the oldest still waiting (0: none): for requests, the
+  // proxy's report aged to the window's end; for LC tasks, the oldest waiter
+  // at the guard's last scan.
   std::optional<double> ended_ms(const Window& w) const;
   double waiting_ms(const Window& w) const;
   // No sample counts as met: nothing latency-critical waited.

@@ -397,6 +397,12 @@ void Run::report_waiting() noexcept {
     }
     lk.lock();
   }
+  if (!reported_some) return;
+  lk.unlock();
+  try {
+    o_.on_waiting(0);  // the run is over: none of its requests waits any more
+  } catch (...) {
+  }
 }
 
 void Run::worker(uint32_t i) noexcept {

@@ -107,18 +107,21 @@ struct LoadOptions {
   // later). It delays the reading of that stream; an exception from it is
   // swallowed.
   std::function<void(double ttft_ms)> on_first_token;
-  // Called every waiting_every on a thread of its own while the run lasts,
-  // with how long the oldest request sent and not yet given a first token has
-  // waited (ms), while one waits, and once with 0 when none is left (e.g. to
-  // push it to the daemon: a starved server sends no first token, and this is
-  // how the objective sees it). Not called while nothing waits after that. An
-  // exception from it is swallowed.
+  // Called on a thread of its own while the run lasts, waiting_every after its
+  // last call returned, with how long the oldest request sent and not yet
+  // given a first token has waited (ms), while one waits, and once with 0
+  // when none is left or the run ends with one reported (e.g. to push it to
+  // the daemon: a starved server sends no first token, and this is how the
+  // objective sees it). Not called while nothing waits after that. One call at
+  // a time; a slow call delays the next, and run_load's return by as much as
+  // the last call takes. An exception from it is swallowed.
   std::function<void(double oldest_waiting_ms)> on_waiting;
   std::chrono::milliseconds waiting_every{50};
   // When set and it becomes true: no new request starts, the ones in flight are
   // cut (failed, "canceled"), and run_load returns what it has, within ~50 ms
   // (a request still connecting to a host that does not answer holds it until
-  // its connect gives up: at most 5 s).
+  // its connect gives up: at most 5 s; an on_waiting call under way, and the
+  // final one, as long as they take).
   const std::atomic<bool>* cancel = nullptr;
 };
 
@@ -126,7 +129,7 @@ struct LoadOptions {
 // a path not starting with '/', no phases, a phase whose seconds are not in
 // (0, 86400], whose concurrency is past 1024 or whose think time is negative or
 // past an hour, n_predict 0, a request_timeout
-// below 1 ms, a negative failure_pause.
+// below 1 ms, a negative failure_pause, an on_waiting with a waiting_every below 1 ms.
 Status validate_load_options(const LoadOptions& o);
 
 struct RequestRecord {

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
-#include <utility>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -70,10 +69,14 @@ Status PushedSamples::report_waiting(double waiting_ms, Clock::time_point at) {
 
 std::optional<double> PushedSamples::drain_waiting(Clock::time_point now) {
   std::lock_guard lock(mu_);
-  auto w = std::exchange(waiting_, std::nullopt);
-  if (!w) return std::nullopt;
-  if (w->first <= 0) return 0.0;
-  return w->first + std::max(0.0, std::chrono::duration<double, std::milli>(now - w->second).count());
+  if (!waiting_) return std::nullopt;
+  const auto age = now - waiting_->second;
+  if (age > kWaitingValidFor) {
+    waiting_.reset();
+    return std::nullopt;
+  }
+  if (waiting_->first <= 0) return 0.0;
+  return waiting_->first + std::max(0.0, std::chrono::duration<double, std::milli>(age).count());
 }
 
 uint64_t PushedSamples::dropped() const {

@@ -70,12 +70,17 @@ class PushedSamples {
   std::vector<double> drain();
   // A report that the oldest request not yet given its first token has waited
   // waiting_ms (0: none waits), as of `at`. Refuses (changing nothing) what is
-  // not in [0, 1 h]. The latest report of a window wins: an earlier one may
-  // name a request answered since.
+  // not in [0, 1 h]. The latest report wins (an earlier one may name a request
+  // answered since): one proxy reports, as a second one's 0 would hide the
+  // first one's wait.
   Status report_waiting(double waiting_ms, Clock::time_point at = Clock::now());
-  // The window's report aged to `now` (a request still waiting has waited that
-  // much longer; 0 stays 0), and forgets it: a proxy that stops reporting
-  // reports nothing. nullopt: no report since the last drain.
+  // The latest report aged to `now` (a request still waiting has waited that
+  // much longer; 0 stays 0), while it is at most kWaitingValidFor old: a
+  // window between two reports of a slow proxy (or a starved machine) still
+  // sees the wait, and a proxy that stops reporting reports nothing after it.
+  // A request answered since the report is overestimated by at most that.
+  // nullopt: no report that recent.
+  static constexpr std::chrono::milliseconds kWaitingValidFor{1000};
   std::optional<double> drain_waiting(Clock::time_point now = Clock::now());
   uint64_t dropped() const;
 

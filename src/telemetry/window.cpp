@@ -127,7 +127,8 @@ std::optional<Window> Window::from_json(const json& j) {
         !read_opt(a, "decode_tokens_per_s", w.app_decode_tokens_per_s) ||
         !read_num(a, "latency_samples", w.app_latency_samples) ||
         !read_opt(a, "latency_p50_ms", w.app_latency_p50_ms) || !read_opt(a, "latency_p99_ms", w.app_latency_p99_ms) ||
-        !read_opt(a, "waiting_oldest_ms", w.app_waiting_oldest_ms))
+        !read_opt(a, "waiting_oldest_ms", w.app_waiting_oldest_ms) ||
+        (w.app_waiting_oldest_ms && *w.app_waiting_oldest_ms < 0))
       return std::nullopt;
     if (a.contains("latency_span_ms") && !read_num(a, "latency_span_ms", w.app_latency_span_ms)) return std::nullopt;
     if (a.contains("latency_from") && (a["latency_from"] == "pushed" || a["latency_from"] == "histogram"))

@@ -58,10 +58,11 @@ struct Window {
   // they are measured), the time since the scrape before for a histogram's. 0 with no samples.
   double app_latency_span_ms = 0;
   // The longest a request still unanswered at the window's end had waited for
-  // its first token (ms): a proxy's report pushed in this window (v1.push
-  // "waiting_ms"), aged to the window's end. A starved server sends no first
-  // token, so without it a window of stalled requests has no sample. nullopt:
-  // no report in the window; 0: the report said none was waiting.
+  // its first token (ms): the proxy's latest report (v1.push "waiting_ms"),
+  // aged to the window's end, if it is at most a second old (PushedSamples::
+  // drain_waiting). A starved server sends no first token, so without it a
+  // window of stalled requests has no sample. nullopt: no report that recent;
+  // 0: the report said none was waiting.
   std::optional<double> app_waiting_oldest_ms;
 
   // The share of the window's CPU time best-effort tasks ran (0..1).

@@ -255,6 +255,53 @@ TEST(Learner, LearnsFromTheWaitOfAServerThatAnswersNothing) {
   EXPECT_LE(r.switches, 2u * 10 + 6);
 }
 
+TEST(Learner, ABacklogTheLastPolicyLeftIsNotBlamedOnTheOneAnsweringIt) {
+  // Throughput starved six requests for 3 s; latency then answers them one a window (first tokens end in every
+  // window) while the rest still wait past the 800 ms ceiling, for 1.5 s: longer than the ceiling.
+  Learner l;
+  ControllerContext ctx = context(ttft_800());
+  Window w;
+  w.period_s = 0.1;
+  w.cpus = 1;
+  w.app_requests_processing = 6;
+  w.effective_slot = kThroughput;
+  ctx.running = kThroughput;
+  for (int i = 1; i <= 30; ++i) {
+    w.app_waiting_oldest_ms = 100.0 * i;
+    l.decide(w, ctx);
+  }
+  EXPECT_GT(l.estimate("throughput", Learner::bin_of(6)).miss_rate, 0.5);  // its own waits passed the ceiling
+  w.effective_slot = kLatency;
+  ctx.running = kLatency;
+  for (int i = 0; i < 15; ++i) {
+    w.app_latency_samples = 1;
+    w.app_latency_p99_ms = 3000.0 + 100 * i;  // the backlog, answered
+    w.app_waiting_oldest_ms = 2900.0 + 100 * i;
+    l.decide(w, ctx);
+  }
+  auto lat = l.estimate("latency", Learner::bin_of(6));
+  EXPECT_EQ(lat.windows, 0) << "latency blamed for the backlog it answered";
+  // A server making no progress under it is its own miss, backlog or not.
+  w.app_latency_samples = 0;
+  w.app_latency_p99_ms.reset();
+  l.decide(w, ctx);
+  lat = l.estimate("latency", Learner::bin_of(6));
+  EXPECT_GE(lat.windows, 1);
+  EXPECT_FALSE(lat.good);
+}
+
+TEST(Learner, WhereEveryPolicyMissesItSettlesInsteadOfTradingPlaces) {
+  // At four requests in flight both policies miss the 800 ms objective: latency at 900 ms, throughput at 2500.
+  Truth t;
+  t.ttft_ms = [](uint32_t slot, double load) { return load <= 1.0 ? 300.0 : slot == kLatency ? 900.0 : 2500.0; };
+  Learner l;
+  SimResult r = run(l, std::vector<double>(400, 4.0), kThroughput, false, t);
+  EXPECT_LE(r.switches, 3u);
+  for (size_t i = 100; i < r.ran.size(); ++i) ASSERT_EQ(r.ran[i], r.ran[99]) << i;  // settled
+  EXPECT_TRUE(l.estimate("latency", Learner::bin_of(4)).known);
+  EXPECT_TRUE(l.estimate("throughput", Learner::bin_of(4)).known);
+}
+
 TEST(Learner, TwoPoliciesItKnowsNothingOfDoNotTradePlaces) {
   // A load it has not seen, no sample of the objective: it stays on what runs, whatever the batch shares read.
   Learner l;

@@ -126,7 +126,9 @@ TEST(LlmPrompt, ShortWithTheObjectiveTheFiguresAndEverySlot) {
   EXPECT_NE(p.find("CPU pressure 25%"), std::string::npos) << p;
   // The learner's features (features.h): the load it bins on, and the objective's signal.
   EXPECT_NE(p.find("Load: load 5 (requests running 3, waiting 2)"), std::string::npos) << p;
-  EXPECT_NE(p.find("objective signal 31.5 ms of 20 ms (missed)"), std::string::npos) << p;
+  EXPECT_NE(p.find("objective signal 31.5 ms of 20 ms (missed; ended p99 31.5 ms, oldest still waiting 4.0 ms)"),
+            std::string::npos)
+      << p;
   EXPECT_NE(p.find("Running: slot 1 (throughput)"), std::string::npos) << p;
   EXPECT_NE(p.find("\n0: latency - short slices, LC first (pick when LC work waits)\n"), std::string::npos) << p;
   EXPECT_NE(p.find("\n1: throughput - long slices, batch first (pick when nothing latency-critical waits)\n"),

@@ -463,7 +463,10 @@ TEST(Sampler, BuildsWindowsFromDeltas) {
   auto round = Window::from_json((*w2)->to_json());
   ASSERT_TRUE(round);
   EXPECT_EQ(round->app_waiting_oldest_ms, (*w2)->app_waiting_oldest_ms);
-  auto w3 = s.sample(1.3, src, &pushed);  // a proxy that stops reporting reports nothing
+  PushedSamples stale;
+  ASSERT_TRUE(stale.report_waiting(7000, PushedSamples::Clock::now() - PushedSamples::kWaitingValidFor -
+                                             std::chrono::milliseconds(100)));
+  auto w3 = s.sample(1.3, src, &stale);  // a proxy that stopped reporting a second ago reports nothing
   ASSERT_TRUE(w3 && *w3);
   EXPECT_FALSE((*w3)->app_waiting_oldest_ms);
   EXPECT_FALSE(ttft.observed_ms(**w3));
@@ -496,9 +499,13 @@ TEST(PushedSamples, TheLatestWaitingReportOfAWindowWinsAgedToItsEnd) {
   auto w = p.drain_waiting(t0 + 100ms);
   ASSERT_TRUE(w);
   EXPECT_DOUBLE_EQ(*w, 250);
-  EXPECT_FALSE(p.drain_waiting(t0 + 200ms));  // forgotten once drained
+  // A window with no report of its own (a slow proxy) still sees the wait, aged, for a second; then nothing.
+  EXPECT_DOUBLE_EQ(*p.drain_waiting(t0 + 200ms), 350);
+  EXPECT_DOUBLE_EQ(*p.drain_waiting(t0 + 50ms + PushedSamples::kWaitingValidFor), 1200);
+  EXPECT_FALSE(p.drain_waiting(t0 + 51ms + PushedSamples::kWaitingValidFor));
+  EXPECT_FALSE(p.drain_waiting(t0 + 10ms));  // forgotten, not revived
   ASSERT_TRUE(p.report_waiting(0, t0));
-  EXPECT_EQ(p.drain_waiting(t0 + 1s), 0.0);  // none waits: 0 stays 0
+  EXPECT_EQ(p.drain_waiting(t0 + 500ms), 0.0);  // none waits: 0 stays 0
   // Bad reports change nothing.
   ASSERT_TRUE(p.report_waiting(100, t0));
   EXPECT_FALSE(p.report_waiting(-1, t0 + 1ms));
@@ -506,6 +513,12 @@ TEST(PushedSamples, TheLatestWaitingReportOfAWindowWinsAgedToItsEnd) {
   EXPECT_FALSE(p.report_waiting(3600e3 + 1, t0 + 1ms));
   EXPECT_FALSE(p.report_waiting(HUGE_VAL, t0 + 1ms));
   EXPECT_EQ(p.drain_waiting(t0), 100.0);
+  // JSON from a trace: a negative wait is not a window.
+  Window bad;
+  bad.app_waiting_oldest_ms = 5;
+  auto j = bad.to_json();
+  j["app"]["waiting_oldest_ms"] = -5;
+  EXPECT_FALSE(Window::from_json(j));
 }
 
 TEST(Arbiter, AHoldCannotBeReplacedByAHoldOnAnotherSlot) {
