@@ -178,16 +178,15 @@ void Learner::credit(const Window& w, const ControllerContext& ctx) {
   //     ran_ms), or when nothing ended in the window (no progress) and it has waited past the ceiling while
   //     this policy ran (ran_ms - a period > the ceiling); a backlog the last policy left, being answered, is
   //     not blamed on the one answering it;
-  //   - else the ended samples' p99, its own when they began under this policy (p99 + span <= ran_ms);
+  //   - else (no wait past the ceiling, or one that is not this policy's) the ended samples' p99, its own
+  //     when they began under this policy (p99 + span <= ran_ms);
   //   - a wait still under the ceiling is no outcome (censored: it may yet end either side of it), and a window
   //     with nothing ended and nothing waiting is met at no load only.
   std::optional<bool> met;
   double outcome_ms = 0;  // how far back the outcome reaches: the load it belongs to is the peak over it
-  if (waiting > obj.max_ms) {
-    if (waiting <= ran_ms_ || (!ended && ran_ms_ - period_ms > obj.max_ms)) {
-      met = false;
-      outcome_ms = std::min(waiting, ran_ms_);
-    }
+  if (waiting > obj.max_ms && (waiting <= ran_ms_ || (!ended && ran_ms_ - period_ms > obj.max_ms))) {
+    met = false;
+    outcome_ms = std::min(waiting, ran_ms_);
   } else if (ended) {
     if (*ended + span <= ran_ms_) {
       met = *ended <= obj.max_ms;
@@ -387,25 +386,6 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
   auto label = [&](uint32_t slot) { return fmt::format("slot {} ({})", slot, name_of(ctx, slot)); };
   const std::string where = fmt::format("load {:.2g} (bin {})", last_load_, bin);
 
-  // A policy tried because none was good: its first miss of its own before it is known here is the answer, as
-  // an exploration's is (it is then known not to serve this load, and is not tried again at it).
-  if (trial_ != AKTS_SLOT_NONE && w.effective_slot == trial_ && ran_slot_ == trial_) {
-    const std::string tried = name_of(ctx, trial_);
-    if (tried.empty()) {
-      trial_ = AKTS_SLOT_NONE;
-    } else if (last_credit_missed_) {
-      if (!estimate(tried, last_credit_bin_).known) {
-        Cell& c = cells()[tried][last_credit_bin_];
-        c.missed += o_.min_evidence - 1;  // with the one credit() counted
-        cap_evidence(c, o_.max_evidence);
-        dirty_ = true;
-      }
-      trial_ = AKTS_SLOT_NONE;
-    } else if (estimate(tried, trial_bin_).known) {
-      trial_ = AKTS_SLOT_NONE;
-    }
-  }
-
   // An exploration runs its course: min_evidence credited windows, or to its first miss.
   if (exploring_ != AKTS_SLOT_NONE) {
     uint32_t q = exploring_;
@@ -458,7 +438,6 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
   Estimate run = est(ctx.running);
   bool running_filled = ctx.filled(ctx.running);
   uint32_t choice = ctx.running;
-  bool tried_unknown = false;
   std::string why;
   if (best_good) {
     choice = *best_good;
@@ -471,11 +450,11 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
                       where, label(choice), run.windows, o_.min_evidence);
   } else if (unknown) {
     choice = *unknown;
-    tried_unknown = true;
     why = fmt::format("none is known to meet the objective at {}: {} is not known here yet ({:.0f} windows), the "
                       "running policy is known to miss (rate {:.2f})",
                       where, label(choice), un.windows, run.miss_rate);
-  } else if (running_filled && *least_miss != ctx.running && lm.miss_rate > run.miss_rate - o_.miss_rate) {
+  } else if (running_filled && *least_miss != ctx.running && run.known && lm.known &&
+             lm.miss_rate > run.miss_rate - o_.miss_rate) {
     // Known to miss alike: the evidence each gathers while it runs would trade them back and forth.
     why = fmt::format("none is known to meet the objective at {}: {} running misses ({:.2f}) within {:.2f} of the "
                       "least expected to miss, {} ({:.2f})",
@@ -503,12 +482,6 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
   if (choice != ctx.running) {
     preferred_for_ = 0;
     if (ctx.locked) return {std::nullopt, "locked: " + why};
-    if (tried_unknown) {
-      trial_ = choice;
-      trial_bin_ = bin;
-    } else {
-      trial_ = AKTS_SLOT_NONE;
-    }
     return {choice, why};
   }
   preferred_for_ = 0;
@@ -520,7 +493,6 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
       if (s.slot != ctx.running && !e.known && e.share > est(ctx.running).share) {
         exploring_ = s.slot;
         explore_bin_ = bin;
-        trial_ = AKTS_SLOT_NONE;
         // Long enough for a miss to show: a latency past the objective is seen only once it has passed it.
         double period_ms = w.period_s > 0 ? w.period_s * 1e3 : 100;
         explore_left_ = std::max<uint32_t>(

@@ -32,7 +32,9 @@
 //     nothing ended in the window (no progress) and it has waited past the
 //     ceiling while the policy ran (ran - a period > the ceiling): a backlog
 //     the last policy left, being answered, is not blamed on this one;
-//   - else the p99 of what ended in the window: a latency of L ms whose end
+//     every such miss needs the policy to have run past the ceiling;
+//   - else (no wait past the ceiling, or one that is not the policy's) the
+//     p99 of what ended in the window: a latency of L ms whose end
 //     lies up to S ms before the window's end began L + S ms before it, so it
 //     counts only when the policy has run at least L + S ms (S: the window for
 //     pushed latencies, the time since the scrape before for a latency
@@ -55,15 +57,14 @@
 //   - none good: the running policy stays until it is known at this bin
 //     (min_evidence credited windows: two policies it knows nothing of do not
 //     trade places), unless it has missed more than met there; then, or once
-//     it is known not good there, a policy not yet known there (and not
-//     missing more than meeting) is tried, the one with the most batch work:
-//     only trying can show it good. Its first miss of its own before it is
-//     known counts as min_evidence misses, as an exploration's does, so it is
-//     not tried again at that load. With no such policy, the one least
+//     it is known not good there, a policy not yet known there and not
+//     missing more than meeting there is tried, the one with the most batch
+//     work: only trying can show it good. With no such policy, the one least
 //     expected to miss (posterior mean, prior 1/2), ties to the running
-//     policy, then to more batch work; away from the running policy only for
-//     one expected to miss less by more than miss_rate (policies that miss
-//     alike would otherwise trade places on the evidence each gathers).
+//     policy, then to more batch work; when both are known there, away from
+//     the running policy only for one expected to miss less by at least
+//     miss_rate (policies that miss alike would otherwise trade places on
+//     the evidence each gathers).
 //   - exploring: when the present window met the objective, the load's bin has
 //     held for explore_stable (10) windows after the one it changed in, and a
 //     policy with more batch work than
@@ -190,8 +191,6 @@ class Learner : public Controller {
   // The decision state.
   uint32_t preferred_ = AKTS_SLOT_NONE, preferred_for_ = 0;
   uint32_t exploring_ = AKTS_SLOT_NONE, explore_left_ = 0;
-  uint32_t trial_ = AKTS_SLOT_NONE;  // a policy tried because none was good, until known or its first miss
-  size_t trial_bin_ = 0;
   size_t explore_bin_ = 0;  // the load the exploration was started at
   uint64_t windows_ = 0, last_explore_ = 0, explorations_ = 0, credited_ = 0;
   std::optional<uint64_t> first_exploration_end_;

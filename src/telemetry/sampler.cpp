@@ -49,6 +49,8 @@ Result<size_t> PushedSamples::push(const std::vector<double>& latency_ms) {
   size_t take = std::min(room, latency_ms.size());
   pending_.insert(pending_.end(), latency_ms.begin(), latency_ms.begin() + static_cast<std::ptrdiff_t>(take));
   dropped_ += latency_ms.size() - take;
+  // The wait reported before may be of a request these latencies answered: it is not aged on past them.
+  if (waiting_ && waiting_->first > 0) waiting_.reset();
   return take;
 }
 

@@ -65,7 +65,9 @@ class PushedSamples {
   static constexpr size_t kMaxPerWindow = 100000;  // beyond this, samples are counted as dropped
   // Refuses (changing nothing) anything that is not a finite value in [0, 1 h]
   // in ms; otherwise returns how many were kept (the rest were dropped: the
-  // window already holds kMaxPerWindow).
+  // window already holds kMaxPerWindow). A wait reported before (a positive
+  // one) is forgotten: it may be of a request these latencies answered, and
+  // the proxy's next report says what still waits.
   Result<size_t> push(const std::vector<double>& latency_ms);
   std::vector<double> drain();
   // A report that the oldest request not yet given its first token has waited
@@ -75,7 +77,8 @@ class PushedSamples {
   // first one's wait.
   Status report_waiting(double waiting_ms, Clock::time_point at = Clock::now());
   // The latest report aged to `now` (a request still waiting has waited that
-  // much longer; 0 stays 0), while it is at most kWaitingValidFor old: a
+  // much longer; 0 stays 0), while it is at most kWaitingValidFor old and no
+  // latency was pushed after it: a
   // window between two reports of a slow proxy (or a starved machine) still
   // sees the wait, and a proxy that stops reporting reports nothing after it.
   // A request answered since the report is overestimated by at most that.

@@ -30,6 +30,7 @@ t_cli_errors() {
 	expect_refusal "push: every latency must be a finite number of milliseconds" akts push nan
 	expect_refusal "push: give latencies (ms), --waiting MS, or both" akts push
 	expect_refusal "--waiting: Value -3 not in range 0" akts push --waiting -3
+	expect_refusal "push: --waiting must be a finite number of milliseconds" akts push --waiting nan
 	expect_refusal "--controller: 'nope' is not a controller (none, detector," akts daemon --check-config --controller nope
 	# The benchmark workloads refuse bad settings before they start anything.
 	expect_refusal "--loads: '0.3,x' is not a list of fractions" akts bench bimodal --loads 0.3,x

@@ -296,8 +296,10 @@ TEST(Learner, WhereEveryPolicyMissesItSettlesInsteadOfTradingPlaces) {
   t.ttft_ms = [](uint32_t slot, double load) { return load <= 1.0 ? 300.0 : slot == kLatency ? 900.0 : 2500.0; };
   Learner l;
   SimResult r = run(l, std::vector<double>(400, 4.0), kThroughput, false, t);
-  EXPECT_LE(r.switches, 3u);
-  for (size_t i = 100; i < r.ran.size(); ++i) ASSERT_EQ(r.ran[i], r.ran[99]) << i;  // settled
+  // Both miss every window there (the objective is window by window): either is as good. Until both are known
+  // there (min_evidence windows each) it may move to the one with fewer misses so far; then it settles.
+  EXPECT_LE(r.switches, 2u * LearnerOptions{}.min_evidence);
+  for (size_t i = 200; i < r.ran.size(); ++i) ASSERT_EQ(r.ran[i], r.ran[199]) << i;  // settled
   EXPECT_TRUE(l.estimate("latency", Learner::bin_of(4)).known);
   EXPECT_TRUE(l.estimate("throughput", Learner::bin_of(4)).known);
 }

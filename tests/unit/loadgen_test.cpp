@@ -538,7 +538,28 @@ TEST(Loadgen, ReportsHowLongTheOldestUnansweredRequestHasWaited) {
   EXPECT_GE(*(zero - 1), 300);  // reported every 20 ms: the last before the first token is near 500
   EXPECT_LE(*(zero - 1), r->requests[0].ttft_ms + 1);
   EXPECT_GT(zero - reports.begin(), 5);
-  EXPECT_EQ(reports.back(), 0.0);  // the run's end leaves no wait reported
+}
+
+TEST(Loadgen, ARunCanceledWhileARequestWaitsEndsOnAReportThatNoneDoes) {
+  FakeServer srv(FakeServer::Mode::kTrickle);  // no token ever: the request waits until it is cut
+  auto o = options(srv.url(), {{"steady", kUntilCanceledS, 1}});
+  std::atomic<bool> cancel{false};
+  o.cancel = &cancel;
+  o.waiting_every = 20ms;
+  std::mutex mu;
+  std::vector<double> reports;
+  o.on_waiting = [&](double ms) {
+    std::lock_guard lk(mu);
+    reports.push_back(ms);
+    if (ms >= 200) cancel = true;  // canceled while the request still waits
+  };
+  auto r = run_load(o);
+  ASSERT_TRUE(r) << r.error().to_string();
+  std::lock_guard lk(mu);
+  ASSERT_GE(reports.size(), 2u);
+  EXPECT_EQ(std::count(reports.begin(), reports.end(), 0.0), 1) << "one 0, at the end";
+  EXPECT_EQ(reports.back(), 0.0);  // the daemon is not left aging a wait of a run that is over
+  EXPECT_GE(*(reports.end() - 2), 200);
 }
 
 TEST(Loadgen, AStreamThatNeverYieldsATokenIsCutAtTheTimeout) {

@@ -513,6 +513,12 @@ TEST(PushedSamples, TheLatestWaitingReportOfAWindowWinsAgedToItsEnd) {
   EXPECT_FALSE(p.report_waiting(3600e3 + 1, t0 + 1ms));
   EXPECT_FALSE(p.report_waiting(HUGE_VAL, t0 + 1ms));
   EXPECT_EQ(p.drain_waiting(t0), 100.0);
+  // A latency pushed after a wait report may have answered that request: the wait is not aged on past it.
+  ASSERT_TRUE(p.push({700}));
+  EXPECT_FALSE(p.drain_waiting(t0 + 10ms));
+  ASSERT_TRUE(p.report_waiting(0, t0));
+  ASSERT_TRUE(p.push({700}));
+  EXPECT_EQ(p.drain_waiting(t0 + 10ms), 0.0);  // "none waits" still holds
   // JSON from a trace: a negative wait is not a window.
   Window bad;
   bad.app_waiting_oldest_ms = 5;
