@@ -54,6 +54,20 @@ Objective ttft_800() {
   return o;
 }
 
+// One window of a simulation: recorded (policy `policy` ran in slot `running`), decided on, and a proposed slot
+// runs from the next window, as the arbiter would do it.
+void step(Learner& l, const Window& w, ControllerContext& ctx, uint32_t policy, uint32_t& running, SimResult& r) {
+  ctx.running = running;
+  r.ran.push_back(policy);
+  r.met.push_back(ttft_800().met(w));
+  r.batch += w.batch_share();
+  auto d = l.decide(w, ctx);
+  if (d.slot && *d.slot != running) {
+    running = *d.slot;
+    ++r.switches;
+  }
+}
+
 // Runs the learner through `loads` (requests in flight per 100 ms window); a
 // proposed slot runs from the next window, as the arbiter would do it.
 SimResult run(Learner& l, const std::vector<double>& loads, uint32_t start = kThroughput, bool swapped = false,
@@ -74,15 +88,7 @@ SimResult run(Learner& l, const std::vector<double>& loads, uint32_t start = kTh
       w.app_latency_p99_ms = truth.ttft_ms(p, load);
     }
     w.run_ms[AKTS_CLASS_BE] = 100 * truth.share(p, load);
-    ctx.running = running;
-    r.ran.push_back(p);
-    r.met.push_back(ttft_800().met(w));
-    r.batch += w.batch_share();
-    auto d = l.decide(w, ctx);
-    if (d.slot && *d.slot != running) {
-      running = *d.slot;
-      ++r.switches;
-    }
+    step(l, w, ctx, p, running, r);
   }
   return r;
 }
@@ -222,15 +228,7 @@ SimResult run_starved(Learner& l, const std::vector<double>& loads, uint32_t sta
     }
     w.app_waiting_oldest_ms = oldest;
     w.run_ms[AKTS_CLASS_BE] = 100 * (running == kThroughput ? 0.95 : load <= 1.0 ? 0.9 : 0.6);
-    ctx.running = running;
-    r.ran.push_back(running);
-    r.met.push_back(ttft_800().met(w));
-    r.batch += w.batch_share();
-    auto d = l.decide(w, ctx);
-    if (d.slot && *d.slot != running) {
-      running = *d.slot;
-      ++r.switches;
-    }
+    step(l, w, ctx, running, running, r);
   }
   return r;
 }

@@ -509,26 +509,38 @@ TEST(Loadgen, NothingListeningFailsFastAndSaysSo) {
   EXPECT_EQ(r->phases[0].completed, 0u);
 }
 
-TEST(Loadgen, ReportsHowLongTheOldestUnansweredRequestHasWaited) {
-  FakeServer srv(FakeServer::Mode::kLlama, 500, 40, 3);  // the first token after 500 ms
-  auto o = options(srv.url(), {{"steady", kUntilCanceledS, 1}});
+// A run of one worker whose on_waiting reports are kept (every 20 ms); `cancel_at_wait_ms` > 0 cancels the run
+// once a report reaches it, else the first answered request does.
+struct WaitReports {
+  Result<LoadReport> report;
+  std::vector<double> waits;
+};
+WaitReports run_reporting_waits(const std::string& url, double cancel_at_wait_ms = 0) {
+  auto o = options(url, {{"steady", kUntilCanceledS, 1}});
   std::atomic<bool> cancel{false};
   o.cancel = &cancel;
   o.waiting_every = 20ms;
   std::mutex mu;
-  std::vector<double> reports;
+  std::vector<double> waits;
   o.on_waiting = [&](double ms) {
     std::lock_guard lk(mu);
-    reports.push_back(ms);
+    waits.push_back(ms);
+    if (cancel_at_wait_ms > 0 && ms >= cancel_at_wait_ms) cancel = true;
   };
   o.on_request = [&](const RequestRecord& r) {
-    if (r.ok) cancel = true;  // one answered request is the test
+    if (r.ok && cancel_at_wait_ms <= 0) cancel = true;
   };
   auto r = run_load(o);
+  std::lock_guard lk(mu);  // run_load has joined the reporter: nothing writes now
+  return {std::move(r), waits};
+}
+
+TEST(Loadgen, ReportsHowLongTheOldestUnansweredRequestHasWaited) {
+  FakeServer srv(FakeServer::Mode::kLlama, 500, 40, 3);  // the first token after 500 ms
+  auto [r, reports] = run_reporting_waits(srv.url());
   ASSERT_TRUE(r) << r.error().to_string();
   ASSERT_FALSE(r->requests.empty());
   ASSERT_TRUE(r->requests[0].ok);
-  std::lock_guard lk(mu);
   ASSERT_FALSE(reports.empty());
   // While the first token is awaited, the wait grows, up to the TTFT; then one 0 says none waits.
   auto zero = std::find(reports.begin(), reports.end(), 0.0);
@@ -542,20 +554,8 @@ TEST(Loadgen, ReportsHowLongTheOldestUnansweredRequestHasWaited) {
 
 TEST(Loadgen, ARunCanceledWhileARequestWaitsEndsOnAReportThatNoneDoes) {
   FakeServer srv(FakeServer::Mode::kTrickle);  // no token ever: the request waits until it is cut
-  auto o = options(srv.url(), {{"steady", kUntilCanceledS, 1}});
-  std::atomic<bool> cancel{false};
-  o.cancel = &cancel;
-  o.waiting_every = 20ms;
-  std::mutex mu;
-  std::vector<double> reports;
-  o.on_waiting = [&](double ms) {
-    std::lock_guard lk(mu);
-    reports.push_back(ms);
-    if (ms >= 200) cancel = true;  // canceled while the request still waits
-  };
-  auto r = run_load(o);
+  auto [r, reports] = run_reporting_waits(srv.url(), 200);  // canceled while the request still waits
   ASSERT_TRUE(r) << r.error().to_string();
-  std::lock_guard lk(mu);
   ASSERT_GE(reports.size(), 2u);
   EXPECT_EQ(std::count(reports.begin(), reports.end(), 0.0), 1) << "one 0, at the end";
   EXPECT_EQ(reports.back(), 0.0);  // the daemon is not left aging a wait of a run that is over
