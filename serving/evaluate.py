@@ -48,7 +48,8 @@ def windows(r, objective_ms):
         start = report.num(q.get("start_s"))
         if start is None:
             continue
-        ttft = report.num(q.get("ttft_ms")) if q.get("ok") is True else None
+        # A first token counts whether or not the request then completed (one cut in its decode had its TTFT).
+        ttft = report.num(q.get("ttft_ms"))
         if ttft:
             first = start + ttft / 1000.0
             k = int(first // WINDOW_S)
