@@ -411,11 +411,11 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
   }
 
   // The choice: the good policy with the most batch work. With none good: the running policy stays until it
-  // is known here (min_evidence credited windows: its evidence is being gathered, and two unknowns do not
-  // trade places), unless it has missed more than met here; then, or once it is known not to be good, a
-  // policy not yet known here is tried (the one with the most batch work), as only trying can show it good;
-  // with every other policy known, the one least expected to miss, ties to the running policy, then to batch
-  // work.
+  // is known here (min_evidence windows of evidence: it is being gathered, and two unknowns do not trade
+  // places), unless it has missed more than met here; then, or once it is known not to be good, a policy not
+  // yet known here and not missing more than meeting here is tried (the one with the most batch work), as only
+  // trying can show it good; with no such policy, the one least expected to miss, ties to the running policy,
+  // then to batch work, and between two policies known here only by a margin of miss_rate.
   std::optional<uint32_t> best_good, least_miss, unknown;
   Estimate bg, lm, un;
   for (const auto& s : ctx.slots) {

@@ -68,8 +68,9 @@
 //   - exploring: when the present window met the objective, the load's bin has
 //     held for explore_stable (10) windows after the one it changed in, and a
 //     policy with more batch work than
-//     the choice is unknown at this bin, it runs for up
-//     to min_evidence credited windows (at most 4 min_evidence windows, or
+//     the choice is unknown at this bin, it runs until it is known at the
+//     present load's bin (which may have moved since; evidence is shared
+//     along the load) (at most 4 min_evidence windows, or
 //     twice the objective's ceiling plus a second if longer: a latency past
 //     the ceiling shows only once it has passed it), and
 //     back at its first miss, which counts as min_evidence misses at the load

@@ -77,8 +77,8 @@ class PushedSamples {
   // first one's wait.
   Status report_waiting(double waiting_ms, Clock::time_point at = Clock::now());
   // The latest report aged to `now` (a request still waiting has waited that
-  // much longer; 0 stays 0), while it is at most kWaitingValidFor old and no
-  // latency was pushed after it: a
+  // much longer; 0 stays 0), while it is at most kWaitingValidFor old and, if
+  // positive, no latency was pushed after it: a
   // window between two reports of a slow proxy (or a starved machine) still
   // sees the wait, and a proxy that stops reporting reports nothing after it.
   // A request answered since the report is overestimated by at most that.

@@ -60,8 +60,10 @@ struct Window {
   // The longest a request still unanswered at the window's end had waited for
   // its first token (ms): the proxy's latest report (v1.push "waiting_ms"),
   // aged to the window's end, if it is at most a second old (PushedSamples::
-  // drain_waiting). A starved server sends no first token, so without it a
-  // window of stalled requests has no sample. nullopt: no report that recent;
+  // drain_waiting); a positive report is forgotten when a latency is pushed
+  // after it (it may be of the request answered), until the next report. A
+  // starved server sends no first token, so without it a window of stalled
+  // requests has no sample. nullopt: no report that recent, or forgotten;
   // 0: the report said none was waiting.
   std::optional<double> app_waiting_oldest_ms;
 
