@@ -67,15 +67,14 @@
 //     the evidence each gathers).
 //   - exploring: when the present window met the objective, the load's bin has
 //     held for explore_stable (10) windows after the one it changed in, and a
-//     policy with more batch work than
-//     the choice is unknown at this bin, it runs until it is known at the
-//     present load's bin (which may have moved since; evidence is shared
-//     along the load) (at most 4 min_evidence windows, or
-//     twice the objective's ceiling plus a second if longer: a latency past
-//     the ceiling shows only once it has passed it), and
-//     back at its first miss, which counts as min_evidence misses at the load
-//     it began at, attributable or not: that is the experiment's answer, and
-//     one exploration of a load is enough. At most one per explore_every windows.
+//     policy with more batch work than the choice is unknown at this bin, it
+//     runs until it is known at the present load's bin, which may have moved
+//     since (evidence is shared along the load); at most 4 min_evidence
+//     windows, or twice the objective's ceiling plus a second if longer (a
+//     latency past the ceiling shows only once it has passed it). It is back
+//     at its first miss, which counts as min_evidence misses at the load it
+//     began at, attributable or not: that is the experiment's answer, and one
+//     exploration of a load is enough. At most one per explore_every windows.
 //
 // Learnt state persists in a file of its own (LearnerOptions::state_path,
 // never the daemon's state file: the config refuses that path, its lock and
