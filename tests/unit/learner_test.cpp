@@ -54,6 +54,17 @@ Objective ttft_800() {
   return o;
 }
 
+// A 100 ms window of `in_flight` requests, run by `slot` (the context says so too).
+Window window_on(ControllerContext& ctx, uint32_t slot, double in_flight) {
+  Window w;
+  w.period_s = 0.1;
+  w.cpus = 1;
+  w.app_requests_processing = in_flight;
+  w.effective_slot = slot;
+  ctx.running = slot;
+  return w;
+}
+
 // One window of a simulation: recorded (policy `policy` ran in slot `running`), decided on, and a proposed slot
 // runs from the next window, as the arbiter would do it.
 void step(Learner& l, const Window& w, ControllerContext& ctx, uint32_t policy, uint32_t& running, SimResult& r) {
@@ -258,12 +269,7 @@ TEST(Learner, ABacklogTheLastPolicyLeftIsNotBlamedOnTheOneAnsweringIt) {
   // window) while the rest still wait past the 800 ms ceiling, for 1.5 s: longer than the ceiling.
   Learner l;
   ControllerContext ctx = context(ttft_800());
-  Window w;
-  w.period_s = 0.1;
-  w.cpus = 1;
-  w.app_requests_processing = 6;
-  w.effective_slot = kThroughput;
-  ctx.running = kThroughput;
+  Window w = window_on(ctx, kThroughput, 6);
   for (int i = 1; i <= 30; ++i) {
     w.app_waiting_oldest_ms = 100.0 * i;
     l.decide(w, ctx);
@@ -323,13 +329,8 @@ TEST(Learner, TwoPoliciesItKnowsNothingOfDoNotTradePlaces) {
 TEST(Learner, ALatencyThatBeganUnderTheLastPolicyIsNotBlamedOnTheNext) {
   Learner l;
   ControllerContext ctx = context(ttft_800());
-  Window w;
-  w.period_s = 0.1;
-  w.cpus = 1;
-  w.app_requests_processing = 6;
+  Window w = window_on(ctx, kThroughput, 6);
   w.app_latency_p99_ms = 2500;  // requests that waited under throughput, answered under latency
-  w.effective_slot = kThroughput;
-  ctx.running = kThroughput;
   l.decide(w, ctx);  // throughput ran when the learner began; then the switch
   w.effective_slot = kLatency;
   ctx.running = kLatency;
