@@ -88,11 +88,7 @@ SimResult run(Learner& l, const std::vector<double>& loads, uint32_t start = kTh
   auto policy_of = [&](uint32_t slot) { return swapped ? 1 - slot : slot; };  // the policy in a slot
   uint32_t running = policy_of(start);  // start names a policy
   for (double load : loads) {
-    Window w;
-    w.period_s = 0.1;
-    w.cpus = 1;
-    w.effective_slot = running;
-    w.app_requests_processing = load;
+    Window w = window_on(ctx, running, load);
     uint32_t p = policy_of(running);
     if (load > 0) {
       w.app_latency_samples = 5;
@@ -220,11 +216,7 @@ SimResult run_starved(Learner& l, const std::vector<double>& loads, uint32_t sta
   uint32_t running = start;
   double oldest = 0;  // the oldest unanswered request's wait (ms); 0: none
   for (double load : loads) {
-    Window w;
-    w.period_s = 0.1;
-    w.cpus = 1;
-    w.effective_slot = running;
-    w.app_requests_processing = load;
+    Window w = window_on(ctx, running, load);
     if (running == kThroughput && load > 1) {
       oldest = oldest > 0 ? oldest + 100 : 100;  // starved: nothing is answered
     } else {
