@@ -4,6 +4,8 @@
 // waited, to the daemon so controllers see them.
 #include "cli/serving_commands.h"
 
+#include <charconv>
+#include <cmath>
 #include <csignal>
 #include <fstream>
 #include <iostream>
@@ -24,22 +26,56 @@ namespace {
 std::atomic<bool> g_load_cancel{false};
 void on_load_sigint(int) { g_load_cancel = true; }
 
-// "steady:6s:1:500ms,burst:6s:8" -> phases; each part NAME:DURATION:CONCURRENCY[:THINK], a THINK of "~500ms"
-// drawn at random (exponential, that mean) per request.
+// "2.5/s" -> 2.5: a rate of arrivals, digits with at most one decimal point, then "/s".
+Result<double> parse_rate(std::string_view text) {
+  std::string_view num = text;
+  if (!num.ends_with("/s"))
+    return errorf(ErrorKind::kInvalidArgument, "--phases rate '{}' is not RATE/s (e.g. 2/s, 0.5/s)", excerpt(text));
+  num.remove_suffix(2);
+  bool digits = false, point = false, other = false;
+  for (char ch : num) {
+    if (ch >= '0' && ch <= '9')
+      digits = true;
+    else if (ch == '.' && !point)
+      point = true;
+    else
+      other = true;
+  }
+  double v = 0;
+  auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
+  if (!digits || other || ec != std::errc() || end != num.data() + num.size())
+    return errorf(ErrorKind::kInvalidArgument, "--phases rate '{}' is not RATE/s (e.g. 2/s, 0.5/s)", excerpt(text));
+  return v;
+}
+
+// "steady:6s:1:500ms,burst:6s:8" -> phases; each part NAME:DURATION:LOAD[:THINK], LOAD a concurrency (closed-loop
+// users of that name) or RATE/s (open-loop arrivals), a THINK of "~500ms" drawn at random (exponential, that
+// mean) per request.
 Result<std::vector<Phase>> parse_phases(const std::string& text) {
   std::vector<Phase> out;
   for (const std::string& part : split(text, ',')) {
     std::vector<std::string> f = split(part, ':');
     if (f.size() < 3 || f.size() > 4 || f[0].empty())
       return errorf(ErrorKind::kInvalidArgument,
-                    "--phases: '{}' is not NAME:DURATION:CONCURRENCY[:THINK] (e.g. burst:6s:8, steady:6s:1:500ms or, "
-                    "with random think times of that mean, steady:6s:3:~500ms)",
+                    "--phases: '{}' is not NAME:DURATION:LOAD[:THINK] (e.g. burst:6s:8, steady:6s:1:500ms or, "
+                    "with random think times of that mean, steady:6s:3:~500ms; open loop: burst:6s:4/s)",
                     excerpt(part));
     auto d = parse_duration(f[1], "--phases duration");
     if (!d) return d.error();
-    auto c = parse_u32(f[2], "--phases concurrency");
-    if (!c) return c.error();
-    Phase p{f[0], std::chrono::duration<double>(*d).count(), *c};
+    Phase p{f[0], std::chrono::duration<double>(*d).count(), 0};
+    if (f[2].find('/') != std::string::npos) {
+      auto r = parse_rate(f[2]);
+      if (!r) return r.error();
+      p.rate = *r;
+      if (f.size() == 4)
+        return errorf(ErrorKind::kInvalidArgument,
+                      "--phases: '{}': an open-loop phase (a rate) has no think time: its arrivals come on a schedule",
+                      excerpt(part));
+    } else {
+      auto c = parse_u32(f[2], "--phases concurrency");
+      if (!c) return c.error();
+      p.concurrency = *c;
+    }
     if (f.size() == 4) {
       std::string_view think = f[3];
       if (think.starts_with('~')) {
@@ -75,6 +111,26 @@ int cmd_loadgen(const LoadgenFlags& f) {
     return kExitUsage;
   }
   o.request_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*t);
+  o.seed = f.seed;
+  o.burstiness = f.burstiness;
+  o.max_in_flight = f.max_in_flight;
+  auto ms_of = [](const std::string& text, const char* what) -> Result<std::optional<double>> {
+    if (text.empty()) return std::optional<double>();
+    auto d = parse_duration(text, what);
+    if (!d) return d.error();
+    return std::optional<double>(std::chrono::duration<double, std::milli>(*d).count());
+  };
+  auto drain = ms_of(f.drain, "--drain");
+  auto slo_ttft = ms_of(f.slo_ttft, "--slo-ttft");
+  auto slo_tpot = ms_of(f.slo_tpot, "--slo-tpot");
+  for (const auto* r : {&drain, &slo_ttft, &slo_tpot})
+    if (!*r) {
+      std::cerr << "akts: " << r->error().to_string() << "\n";
+      return kExitUsage;
+    }
+  if (*drain) o.drain = std::chrono::milliseconds(std::llround(**drain));
+  o.slo_ttft_ms = *slo_ttft;
+  o.slo_tpot_ms = *slo_tpot;
   if (auto st = validate_load_options(o); !st) {
     std::cerr << "akts: " << st.error().to_string() << "\n";
     return kExitUsage;
@@ -97,6 +153,14 @@ int cmd_loadgen(const LoadgenFlags& f) {
     // first token, and this is how the daemon's objective sees the wait (Window::app_waiting_oldest_ms).
     o.on_waiting = [&](double waiting_ms) {
       auto res = control::rpc_call(f.push_socket, "v1.push", {{"waiting_ms", waiting_ms}}, 500);
+      std::lock_guard lock(push_mu);
+      if (!res && push_failures++ == 0)
+        std::cerr << "akts: loadgen: cannot push to the daemon: " << res.error().to_string() << "\n";
+    };
+  if (!f.push_socket.empty())
+    // Each phase as it begins: the daemon's oracle can follow the load's own clock (Window::app_phase).
+    o.on_phase = [&](size_t, const std::string& name) {
+      auto res = control::rpc_call(f.push_socket, "v1.push", {{"phase", name}}, 500);
       std::lock_guard lock(push_mu);
       if (!res && push_failures++ == 0)
         std::cerr << "akts: loadgen: cannot push to the daemon: " << res.error().to_string() << "\n";
@@ -148,21 +212,37 @@ void add_serving_commands(Commands& c) {
   auto& lg = c.keep<LoadgenFlags>();
   auto* loadgen = app.add_subcommand(
       "loadgen",
-      "Drive an LLM server (llama-server's /completion, or /v1/completions) with closed-loop phases of streaming\n"
-      "requests; print each request as it ends and, per phase, TTFT, TPOT, ITL and E2EL (ms) as `vllm bench\n"
-      "serve` defines them. With --push-socket each TTFT also goes to the daemon (v1.push), where controllers\n"
-      "see it, with the wait of the oldest request still waiting for its first token. Ctrl-C stops early and still reports.");
+      "Drive an LLM server (llama-server's /completion, or /v1/completions) with phases of streaming requests:\n"
+      "closed-loop users (a phase's users are its name's own: steady users never send in a burst) or open-loop\n"
+      "arrivals on a seeded schedule (RATE/s; the same flags replay the same schedule). Prints each request as it\n"
+      "ends and, per phase, TTFT, TPOT, ITL and E2EL (ms) as `vllm bench serve` defines them, and with\n"
+      "--slo-ttft/--slo-tpot the goodput: requests per second that met every limit (a failed or unanswered\n"
+      "request never does). With --push-socket each TTFT also goes to the daemon (v1.push), where controllers\n"
+      "see it, with the wait of the oldest request still waiting for its first token and each phase as it\n"
+      "begins. Ctrl-C stops early and still reports.\n"
+      "  akts loadgen --phases steady:10s:1:1s,burst:6s:6,steady:10s:1:1s\n"
+      "  akts loadgen --phases steady:10s:1/s,burst:6s:5/s,steady:10s:1/s --seed 7 --slo-ttft 2s --slo-tpot 300ms");
   loadgen->add_option("--url", lg.url, "the server, http://host:port")->capture_default_str();
   loadgen->add_option("--path", lg.path, "/completion (llama-server) or /v1/completions (OpenAI)")
       ->capture_default_str();
-  loadgen->add_option("--phases", lg.phases, "NAME:DURATION:CONCURRENCY[:THINK],... (concurrency 0: idle; THINK: each worker's pause between its requests, ~THINK: drawn per request from an exponential distribution of that mean, seeded)")
+  loadgen->add_option("--phases", lg.phases, "NAME:DURATION:LOAD[:THINK],... LOAD: a concurrency (closed-loop users of that name; 0: idle) or RATE/s (open-loop arrivals); THINK: each user's pause between its requests, ~THINK: drawn per request from an exponential distribution of that mean, seeded")
       ->capture_default_str();
+  loadgen->add_option("--seed", lg.seed, "seeds the arrival schedule and the random think times")->capture_default_str();
+  loadgen->add_option("--burstiness", lg.burstiness, "open loop: the gamma shape of the gaps between arrivals (1: Poisson; below 1 burstier)")
+      ->check(CLI::Range(0.01, 100.0))
+      ->capture_default_str();
+  loadgen->add_option("--max-in-flight", lg.max_in_flight, "open loop: connections sending at once (an arrival with none free waits, and its wait counts)")
+      ->check(CLI::Range(1u, 1024u))
+      ->capture_default_str();
+  loadgen->add_option("--drain", lg.drain, "after the last phase, how long requests in flight may take; then they count as unanswered (default: --timeout)");
+  loadgen->add_option("--slo-ttft", lg.slo_ttft, "goodput's TTFT limit (e.g. 2s)");
+  loadgen->add_option("--slo-tpot", lg.slo_tpot, "goodput's TPOT limit (e.g. 300ms)");
   loadgen->add_option("--n-predict", lg.n_predict, "tokens per request (ignore_eos: always this many)")
       ->check(CLI::Range(1u, 100000u))
       ->capture_default_str();
   loadgen->add_option("--prompt", lg.prompt, "the prompt every request sends (default: a fixed sentence)");
   loadgen->add_option("--timeout", lg.timeout, "a request is cut (failed) after this")->capture_default_str();
-  loadgen->add_option("--push-socket", lg.push_socket, "push each TTFT to the daemon at this socket as its first token arrives, and every 50 ms while a request waits, how long the oldest has waited");
+  loadgen->add_option("--push-socket", lg.push_socket, "push each TTFT to the daemon at this socket as its first token arrives, every 50 ms while a request waits how long the oldest has waited, and each phase's name as it begins");
   loadgen->add_flag("--quiet", lg.quiet, "no line per request");
   loadgen->add_flag("--json", lg.json, "print the report (phases and every request) as JSON");
   loadgen->add_option("--out", lg.out, "also write the JSON report to this file");

@@ -12,7 +12,12 @@ struct LoadgenFlags {
   uint32_t n_predict = 16;
   std::string prompt;
   std::string timeout = "30s";
-  std::string push_socket;  // push each TTFT, and the oldest unanswered request's wait, to the daemon (v1.push)
+  std::string push_socket;  // push each TTFT, the oldest unanswered request's wait and each phase's start (v1.push)
+  uint64_t seed = 1;
+  double burstiness = 1;
+  uint32_t max_in_flight = 64;
+  std::string drain;  // "" : the request timeout
+  std::string slo_ttft, slo_tpot;  // "" : no such limit
   bool quiet = false;
   bool json = false;
   std::string out;

@@ -12,6 +12,7 @@
 #include "common/parse.h"
 #include "common/text.h"
 #include "reasoning/controller.h"
+#include "telemetry/sampler.h"
 
 namespace akts::control {
 namespace {
@@ -409,11 +410,13 @@ Result<json> v1_log(Dispatcher&, ControlBackend& b, const json& params) {
 }
 
 Result<json> v1_push(Dispatcher&, ControlBackend& b, const json& params) {
-  const bool has_latency = params.contains("latency_ms"), has_waiting = params.contains("waiting_ms");
-  if (!has_latency && !has_waiting)
+  const bool has_latency = params.contains("latency_ms"), has_waiting = params.contains("waiting_ms"),
+             has_phase = params.contains("phase");
+  if (!has_latency && !has_waiting && !has_phase)
     return make_error(ErrorKind::kInvalidArgument,
                       "give latency_ms (a list of 1 to 10000 latencies in ms), waiting_ms (how long the oldest "
-                      "request still waiting for its first token has waited, in ms; 0: none), or both");
+                      "request still waiting for its first token has waited, in ms; 0: none), phase (the name of "
+                      "the load's phase that begins now), or several");
   std::vector<double> ms;
   if (has_latency) {
     if (!params["latency_ms"].is_array() || params["latency_ms"].empty() || params["latency_ms"].size() > 10000)
@@ -436,7 +439,17 @@ Result<json> v1_push(Dispatcher&, ControlBackend& b, const json& params) {
                     excerpt(v.dump(-1, ' ', false, json::error_handler_t::replace)));
     waiting = v.get<double>();
   }
-  // Both checked before either is taken: a bad half changes nothing (neither push can fail on a value checked here).
+  std::string phase;
+  if (has_phase) {
+    const json& v = params["phase"];
+    if (!v.is_string())
+      return errorf(ErrorKind::kInvalidArgument, "phase = {} is not a phase name (a string); nothing taken",
+                    excerpt(v.dump(-1, ' ', false, json::error_handler_t::replace)));
+    phase = v.get<std::string>();
+    if (auto st = PushedSamples::check_phase(phase); !st)
+      return make_error(ErrorKind::kInvalidArgument, st.error().message + "; nothing taken");
+  }
+  // Every part checked before any is taken: a bad half changes nothing (neither push can fail on a value checked here).
   json out = json::object();
   if (has_latency) {
     auto kept = b.push_latencies(ms);
@@ -447,6 +460,10 @@ Result<json> v1_push(Dispatcher&, ControlBackend& b, const json& params) {
   if (waiting) {
     if (auto st = b.push_waiting(*waiting); !st) return st.error();
     out["waiting_ms"] = *waiting;
+  }
+  if (has_phase) {
+    if (auto st = b.push_phase(phase); !st) return st.error();
+    out["phase"] = phase;
   }
   return out;
 }
@@ -488,7 +505,7 @@ const std::vector<Method>& v1_methods() {
       {"v1.params", {"target"}, v1_params},
       {"v1.set", {"target", "value"}, v1_set},
       {"v1.log", {"limit"}, v1_log},
-      {"v1.push", {"latency_ms", "waiting_ms"}, v1_push},
+      {"v1.push", {"latency_ms", "waiting_ms", "phase"}, v1_push},
       {"v1.unclassify", {"pid"}, v1_unclassify},
   };
   return methods;

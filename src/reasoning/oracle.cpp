@@ -10,6 +10,7 @@
 
 #include "common/parse.h"
 #include "common/text.h"
+#include "telemetry/sampler.h"
 
 namespace akts {
 namespace {
@@ -33,6 +34,7 @@ Result<OracleSchedule> OracleSchedule::parse(std::string_view text) {
       s.loop = v.get<bool>();
     } else if (key == "steps") {
       if (!v.is_array() || v.empty()) return bad_schedule("\"steps\" must be a non-empty array");
+      if (j.contains("phases")) return bad_schedule("give \"steps\" (times) or \"phases\" (names), not both");
       if (v.size() > 10000) return bad_schedule("more than 10000 steps");
       for (size_t i = 0; i < v.size(); ++i) {
         const auto& st = v[i];
@@ -53,11 +55,27 @@ Result<OracleSchedule> OracleSchedule::parse(std::string_view text) {
           return bad_schedule(fmt::format("step {} at {:g} s is not after the previous step", i, step.at_s));
         s.steps.push_back(std::move(step));
       }
+    } else if (key == "phases") {
+      if (!v.is_object() || v.empty() || v.size() > 64)
+        return bad_schedule("\"phases\" must be an object of 1 to 64 phase names, each to a policy");
+      for (const auto& [name, pol] : v.items()) {
+        if (auto st = PushedSamples::check_phase(name); !st) return bad_schedule(st.error().message);
+        if (pol.is_string())
+          s.phases.emplace_back(name, pol.get<std::string>());
+        else if (pol.is_number_unsigned())
+          s.phases.emplace_back(name, std::to_string(pol.get<uint64_t>()));
+        else
+          return bad_schedule(fmt::format("phase {}: the policy must be a name or a slot number", quote_escaped(name)));
+      }
     } else {
-      return bad_schedule(fmt::format("unknown key \"{}\" (expected loop, steps)", excerpt(key)));
+      return bad_schedule(fmt::format("unknown key \"{}\" (expected loop, steps, phases)", excerpt(key)));
     }
   }
-  if (s.steps.empty()) return bad_schedule("missing \"steps\"");
+  if (!s.phases.empty()) {
+    if (s.loop) return bad_schedule("\"loop\" is for a schedule of times, not of phases");
+    return s;
+  }
+  if (s.steps.empty()) return bad_schedule("missing \"steps\" (or \"phases\")");
   if (s.steps.front().at_s != 0) return bad_schedule("the first step must be at \"0s\"");
   if (s.loop && s.steps.size() < 2) return bad_schedule("a looping schedule needs at least two steps");
   return s;
@@ -75,12 +93,24 @@ Result<OracleSchedule> OracleSchedule::load(const std::string& path) {
 
 Result<std::unique_ptr<Oracle>> Oracle::create(OracleSchedule s, const std::vector<SlotInfo>& slots) {
   std::vector<uint32_t> resolved;
-  for (size_t i = 0; i < s.steps.size(); ++i) {
-    const auto& p = s.steps[i].policy;
+  auto resolve = [&](const std::string& p) -> std::optional<uint32_t> {
     std::optional<uint32_t> slot;
     for (const auto& f : slots)
       if (f.name == p || std::to_string(f.slot) == p) slot = f.slot;
-    if (!slot) return bad_schedule(fmt::format("step {}: '{}' is not a loaded policy or filled slot", i, excerpt(p)));
+    return slot;
+  };
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    auto slot = resolve(s.steps[i].policy);
+    if (!slot)
+      return bad_schedule(
+          fmt::format("step {}: '{}' is not a loaded policy or filled slot", i, excerpt(s.steps[i].policy)));
+    resolved.push_back(*slot);
+  }
+  for (const auto& [name, policy] : s.phases) {
+    auto slot = resolve(policy);
+    if (!slot)
+      return bad_schedule(fmt::format("phase {}: '{}' is not a loaded policy or filled slot", quote_escaped(name),
+                                      excerpt(policy)));
     resolved.push_back(*slot);
   }
   return std::unique_ptr<Oracle>(new Oracle(std::move(s), std::move(resolved)));
@@ -94,7 +124,22 @@ size_t Oracle::step_at(double elapsed_s) const {
   return i;
 }
 
+ControllerDecision Oracle::decide_phase(const Window& w, const ControllerContext& ctx) {
+  phase_ = w.app_phase;
+  if (w.app_phase.empty()) return {std::nullopt, "no phase said yet (v1.push phase)"};
+  size_t i = 0;
+  while (i < s_.phases.size() && s_.phases[i].first != w.app_phase) ++i;
+  if (i == s_.phases.size()) return {std::nullopt, fmt::format("phase {} names no policy", quote_escaped(w.app_phase))};
+  const uint32_t want = slots_[i];
+  const std::string since =
+      w.app_phase_age_ms ? fmt::format(" (began {:.0f} ms before the window's end)", *w.app_phase_age_ms) : "";
+  if (ctx.locked || want == ctx.running || !ctx.filled(want))
+    return {std::nullopt, fmt::format("phase {}: {}{}", quote_escaped(w.app_phase), s_.phases[i].second, since)};
+  return {want, fmt::format("phase {} says {}{}", quote_escaped(w.app_phase), s_.phases[i].second, since)};
+}
+
 ControllerDecision Oracle::decide(const Window& w, const ControllerContext& ctx) {
+  if (!s_.phases.empty()) return decide_phase(w, ctx);
   if (!t0_) t0_ = w.t_s - w.period_s;
   double elapsed = w.t_s - *t0_;
   current_ = step_at(elapsed);
@@ -106,6 +151,8 @@ ControllerDecision Oracle::decide(const Window& w, const ControllerContext& ctx)
 }
 
 nlohmann::json Oracle::state() const {
+  if (!s_.phases.empty())
+    return {{"phases", s_.phases.size()}, {"phase", phase_.empty() ? nlohmann::json(nullptr) : nlohmann::json(phase_)}};
   return {{"step", current_}, {"steps", s_.steps.size()}, {"loop", s_.loop}, {"started", t0_.has_value()}};
 }
 

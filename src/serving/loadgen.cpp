@@ -10,6 +10,7 @@
 #include <random>
 #include <cmath>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <system_error>
 #include <thread>
@@ -29,6 +30,8 @@ using Clock = std::chrono::steady_clock;
 using json = nlohmann::json;
 
 constexpr uint32_t kMaxConcurrency = 1024;
+constexpr double kMaxRate = 10000;      // arrivals per second
+constexpr double kMaxArrivals = 1e6;    // in one schedule
 constexpr size_t kMaxErrorBody = 2048;  // bytes of a non-200 answer kept for its message
 constexpr size_t kMaxDistinctErrors = 8;
 constexpr auto kTick = std::chrono::milliseconds(20);  // the watchdog's and the cancel check's period
@@ -151,20 +154,33 @@ MetricSummary summarize_metric(std::vector<double> v) {
   return s;
 }
 
-std::vector<PhaseReport> summarize_phases(const std::vector<Phase>& phases, const std::vector<RequestRecord>& records) {
+std::optional<bool> request_good(const RequestRecord& r, std::optional<double> slo_ttft_ms,
+                                 std::optional<double> slo_tpot_ms) {
+  if (!slo_ttft_ms && !slo_tpot_ms) return std::nullopt;
+  if (!r.ok) return false;
+  if (slo_ttft_ms && r.ttft_ms > *slo_ttft_ms) return false;
+  if (slo_tpot_ms && r.tpot_ms && *r.tpot_ms > *slo_tpot_ms) return false;
+  return true;
+}
+
+std::vector<PhaseReport> summarize_phases(const std::vector<Phase>& phases, const std::vector<RequestRecord>& records,
+                                          bool with_goodput) {
   std::vector<PhaseReport> out;
   for (size_t k = 0; k < phases.size(); ++k) {
     PhaseReport r;
     r.name = valid_utf8(phases[k].name);
     r.seconds = phases[k].seconds;
     r.concurrency = phases[k].concurrency;
+    r.rate = phases[k].rate;
     r.think = phases[k].think;
     r.think_random = phases[k].think_random;
     std::vector<double> ttft, tpot, itl, e2el;
     uint64_t input = 0;
     bool input_known = true;
+    size_t good = 0;
     for (const auto& rec : records) {
       if (rec.phase != k) continue;
+      if (rec.good.value_or(false)) ++good;
       if (!rec.ok) {
         ++r.failed;
         if (r.errors.size() < kMaxDistinctErrors || r.errors.count(rec.error))
@@ -189,6 +205,10 @@ std::vector<PhaseReport> summarize_phases(const std::vector<Phase>& phases, cons
       r.request_throughput = static_cast<double>(r.completed) / r.seconds;
       r.output_throughput = static_cast<double>(r.total_output_tokens) / r.seconds;
     }
+    if (with_goodput) {
+      r.good = good;
+      r.goodput = r.seconds > 0 ? static_cast<double>(good) / r.seconds : 0.0;
+    }
     r.ttft = summarize_metric(std::move(ttft));
     r.tpot = summarize_metric(std::move(tpot));
     r.itl = summarize_metric(std::move(itl));
@@ -203,8 +223,10 @@ json RequestRecord::to_json() const {
   json j = {{"index", index},
             {"phase", phase},
             {"phase_name", valid_utf8(phase_name)},
+            {"user", valid_utf8(user)},
             {"worker", worker},
             {"start_s", start_s},
+            {"queued_ms", queued_ms},
             {"ok", ok},
             {"http_status", http_status},
             {"ttft_ms", ttft_ms},
@@ -214,7 +236,8 @@ json RequestRecord::to_json() const {
             {"output_tokens", output_tokens},
             {"server_output_tokens", opt(server_output_tokens)},
             {"prompt_tokens", opt(prompt_tokens)},
-            {"itl_ms", itl_ms}};
+            {"itl_ms", itl_ms},
+            {"good", opt(good)}};
   if (!ok) j["error"] = valid_utf8(error);
   return j;
 }
@@ -223,6 +246,8 @@ json PhaseReport::to_json() const {
   json j = {{"name", valid_utf8(name)},
             {"duration", seconds},
             {"max_concurrency", concurrency},
+            {"request_rate", rate},
+            {"started_s", started_s},
             {"think_ms", think.count()},
             {"think", think_random ? "exponential" : "fixed"},
             {"completed", completed},
@@ -230,7 +255,9 @@ json PhaseReport::to_json() const {
             {"total_output_tokens", total_output_tokens},
             {"request_throughput", request_throughput},
             {"output_throughput", output_throughput},
-            {"peak_in_flight", peak_in_flight}};
+            {"peak_in_flight", peak_in_flight},
+            {"good", good ? json(*good) : json(nullptr)},
+            {"request_goodput", goodput ? json(*goodput) : json(nullptr)}};
   if (total_input_tokens) {
     j["total_input_tokens"] = *total_input_tokens;
     j["total_token_throughput"] =
@@ -257,25 +284,50 @@ json LoadReport::to_json() const {
   json ph = json::array(), rq = json::array();
   for (const auto& p : phases) ph.push_back(p.to_json());
   for (const auto& r : requests) rq.push_back(r.to_json());
-  return {{"url", valid_utf8(url)}, {"path", valid_utf8(path)},     {"n_predict", n_predict},
-          {"started_unix", started_unix}, {"elapsed_s", elapsed_s}, {"canceled", canceled},
-          {"phases", std::move(ph)},      {"requests", std::move(rq)}};
+  auto opt = [](const auto& o) { return o ? json(*o) : json(nullptr); };
+  return {{"url", valid_utf8(url)},
+          {"path", valid_utf8(path)},
+          {"n_predict", n_predict},
+          {"started_unix", started_unix},
+          {"elapsed_s", elapsed_s},
+          {"canceled", canceled},
+          {"drain_s", drain_s},
+          {"schedule", {{"seed", seed}, {"burstiness", burstiness}, {"arrivals", arrivals}, {"hash", schedule_hash}}},
+          {"slo", {{"ttft_ms", opt(slo_ttft_ms)}, {"tpot_ms", opt(slo_tpot_ms)}}},
+          {"good", opt(good)},
+          {"request_goodput", opt(goodput)},
+          {"phases", std::move(ph)},
+          {"requests", std::move(rq)}};
 }
 
 std::string LoadReport::to_text() const {
-  std::string out = fmt::format("{:<3} {:<10} {:>4} {:>6} {:>5} {:>5} {:>7} {:>8}  {:>22}  {:>22}  {:>22}\n", "#",
-                                "phase", "conc", "secs", "done", "fail", "req/s", "tok/s", "TTFT ms mean/p50/p99",
-                                "TPOT ms mean/p50/p99", "E2EL ms mean/p50/p99");
+  const bool with_good = good.has_value();
+  std::string out = fmt::format("{:<3} {:<10} {:>6} {:>6} {:>5} {:>5} {:>7} {:>8}  {:>22}  {:>22}  {:>22}{}\n", "#",
+                                "phase", "load", "secs", "done", "fail", "req/s", "tok/s", "TTFT ms mean/p50/p99",
+                                "TPOT ms mean/p50/p99", "E2EL ms mean/p50/p99", with_good ? "  good  goodput/s" : "");
   auto three = [](const MetricSummary& s) {
     return s.n == 0 ? std::string("-") : fmt::format("{:.0f} / {:.0f} / {:.0f}", s.mean, s.median, s.p99);
   };
   for (size_t k = 0; k < phases.size(); ++k) {
     const auto& p = phases[k];
-    out += fmt::format("{:<3} {:<10} {:>4} {:>6.1f} {:>5} {:>5} {:>7.2f} {:>8.1f}  {:>22}  {:>22}  {:>22}\n", k + 1,
-                       excerpt(p.name, 10), p.concurrency, p.seconds, p.completed, p.failed, p.request_throughput,
+    const std::string load = p.rate > 0 ? fmt::format("{:g}/s", p.rate) : std::to_string(p.concurrency);
+    out += fmt::format("{:<3} {:<10} {:>6} {:>6.1f} {:>5} {:>5} {:>7.2f} {:>8.1f}  {:>22}  {:>22}  {:>22}", k + 1,
+                       excerpt(p.name, 10), load, p.seconds, p.completed, p.failed, p.request_throughput,
                        p.output_throughput, three(p.ttft), three(p.tpot), three(p.e2el));
+    if (with_good) out += fmt::format("  {:>4}  {:>9.2f}", p.good.value_or(0), p.goodput.value_or(0));
+    out += "\n";
     for (const auto& [msg, n] : p.errors) out += fmt::format("    {} x {}\n", n, excerpt(msg, 160));
   }
+  if (with_good) {
+    std::string limits;
+    if (slo_ttft_ms) limits += fmt::format("TTFT <= {:g} ms", *slo_ttft_ms);
+    if (slo_tpot_ms) limits += fmt::format("{}TPOT <= {:g} ms", limits.empty() ? "" : ", ", *slo_tpot_ms);
+    out += fmt::format("goodput: {} of {} requests met {} ({:.2f}/s over the phases)\n", *good, requests.size(),
+                       limits, goodput.value_or(0));
+  }
+  if (arrivals > 0)
+    out += fmt::format("schedule: {} arrivals, seed {}, burstiness {:g}, hash {}\n", arrivals, seed, burstiness,
+                       schedule_hash);
   return out;
 }
 
@@ -285,6 +337,7 @@ Status validate_load_options(const LoadOptions& o) {
   if (o.path.empty() || o.path.front() != '/')
     return errorf(ErrorKind::kInvalidArgument, "loadgen path {} must start with '/'", quote_escaped(o.path, 60));
   if (o.phases.empty()) return errorf(ErrorKind::kInvalidArgument, "loadgen: no phases");
+  double expected_arrivals = 0;
   for (size_t k = 0; k < o.phases.size(); ++k) {
     const auto& p = o.phases[k];
     if (!std::isfinite(p.seconds) || p.seconds <= 0 || p.seconds > 86400)
@@ -296,7 +349,28 @@ Status validate_load_options(const LoadOptions& o) {
     if (p.think.count() < 0 || p.think > std::chrono::hours(1))
       return errorf(ErrorKind::kInvalidArgument, "loadgen phase {} ({}): think time must be in [0, 1h], not {} ms",
                     k + 1, quote_escaped(p.name, 40), p.think.count());
+    if (!std::isfinite(p.rate) || p.rate < 0 || p.rate > kMaxRate)
+      return errorf(ErrorKind::kInvalidArgument, "loadgen phase {} ({}): the rate must be in [0, {:g}]/s, not {}",
+                    k + 1, quote_escaped(p.name, 40), kMaxRate, p.rate);
+    if (p.rate > 0 && p.concurrency > 0)
+      return errorf(ErrorKind::kInvalidArgument,
+                    "loadgen phase {} ({}): a rate (open loop) and a concurrency (closed loop) together", k + 1,
+                    quote_escaped(p.name, 40));
+    expected_arrivals += p.rate * p.seconds;
   }
+  if (expected_arrivals > kMaxArrivals)
+    return errorf(ErrorKind::kInvalidArgument, "loadgen: the rates ask for about {:.0f} arrivals, past {:g}",
+                  expected_arrivals, kMaxArrivals);
+  if (!std::isfinite(o.burstiness) || o.burstiness < 0.01 || o.burstiness > 100)
+    return errorf(ErrorKind::kInvalidArgument, "loadgen: burstiness must be in [0.01, 100], not {}", o.burstiness);
+  if (o.max_in_flight < 1 || o.max_in_flight > kMaxConcurrency)
+    return errorf(ErrorKind::kInvalidArgument, "loadgen: max_in_flight must be in [1, {}], not {}", kMaxConcurrency,
+                  o.max_in_flight);
+  if (o.drain && o.drain->count() < 0) return errorf(ErrorKind::kInvalidArgument, "loadgen: drain must not be negative");
+  for (const auto& [what, v] : {std::pair{"TTFT", o.slo_ttft_ms}, std::pair{"TPOT", o.slo_tpot_ms}})
+    if (v && (!std::isfinite(*v) || *v <= 0))
+      return errorf(ErrorKind::kInvalidArgument, "loadgen: the {} limit must be a positive number of ms, not {}", what,
+                    *v);
   if (o.n_predict == 0) return errorf(ErrorKind::kInvalidArgument, "loadgen: n_predict must be at least 1");
   if (o.request_timeout.count() < 1)
     return errorf(ErrorKind::kInvalidArgument, "loadgen: request_timeout must be at least 1 ms");
@@ -305,6 +379,45 @@ Status validate_load_options(const LoadOptions& o) {
   if (o.on_waiting && o.waiting_every.count() < 1)
     return errorf(ErrorKind::kInvalidArgument, "loadgen: waiting_every must be at least 1 ms");
   return {};
+}
+
+// ---------------------------------------------------------------------------
+// The open loop's schedule
+
+std::vector<Arrival> arrival_schedule(const LoadOptions& o) {
+  std::vector<Arrival> out;
+  if (!std::isfinite(o.burstiness) || o.burstiness <= 0) return out;
+  double start = 0;
+  for (size_t k = 0; k < o.phases.size(); ++k) {
+    const Phase& p = o.phases[k];
+    const double end = start + p.seconds;
+    if (p.rate > 0 && std::isfinite(p.rate)) {
+      // A generator of each phase's own (the seed's and the phase's number): a phase's arrivals do not move when
+      // another phase's rate does.
+      std::seed_seq seq{static_cast<uint32_t>(o.seed), static_cast<uint32_t>(o.seed >> 32), static_cast<uint32_t>(k)};
+      std::mt19937_64 rng(seq);
+      std::gamma_distribution<double> gap(o.burstiness, 1.0 / (p.rate * o.burstiness));
+      for (double t = start + gap(rng); t < end && out.size() < static_cast<size_t>(kMaxArrivals); t += gap(rng))
+        out.push_back({t, k});
+    }
+    start = end;
+  }
+  return out;
+}
+
+std::string schedule_hash(const std::vector<Arrival>& arrivals) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a, 64 bits
+  auto mix = [&h](uint64_t v) {
+    for (int b = 0; b < 8; ++b) {
+      h ^= (v >> (8 * b)) & 0xff;
+      h *= 1099511628211ull;
+    }
+  };
+  for (const auto& a : arrivals) {
+    mix(a.phase);
+    mix(static_cast<uint64_t>(std::llround(a.at_s * 1e6)));
+  }
+  return fmt::format("{:016x}", h);
 }
 
 // ---------------------------------------------------------------------------
@@ -318,13 +431,19 @@ class Run {
   Result<LoadReport> go();
 
  private:
-  enum class Cut { kNone, kTimeout, kCancel };
+  enum class Cut { kNone, kTimeout, kCancel, kDrain };
   struct Slot {
     httplib::Client* cli = nullptr;  // the worker's, while it lives
     bool busy = false;               // inside a request
     Clock::time_point deadline{};
     Cut cut = Cut::kNone;  // why the watchdog shut the request's socket
-    std::optional<Clock::time_point> waiting_since;  // sent, no first token yet
+    std::optional<Clock::time_point> waiting_since;  // arrived (sent), no first token yet
+  };
+  // Who a worker is: a closed-loop user (its group, the phases' name, and its
+  // number in it) or a connection of the open-loop pool (group empty).
+  struct Who {
+    std::string group;
+    uint32_t number = 0;
   };
   // Clears the worker's slot before its Client is destroyed, however the worker ends.
   struct SlotGuard {
@@ -337,7 +456,12 @@ class Run {
   };
 
   void worker(uint32_t i) noexcept;
-  RequestRecord request(httplib::Client& cli, uint32_t i, size_t phase, uint64_t index) noexcept;
+  void closed_loop(uint32_t i, httplib::Client& cli, std::unique_lock<std::mutex>& lk, std::mt19937_64& rng);
+  void open_loop(uint32_t i, httplib::Client& cli, std::unique_lock<std::mutex>& lk);
+  bool my_turn(uint32_t i) const;  // under mu_: the running phase is this closed-loop user's
+  RequestRecord request(httplib::Client& cli, uint32_t i, size_t phase, uint64_t index,
+                        Clock::time_point arrival) noexcept;
+  void keep(RequestRecord rec);  // the on_request callback, then the record (takes mu_)
   void watchdog();  // under mu_
   void report_waiting() noexcept;  // the on_waiting thread
   bool cancel_requested() const { return o_.cancel && o_.cancel->load(); }
@@ -346,11 +470,16 @@ class Run {
   HttpUrl u_;
   std::string ip_;
   std::string request_path_, request_body_;
+  std::vector<Who> who_;  // per worker
+  std::vector<Arrival> arrivals_;
 
   std::mutex mu_;
-  std::condition_variable cv_;  // workers wait for their phase, or the end
+  std::condition_variable cv_;  // workers wait for their phase, an arrival, or the end
   int phase_ = -1;
-  bool done_ = false;
+  bool phases_over_ = false;  // closed-loop users send no more
+  bool stop_ = false;         // nobody sends any more (the drain deadline, a cancel, an early exit)
+  bool draining_ = false;     // past the drain deadline: requests still in flight are cut as unanswered
+  size_t next_arrival_ = 0;   // the first arrival no connection has taken
   uint32_t live_ = 0;
   std::vector<Slot> slots_;
   std::vector<RequestRecord> records_;
@@ -359,6 +488,7 @@ class Run {
   std::vector<uint32_t> peak_;
   Clock::time_point t0_{};
   std::atomic<bool> canceling_{false};
+  int64_t drain_ms_ = 0;
   bool reporter_stop_ = false;  // under mu_
   std::condition_variable reporter_cv_;
 
@@ -366,15 +496,19 @@ class Run {
   bool callback_failed_ = false;  // under callback_mu_
 };
 
+Clock::time_point at(Clock::time_point t0, double s) {
+  return t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+}
+
 void Run::watchdog() {
   const auto now = Clock::now();
   const bool cancel = canceling_.load();
   for (auto& s : slots_) {
     if (!s.busy || !s.cli) continue;
-    if (cancel || now >= s.deadline) {
+    if (cancel || draining_ || now >= s.deadline) {
       // Again on every tick while the request lasts: a stop that lands before
       // the request has opened its socket finds nothing to shut.
-      if (s.cut == Cut::kNone) s.cut = cancel ? Cut::kCancel : Cut::kTimeout;
+      if (s.cut == Cut::kNone) s.cut = cancel ? Cut::kCancel : now >= s.deadline ? Cut::kTimeout : Cut::kDrain;
       s.cli->stop();
     }
   }
@@ -387,7 +521,13 @@ void Run::report_waiting() noexcept {
     std::optional<Clock::time_point> oldest;
     for (const auto& s : slots_)
       if (s.waiting_since && (!oldest || *s.waiting_since < *oldest)) oldest = s.waiting_since;
-    const double ms = oldest ? ms_between(*oldest, Clock::now()) : 0.0;
+    // An arrival that came while every connection was busy waits in the client: it waits all the same.
+    const auto now = Clock::now();
+    if (next_arrival_ < arrivals_.size() && !stop_) {
+      const auto due = at(t0_, arrivals_[next_arrival_].at_s);
+      if (due <= now && (!oldest || due < *oldest)) oldest = due;
+    }
+    const double ms = oldest ? ms_between(*oldest, now) : 0.0;
     if (!oldest && !reported_some) continue;
     reported_some = oldest.has_value();
     lk.unlock();
@@ -402,6 +542,70 @@ void Run::report_waiting() noexcept {
   try {
     o_.on_waiting(0);  // the run is over: none of its requests waits any more
   } catch (...) {
+  }
+}
+
+bool Run::my_turn(uint32_t i) const {
+  if (phase_ < 0 || phases_over_) return false;
+  const Phase& p = o_.phases[static_cast<size_t>(phase_)];
+  return p.rate == 0 && p.name == who_[i].group && who_[i].number < p.concurrency;
+}
+
+void Run::keep(RequestRecord rec) {
+  if (o_.on_request) {
+    std::lock_guard cb(callback_mu_);
+    try {
+      o_.on_request(rec);
+    } catch (const std::exception& e) {
+      if (!callback_failed_) spdlog::warn("loadgen: the on_request callback threw: {}", e.what());
+      callback_failed_ = true;
+    } catch (...) {
+      if (!callback_failed_) spdlog::warn("loadgen: the on_request callback threw");
+      callback_failed_ = true;
+    }
+  }
+  std::lock_guard lk(mu_);
+  records_.push_back(std::move(rec));
+}
+
+void Run::closed_loop(uint32_t i, httplib::Client& cli, std::unique_lock<std::mutex>& lk, std::mt19937_64& rng) {
+  while (true) {
+    cv_.wait(lk, [&] { return stop_ || phases_over_ || my_turn(i); });
+    if (stop_ || phases_over_) break;
+    const size_t p = static_cast<size_t>(phase_);
+    const uint64_t index = next_index_++;
+    lk.unlock();
+    RequestRecord rec = request(cli, i, p, index, Clock::now());
+    const bool failed = !rec.ok;
+    keep(std::move(rec));
+    lk.lock();
+    // A pause before the next request: after a failure, and the phase's think time; the next phase ends it.
+    std::chrono::milliseconds think = o_.phases[p].think;
+    if (o_.phases[p].think_random && think.count() > 0) {
+      double drawn = std::exponential_distribution<double>(1.0 / static_cast<double>(think.count()))(rng);
+      think = std::chrono::milliseconds(std::llround(std::min(drawn, 3600e3)));
+    }
+    const auto pause = std::max(failed ? o_.failure_pause : std::chrono::milliseconds(0), think);
+    if (pause.count() > 0)
+      cv_.wait_for(lk, pause, [&] { return stop_ || phases_over_ || phase_ != static_cast<int>(p); });
+  }
+}
+
+void Run::open_loop(uint32_t i, httplib::Client& cli, std::unique_lock<std::mutex>& lk) {
+  while (true) {
+    if (stop_ || next_arrival_ >= arrivals_.size()) break;
+    const auto due = at(t0_, arrivals_[next_arrival_].at_s);
+    if (Clock::now() < due) {
+      cv_.wait_until(lk, due);  // or earlier: a notify re-checks
+      continue;
+    }
+    const size_t a = next_arrival_++;
+    const uint64_t index = next_index_++;
+    lk.unlock();
+    RequestRecord rec = request(cli, i, arrivals_[a].phase, index, due);
+    rec.worker = static_cast<uint32_t>(a);
+    keep(std::move(rec));
+    lk.lock();
   }
 }
 
@@ -420,40 +624,13 @@ void Run::worker(uint32_t i) noexcept {
     // The name as written, not the address: a virtual host or an ingress routes by it.
     cli.set_default_headers({{"Host", fmt::format("{}:{}", u_.host, u_.port)}});
     SlotGuard guard{this, i};
-    std::mt19937_64 rng(o_.seed + i);
+    std::mt19937_64 rng(o_.seed + who_[i].number);
     std::unique_lock lk(mu_);
     slots_[i].cli = &cli;
-    while (true) {
-      cv_.wait(lk, [&] { return done_ || (phase_ >= 0 && i < o_.phases[phase_].concurrency); });
-      if (done_) break;
-      const size_t p = static_cast<size_t>(phase_);
-      const uint64_t index = next_index_++;
-      lk.unlock();
-      RequestRecord rec = request(cli, i, p, index);
-      const bool failed = !rec.ok;
-      if (o_.on_request) {
-        std::lock_guard cb(callback_mu_);
-        try {
-          o_.on_request(rec);
-        } catch (const std::exception& e) {
-          if (!callback_failed_) spdlog::warn("loadgen: the on_request callback threw: {}", e.what());
-          callback_failed_ = true;
-        } catch (...) {
-          if (!callback_failed_) spdlog::warn("loadgen: the on_request callback threw");
-          callback_failed_ = true;
-        }
-      }
-      lk.lock();
-      records_.push_back(std::move(rec));
-      // A pause before the next request: after a failure, and the phase's think time; the next phase ends it.
-      std::chrono::milliseconds think = o_.phases[p].think;
-      if (o_.phases[p].think_random && think.count() > 0) {
-        double drawn = std::exponential_distribution<double>(1.0 / static_cast<double>(think.count()))(rng);
-        think = std::chrono::milliseconds(std::llround(std::min(drawn, 3600e3)));
-      }
-      const auto pause = std::max(failed ? o_.failure_pause : std::chrono::milliseconds(0), think);
-      if (pause.count() > 0) cv_.wait_for(lk, pause, [&] { return done_ || phase_ != static_cast<int>(p); });
-    }
+    if (who_[i].group.empty())
+      open_loop(i, cli, lk);
+    else
+      closed_loop(i, cli, lk, rng);
   } catch (const std::exception& e) {  // allocation only: this worker stops, the run goes on
     spdlog::error("loadgen: worker {} stopped: {}", i, e.what());
   } catch (...) {
@@ -463,24 +640,29 @@ void Run::worker(uint32_t i) noexcept {
   --live_;
 }
 
-RequestRecord Run::request(httplib::Client& cli, uint32_t i, size_t phase, uint64_t index) noexcept {
+RequestRecord Run::request(httplib::Client& cli, uint32_t i, size_t phase, uint64_t index,
+                           Clock::time_point arrival) noexcept {
   RequestRecord rec;
   rec.index = index;
   rec.phase = phase;
-  rec.worker = i;
-  Clock::time_point t_send;
+  rec.worker = who_[i].number;
+  // Times run from the request's arrival: its send for a closed-loop user, its time in the schedule for an
+  // open-loop one (a wait for a free connection counts).
+  Clock::time_point t_send, t_send_real;
   {
     std::lock_guard lk(mu_);
-    t_send = Clock::now();
+    t_send_real = Clock::now();
+    t_send = std::min(arrival, t_send_real);
     Slot& s = slots_[i];
     s.busy = true;
-    s.deadline = t_send + o_.request_timeout;
+    s.deadline = t_send_real + o_.request_timeout;
     s.cut = Cut::kNone;
     s.waiting_since = t_send;
     peak_[phase] = std::max(peak_[phase], ++in_flight_);
   }
-  const auto deadline = t_send + o_.request_timeout;
+  const auto deadline = t_send_real + o_.request_timeout;
   rec.start_s = std::chrono::duration<double>(t_send - t0_).count();
+  rec.queued_ms = ms_between(t_send, t_send_real);
 
   // What the stream has said so far (the receiver runs on this thread).
   SseParser sse;
@@ -493,6 +675,7 @@ RequestRecord Run::request(httplib::Client& cli, uint32_t i, size_t phase, uint6
   httplib::Error http_error = httplib::Error::Success;
   try {
     rec.phase_name = o_.phases[phase].name;
+    rec.user = who_[i].group.empty() ? "arrival" : who_[i].group;
     httplib::Request req;
     req.method = "POST";
     req.path = request_path_;
@@ -585,6 +768,8 @@ RequestRecord Run::request(httplib::Client& cli, uint32_t i, size_t phase, uint6
   try {
     const std::string where = fmt::format("{}:{}", u_.host, u_.port);
     if (cut == Cut::kCancel || receiver_canceled) return fail("canceled: the run was stopped");
+    if (cut == Cut::kDrain && !(http_error == httplib::Error::Success && got_final && status == 200))
+      return fail(fmt::format("unanswered by the drain deadline ({} ms after the last phase)", drain_ms_));
     const bool timed_out = cut == Cut::kTimeout || receiver_timed_out ||
                            http_error == httplib::Error::ConnectionTimeout ||
                            (http_error != httplib::Error::Success && t_end >= deadline);
@@ -637,8 +822,19 @@ Result<LoadReport> Run::go() {
   }
   request_body_ = body.dump(-1, ' ', false, json::error_handler_t::replace);
 
-  uint32_t workers = 0;
-  for (const auto& p : o_.phases) workers = std::max(workers, p.concurrency);
+  // The workers: each closed-loop group's users (as many as its busiest phase asks for), then the open loop's pool.
+  std::map<std::string, uint32_t> groups;
+  for (const auto& p : o_.phases)
+    if (p.rate == 0 && p.concurrency > 0) groups[p.name] = std::max(groups[p.name], p.concurrency);
+  for (const auto& [name, n] : groups)
+    for (uint32_t j = 0; j < n; ++j) who_.push_back({name, j});
+  arrivals_ = arrival_schedule(o_);
+  const auto pool = static_cast<uint32_t>(std::min<size_t>(o_.max_in_flight, arrivals_.size()));
+  for (uint32_t j = 0; j < pool; ++j) who_.push_back({"", j});
+  const auto workers = static_cast<uint32_t>(who_.size());
+  const auto drain = o_.drain.value_or(o_.request_timeout);
+  drain_ms_ = drain.count();
+
   slots_.assign(workers, Slot{});
   peak_.assign(o_.phases.size(), 0);
   std::vector<std::thread> threads;
@@ -653,7 +849,7 @@ Result<LoadReport> Run::go() {
       if (!any) return;
       {
         std::lock_guard lk(run->mu_);
-        run->done_ = true;
+        run->stop_ = true;
         run->canceling_ = true;
       }
       run->cv_.notify_all();
@@ -661,6 +857,13 @@ Result<LoadReport> Run::go() {
         if (t.joinable()) t.join();
     }
   } joiner{this, threads};
+  {
+    // The clock starts before the workers do: an open-loop worker reads it for its first arrival.
+    std::lock_guard lk(mu_);
+    t0_ = Clock::now();
+  }
+  const double started_unix =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   try {
     for (uint32_t i = 0; i < workers; ++i) {
       {
@@ -705,18 +908,33 @@ Result<LoadReport> Run::go() {
   report.url = o_.url;
   report.path = o_.path;
   report.n_predict = o_.n_predict;
+  report.started_unix = started_unix;
+  report.seed = o_.seed;
+  report.burstiness = o_.burstiness;
+  report.arrivals = arrivals_.size();
+  if (!arrivals_.empty()) report.schedule_hash = schedule_hash(arrivals_);
+  report.slo_ttft_ms = o_.slo_ttft_ms;
+  report.slo_tpot_ms = o_.slo_tpot_ms;
   std::vector<Phase> ran = o_.phases;  // the seconds each phase really ran (shorter when canceled)
   for (auto& p : ran) p.seconds = 0;
+  std::vector<double> started(o_.phases.size(), 0);
 
   std::unique_lock lk(mu_);
-  t0_ = Clock::now();
-  report.started_unix = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   auto boundary = t0_;
   for (size_t k = 0; k < o_.phases.size() && !report.canceled; ++k) {
     const auto phase_start = boundary;
     boundary += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o_.phases[k].seconds));
     phase_ = static_cast<int>(k);
+    started[k] = std::chrono::duration<double>(Clock::now() - t0_).count();
     cv_.notify_all();
+    if (o_.on_phase) {
+      lk.unlock();
+      try {
+        o_.on_phase(k, o_.phases[k].name);
+      } catch (...) {  // the caller's failure is not the run's
+      }
+      lk.lock();
+    }
     while (true) {
       auto now = Clock::now();
       if (cancel_requested()) {
@@ -735,13 +953,22 @@ Result<LoadReport> Run::go() {
       lk.lock();
     }
   }
-  done_ = true;
+  phases_over_ = true;
+  if (report.canceled) stop_ = true;
   cv_.notify_all();
-  // The tail: requests still in flight end on their own, or at their deadline.
+  // The tail: requests still in flight end on their own, at their deadline, or at the drain deadline.
+  const auto drain_deadline = Clock::now() + drain;
   while (live_ > 0) {
     if (!canceling_ && cancel_requested()) {
       canceling_ = true;
       report.canceled = true;
+      stop_ = true;
+      cv_.notify_all();
+    }
+    if (!draining_ && Clock::now() >= drain_deadline) {
+      draining_ = true;
+      stop_ = true;
+      cv_.notify_all();
     }
     watchdog();
     lk.unlock();
@@ -749,13 +976,45 @@ Result<LoadReport> Run::go() {
     lk.lock();
   }
   report.elapsed_s = std::chrono::duration<double>(Clock::now() - t0_).count();
+  report.drain_s = std::chrono::duration<double>(drain).count();
+  // Arrivals no connection took (every one was busy until the end): unanswered, never absent.
+  for (size_t a = next_arrival_; a < arrivals_.size(); ++a) {
+    RequestRecord rec;
+    rec.index = next_index_++;
+    rec.phase = arrivals_[a].phase;
+    rec.phase_name = o_.phases[rec.phase].name;
+    rec.user = "arrival";
+    rec.worker = static_cast<uint32_t>(a);
+    rec.start_s = arrivals_[a].at_s;
+    rec.error = report.canceled ? "canceled: the run was stopped"
+                                : fmt::format("unanswered by the drain deadline ({} ms after the last phase): never "
+                                              "sent, every connection was busy",
+                                              drain_ms_);
+    rec.e2el_ms = std::max(0.0, report.elapsed_s - rec.start_s) * 1e3;
+    records_.push_back(std::move(rec));
+  }
   lk.unlock();
   for (auto& t : threads) t.join();
 
   std::sort(records_.begin(), records_.end(),
             [](const RequestRecord& a, const RequestRecord& b) { return a.index < b.index; });
-  report.phases = summarize_phases(ran, records_);
-  for (size_t k = 0; k < report.phases.size(); ++k) report.phases[k].peak_in_flight = peak_[k];
+  const bool with_goodput = o_.slo_ttft_ms || o_.slo_tpot_ms;
+  size_t good = 0;
+  for (auto& r : records_) {
+    r.good = request_good(r, o_.slo_ttft_ms, o_.slo_tpot_ms);
+    good += r.good.value_or(false);
+  }
+  report.phases = summarize_phases(ran, records_, with_goodput);
+  double seconds = 0;
+  for (size_t k = 0; k < report.phases.size(); ++k) {
+    report.phases[k].peak_in_flight = peak_[k];
+    report.phases[k].started_s = started[k];
+    seconds += ran[k].seconds;
+  }
+  if (with_goodput) {
+    report.good = good;
+    report.goodput = seconds > 0 ? static_cast<double>(good) / seconds : 0.0;
+  }
   report.requests = std::move(records_);
   return report;
 }

@@ -1,17 +1,45 @@
-// The serving experiment's load generator: closed-loop phases of streamed completions, measured as vLLM does.
+// The serving experiment's load generator: closed-loop users or open-loop arrivals, measured as vLLM does.
 //
 // It drives llama-server's POST /completion (or an OpenAI-compatible
 // /v1/completions) and reports TTFT, TPOT, ITL and E2EL as `vllm bench serve`
 // defines them, so the figures are comparable.
 //
-// Closed loop: in each phase, `concurrency` workers each send a request, wait
-// for its last event, pause for the phase's think time (0 by default), and
-// send the next, until the phase ends. A request
-// belongs to the phase it was sent in, even when it ends after it. The switch
-// waits for nothing: at the boundary the workers the new phase adds start at
-// once, and the workers it drops stop after their current request. The run
-// ends when the last phase has, plus the requests still in flight (each
-// bounded by request_timeout).
+// Closed loop: users belong to the phase's name. A phase of name N and
+// concurrency c runs users 0..c-1 of N's own group; each sends a request,
+// waits for its last event, pauses for the phase's think time (0 by default),
+// and sends the next, until the phase ends. Phases of one name share their
+// users (the steady user of the first steady phase is the one of the last);
+// a user of one name never sends in a phase of another (a steady user takes
+// no part in a burst, and a burst user's late answer never holds back the
+// steady phase after it). The switch waits for nothing: at the boundary the
+// new phase's users start at once, and the old phase's stop after their
+// current request.
+//
+// Open loop: a phase may give an arrival rate instead (RATE/s). Its requests
+// arrive on a schedule drawn before the run from the seed: gaps between
+// arrivals are gamma-distributed with shape `burstiness` and mean 1/RATE, as
+// `vllm bench serve --burstiness` draws them (1: a Poisson process; below 1
+// burstier, above 1 more even). The same options give the same schedule, so
+// every arm of an experiment replays one schedule (LoadReport::schedule names
+// it by its seed and a hash of its arrivals). Each arrival is sent at its time
+// by a free connection of a pool of max_in_flight, whatever the answers to
+// the ones before; when every connection is busy it waits in the client, and
+// that wait counts in its TTFT and E2EL (measured from the arrival, so a slow
+// server cannot slow the load it is judged by).
+//
+// A request belongs to the phase it was sent (or arrived) in, even when it
+// ends after it. The run ends when the last phase has, plus the requests
+// still in flight, until the drain deadline (the last phase's end + drain):
+// a request still unanswered then is cut and counted as failed ("unanswered
+// by the drain deadline"), and an arrival never sent counts as failed too. No
+// request is ever absent from the report.
+//
+// Goodput (DistServe's measure, `vllm bench serve --goodput`): with limits
+// set (slo_ttft_ms, slo_tpot_ms, either or both), a request is good when it
+// succeeded, its TTFT is at most the TTFT limit and its TPOT (when it has one:
+// more than one output token) at most the TPOT limit. A failed request is
+// never good. Goodput is good requests per second of the phase (or of the
+// whole load), not of the drain.
 //
 // What is measured, per request, on the client (steady clock). Each request
 // opens its own connection (no keep-alive: a pooled connection the server
@@ -70,7 +98,8 @@ namespace akts {
 struct Phase {
   std::string name;
   double seconds = 0;
-  uint32_t concurrency = 0;  // 0: an idle phase (no requests)
+  uint32_t concurrency = 0;  // closed loop: users of this name; 0 with no rate: an idle phase
+  double rate = 0;           // open loop: arrivals per second (then concurrency is 0 and think unused)
   // A worker's pause after each of its requests ends, before it sends the next
   // (a user reading the answer): with it a phase leaves the server idle part of
   // the time, as interactive traffic between bursts does. The pause ends early
@@ -96,7 +125,14 @@ struct LoadOptions {
   std::string model;  // sent as "model" in the OpenAI form when set
   std::chrono::milliseconds request_timeout{30000};
   std::chrono::milliseconds failure_pause{100};  // a worker's pause after a failed request
-  uint64_t seed = 1;  // random think times: worker i draws from a generator seeded with seed + i
+  uint64_t seed = 1;  // random think times (worker i of a group draws from seed + i) and the arrival schedule
+  double burstiness = 1;  // open loop: the gamma shape of the gaps between arrivals (1: Poisson)
+  uint32_t max_in_flight = 64;  // open loop: connections sending arrivals at once
+  // After the last phase, how long requests still in flight may take before
+  // they are cut and counted as failed (unanswered). nullopt: request_timeout.
+  std::optional<std::chrono::milliseconds> drain;
+  // Goodput's limits (nullopt: that limit is not set; none set: no goodput).
+  std::optional<double> slo_ttft_ms, slo_tpot_ms;
 
   // Called on the worker thread as each request ends (one call at a time),
   // e.g. to print its TTFT or push it to the daemon.
@@ -116,6 +152,11 @@ struct LoadOptions {
   // a time; a slow call delays the next, and run_load's return by as much as
   // the last call takes. An exception from it is swallowed.
   std::function<void(double oldest_waiting_ms)> on_waiting;
+  // Called on the run's own thread as each phase begins, with its index and
+  // name, after its users have been released (e.g. to tell the daemon, whose
+  // oracle follows the load's own clock). It delays the watchdog by as long
+  // as it takes; an exception from it is swallowed.
+  std::function<void(size_t phase, const std::string& name)> on_phase;
   std::chrono::milliseconds waiting_every{50};
   // When set and it becomes true: no new request starts, the ones in flight are
   // cut (failed, "canceled"), and run_load returns what it has, within ~50 ms
@@ -128,16 +169,33 @@ struct LoadOptions {
 // Refuses options that cannot run: a URL that is not http://host:port[/prefix],
 // a path not starting with '/', no phases, a phase whose seconds are not in
 // (0, 86400], whose concurrency is past 1024 or whose think time is negative or
-// past an hour, n_predict 0, a request_timeout
-// below 1 ms, a negative failure_pause, an on_waiting with a waiting_every below 1 ms.
+// past an hour, a rate that is not finite, negative, past 10000/s or given with
+// a concurrency, more than 1000000 arrivals, a burstiness not in [0.01, 100],
+// max_in_flight not in [1, 1024], n_predict 0, a request_timeout below 1 ms, a
+// negative failure_pause or drain, a limit that is not finite and positive,
+// an on_waiting with a waiting_every below 1 ms.
 Status validate_load_options(const LoadOptions& o);
+
+// One arrival of an open-loop phase: when (seconds since the run began) and in which phase.
+struct Arrival {
+  double at_s = 0;
+  size_t phase = 0;
+};
+// The open-loop phases' arrivals, in time order, drawn from the options'
+// seed, burstiness and phases alone (the same options, the same schedule).
+std::vector<Arrival> arrival_schedule(const LoadOptions& o);
+// A schedule's identity: FNV-1a (64 bits, hex) over each arrival's phase and
+// time in whole microseconds.
+std::string schedule_hash(const std::vector<Arrival>& arrivals);
 
 struct RequestRecord {
   uint64_t index = 0;  // order of sending in the run
   size_t phase = 0;    // index into LoadOptions::phases
   std::string phase_name;
-  uint32_t worker = 0;
-  double start_s = 0;  // send time, seconds since the run began
+  std::string user;     // the closed-loop user's group (its phase's name), or "arrival" (open loop)
+  uint32_t worker = 0;  // the user's number in its group, or the arrival's in the schedule
+  double start_s = 0;   // send time (open loop: the arrival's time), seconds since the run began
+  double queued_ms = 0;  // open loop: from the arrival to its send (every connection was busy)
   bool ok = false;
   std::string error;              // why it failed ("" when ok)
   int http_status = 0;            // 0: no HTTP answer
@@ -148,9 +206,14 @@ struct RequestRecord {
   uint32_t output_tokens = 0;  // the server's count when reported, else token_events
   std::optional<uint32_t> server_output_tokens, prompt_tokens;
   std::vector<double> itl_ms;
+  std::optional<bool> good;  // under the options' limits (nullopt: none set)
 
   nlohmann::json to_json() const;
 };
+
+// Whether a request meets the limits (the goodput rule above); nullopt when neither is set.
+std::optional<bool> request_good(const RequestRecord& r, std::optional<double> slo_ttft_ms,
+                                 std::optional<double> slo_tpot_ms);
 
 // mean, median, std (population, as numpy) and p99 of one metric, in ms; all 0 when n = 0 (as vLLM reports).
 struct MetricSummary {
@@ -165,9 +228,13 @@ struct PhaseReport {
   std::string name;
   double seconds = 0;
   uint32_t concurrency = 0;
+  double rate = 0;
   std::chrono::milliseconds think{0};
   bool think_random = false;
+  double started_s = 0;  // when it began, seconds since the run began (0 for figures from records alone)
   size_t completed = 0, failed = 0;
+  std::optional<size_t> good;       // requests that met the limits (nullopt: none set)
+  std::optional<double> goodput;    // good / seconds
   uint64_t total_output_tokens = 0;            // completed requests only
   std::optional<uint64_t> total_input_tokens;  // when the server reported every completed request's
   double request_throughput = 0;               // completed / seconds
@@ -181,9 +248,11 @@ struct PhaseReport {
   nlohmann::json to_json() const;
 };
 
-// The per-phase figures from the records (records of other phases are ignored).
-// peak_in_flight is left 0: only a run knows it.
-std::vector<PhaseReport> summarize_phases(const std::vector<Phase>& phases, const std::vector<RequestRecord>& records);
+// The per-phase figures from the records (records of other phases are ignored);
+// good and goodput from the records' verdicts when a limit is set.
+// peak_in_flight and started_s are left 0: only a run knows them.
+std::vector<PhaseReport> summarize_phases(const std::vector<Phase>& phases, const std::vector<RequestRecord>& records,
+                                          bool with_goodput = false);
 
 struct LoadReport {
   std::string url, path;
@@ -191,10 +260,19 @@ struct LoadReport {
   double elapsed_s = 0;  // the whole run, tail requests included
   double started_unix = 0;  // when the run began (the zero of start_s), seconds since the Unix epoch
   bool canceled = false;
+  double drain_s = 0;    // how long requests in flight had after the last phase
+  uint64_t seed = 0;
+  double burstiness = 1;
+  size_t arrivals = 0;      // open-loop arrivals in the schedule (0: a closed-loop load)
+  std::string schedule_hash;  // of those arrivals ("" when none)
+  std::optional<double> slo_ttft_ms, slo_tpot_ms;
+  std::optional<size_t> good;     // over the whole load
+  std::optional<double> goodput;  // good / the phases' seconds
   std::vector<PhaseReport> phases;
   std::vector<RequestRecord> requests;  // in the order they were sent
 
-  // {"url", "path", "n_predict", "started_unix", "elapsed_s", "canceled", "phases", "requests"}
+  // {"url", "path", "n_predict", "started_unix", "elapsed_s", "canceled", "drain_s", "schedule": {"seed",
+  // "burstiness", "arrivals", "hash"}, "slo": {"ttft_ms", "tpot_ms"}, "good", "request_goodput", "phases", "requests"}
   nlohmann::json to_json() const;
   std::string to_text() const;     // one line per phase, for people
 };

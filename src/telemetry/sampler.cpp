@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "common/text.h"
+
 namespace akts {
 namespace {
 
@@ -81,6 +83,30 @@ std::optional<double> PushedSamples::drain_waiting(Clock::time_point now) {
   return waiting_->first + std::max(0.0, std::chrono::duration<double, std::milli>(age).count());
 }
 
+Status PushedSamples::check_phase(std::string_view name) {
+  const bool control =
+      std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+  if (name.empty() || name.size() > kMaxPhaseName || !is_valid_utf8(name) || control)
+    return errorf(ErrorKind::kInvalidArgument,
+                  "phase {} is not a phase name (1 to {} bytes of UTF-8 text, no control characters)",
+                  quote_escaped(name, 40), kMaxPhaseName);
+  return {};
+}
+
+Status PushedSamples::report_phase(std::string_view name, Clock::time_point at) {
+  if (auto st = check_phase(name); !st) return st;
+  std::lock_guard lock(mu_);
+  if (!phase_ || at >= phase_->second) phase_ = std::make_pair(std::string(name), at);
+  return {};
+}
+
+std::optional<std::pair<std::string, double>> PushedSamples::phase(Clock::time_point now) const {
+  std::lock_guard lock(mu_);
+  if (!phase_) return std::nullopt;
+  return std::make_pair(phase_->first,
+                        std::max(0.0, std::chrono::duration<double, std::milli>(now - phase_->second).count()));
+}
+
 uint64_t PushedSamples::dropped() const {
   std::lock_guard lock(mu_);
   return dropped_;
@@ -107,9 +133,11 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
   if (!k) return k.error();
   std::vector<double> pushed_ms;
   std::optional<double> waiting_ms;
+  std::optional<std::pair<std::string, double>> phase;
   if (pushed && prev_t_ && prev_k_ && t_s > *prev_t_) {
     pushed_ms = pushed->drain();
     waiting_ms = pushed->drain_waiting();
+    phase = pushed->phase();
   }
   HostReading h = src.read_host();
   std::optional<AppScrape> app = src.scrape_app();
@@ -187,6 +215,10 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
       w.app_latency_span_ms = observed_span_ms;
     }
     w.app_waiting_oldest_ms = waiting_ms;
+    if (phase) {
+      w.app_phase = std::move(phase->first);
+      w.app_phase_age_ms = phase->second;
+    }
     out = w;
   }
   prev_t_ = t_s;

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -85,12 +86,22 @@ class PushedSamples {
   // nullopt: no report that recent.
   static constexpr std::chrono::milliseconds kWaitingValidFor{1000};
   std::optional<double> drain_waiting(Clock::time_point now = Clock::now());
+  // The load's phase: the name of the phase the application (a load generator) said last that it began
+  // (v1.push "phase"), as of `at`, so an oracle can follow the load's own clock. The latest report wins and
+  // holds until the next one (a phase lasts until another begins). Refuses (changing nothing) a name that is
+  // empty, past kMaxPhaseName bytes, not UTF-8 or holding a control character.
+  static constexpr size_t kMaxPhaseName = 64;
+  static Status check_phase(std::string_view name);  // the refusal report_phase gives, or none
+  Status report_phase(std::string_view name, Clock::time_point at = Clock::now());
+  // The latest phase and how long before `now` it began (ms); nullopt: none reported.
+  std::optional<std::pair<std::string, double>> phase(Clock::time_point now = Clock::now()) const;
   uint64_t dropped() const;
 
  private:
   mutable std::mutex mu_;
   std::vector<double> pending_;
   std::optional<std::pair<double, Clock::time_point>> waiting_;
+  std::optional<std::pair<std::string, Clock::time_point>> phase_;
   uint64_t dropped_ = 0;
 };
 

@@ -80,7 +80,9 @@ json Window::to_json() const {
             {"latency_p99_ms", opt(app_latency_p99_ms)},
             {"latency_from", app_latency_from.empty() ? json(nullptr) : json(app_latency_from)},
             {"latency_span_ms", app_latency_span_ms},
-            {"waiting_oldest_ms", opt(app_waiting_oldest_ms)}}}};
+            {"waiting_oldest_ms", opt(app_waiting_oldest_ms)},
+            {"phase", app_phase.empty() ? json(nullptr) : json(app_phase)},
+            {"phase_age_ms", opt(app_phase_age_ms)}}}};
 }
 
 std::optional<Window> Window::from_json(const json& j) {
@@ -133,6 +135,8 @@ std::optional<Window> Window::from_json(const json& j) {
     if (a.contains("latency_span_ms") && !read_num(a, "latency_span_ms", w.app_latency_span_ms)) return std::nullopt;
     if (a.contains("latency_from") && (a["latency_from"] == "pushed" || a["latency_from"] == "histogram"))
       w.app_latency_from = a["latency_from"].get<std::string>();
+    if (a.contains("phase") && a["phase"].is_string()) w.app_phase = a["phase"].get<std::string>();
+    if (a.contains("phase_age_ms") && !read_opt(a, "phase_age_ms", w.app_phase_age_ms)) return std::nullopt;
   }
   return w;
 }

@@ -66,6 +66,10 @@ struct Window {
   // requests has no sample. nullopt: no report that recent, or forgotten;
   // 0: the report said none was waiting.
   std::optional<double> app_waiting_oldest_ms;
+  // The load's phase: the one the application last said began (v1.push "phase"; PushedSamples::report_phase),
+  // and how long before the window's end it began. "" and nullopt: none said.
+  std::string app_phase;
+  std::optional<double> app_phase_age_ms;
 
   // The share of the window's CPU time best-effort tasks ran (0..1).
   double batch_share() const;

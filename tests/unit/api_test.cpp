@@ -223,6 +223,16 @@ TEST_F(ApiTest, PushTakesAllOrNothing) {
             std::string::npos);
   EXPECT_EQ(b_.pushed, (std::vector<double>{1.5, 20, 3}));
   EXPECT_EQ(b_.waiting, (std::vector<double>{7000, 0}));
+  // The load's phase: a name, alone or with the rest; a bad one takes nothing of the call.
+  EXPECT_EQ(rpc("v1.push", {{"phase", "burst"}})["result"]["phase"], "burst") << rpc("v1.push", {{"phase", "burst"}}).dump();
+  EXPECT_EQ(rpc("v1.push", {{"phase", "ünïcødé"}, {"waiting_ms", 5}})["result"]["phase"], "ünïcødé");
+  for (const json& p : {json{{"phase", ""}}, json{{"phase", 1}}, json{{"phase", nullptr}},
+                        json{{"phase", std::string(65, 'a')}}, json{{"phase", "a\nb"}},
+                        json{{"phase", "burst"}, {"waiting_ms", -1}}, json{{"phase", ""}, {"latency_ms", {1}}}})
+    EXPECT_EQ(rpc("v1.push", p)["error"]["code"], kInvalidParams) << p.dump();
+  EXPECT_EQ(b_.phases, (std::vector<std::string>{"burst", "ünïcødé"}));
+  EXPECT_EQ(b_.pushed, (std::vector<double>{1.5, 20, 3}));
+  EXPECT_EQ(b_.waiting, (std::vector<double>{7000, 0, 5}));
 }
 
 TEST_F(ApiTest, TelemetryAndLogLimits) {

@@ -120,6 +120,11 @@ class FakeBackend : public ControlBackend {
     return {};
   }
   std::vector<double> waiting;
+  Status push_phase(const std::string& name) override {
+    phases.push_back(name);
+    return {};
+  }
+  std::vector<std::string> phases;
   std::optional<std::pair<uint32_t, std::chrono::milliseconds>> held;
   std::vector<std::pair<std::optional<std::string>, std::optional<bool>>> controller_calls;
   std::vector<double> pushed;

@@ -179,6 +179,43 @@ TEST(Oracle, FollowsItsScheduleAndLoops) {
   EXPECT_EQ(switches[2], (std::pair<int, uint32_t>{30, 0}));
 }
 
+TEST(Oracle, FollowsThePhasesTheLoadSays) {
+  EXPECT_TRUE(OracleSchedule::parse(R"({"phases":{"burst":"latency","steady":1}})"));
+  for (const char* bad : {R"({"phases":{}})", R"({"phases":[]})", R"({"phases":{"burst":-1}})",
+                          R"({"phases":{"":"latency"}})", R"({"phases":{"a\u0001":"latency"}})",
+                          R"({"phases":{"burst":"latency"},"steps":[{"at":"0s","policy":"latency"}]})",
+                          R"({"steps":[{"at":"0s","policy":"latency"}],"phases":{"burst":"latency"}})",
+                          R"({"loop":true,"phases":{"burst":"latency","steady":"throughput"}})"})
+    EXPECT_FALSE(OracleSchedule::parse(bad)) << bad;
+  auto nope = OracleSchedule::parse(R"({"phases":{"burst":"nope"}})");
+  ASSERT_TRUE(nope);
+  EXPECT_FALSE(Oracle::create(*nope, two_slots()));  // a phase naming no loaded policy
+  auto s = OracleSchedule::parse(R"({"phases":{"burst":"latency","steady":"throughput"}})");
+  ASSERT_TRUE(s);
+  auto o = Oracle::create(*s, two_slots());
+  ASSERT_TRUE(o);
+  ControllerContext ctx;
+  ctx.slots = two_slots();
+  ctx.running = 1;
+  Window w;
+  w.period_s = 0.1;
+  w.t_s = 100;  // however long after the daemon started: the load's clock, not the controller's
+  EXPECT_FALSE((*o)->decide(w, ctx).slot);  // no phase said yet
+  w.app_phase = "warmup";
+  EXPECT_FALSE((*o)->decide(w, ctx).slot);  // a phase the map does not name changes nothing
+  w.app_phase = "burst";
+  w.app_phase_age_ms = 40;
+  auto d = (*o)->decide(w, ctx);
+  ASSERT_TRUE(d.slot);
+  EXPECT_EQ(*d.slot, 0u);
+  EXPECT_NE(d.why.find("burst"), std::string::npos) << d.why;
+  ctx.running = 0;
+  EXPECT_FALSE((*o)->decide(w, ctx).slot);  // already there
+  w.app_phase = "steady";
+  EXPECT_EQ((*o)->decide(w, ctx).slot, std::optional<uint32_t>(1));
+  EXPECT_EQ((*o)->state()["phase"], "steady");
+}
+
 TEST(Objective, RewardAndSignal) {
   Objective o;
   o.max_ms = 20;
@@ -463,6 +500,25 @@ TEST(Sampler, BuildsWindowsFromDeltas) {
   auto round = Window::from_json((*w2)->to_json());
   ASSERT_TRUE(round);
   EXPECT_EQ(round->app_waiting_oldest_ms, (*w2)->app_waiting_oldest_ms);
+  EXPECT_TRUE(round->app_phase.empty());
+  // The load's phase: the latest said, with how long before the window's end it began; it holds until the next.
+  EXPECT_FALSE(pushed.report_phase(""));
+  EXPECT_FALSE(pushed.report_phase(std::string(65, 'a')));
+  EXPECT_FALSE(pushed.report_phase("bad\xff"));
+  EXPECT_FALSE(pushed.report_phase("tab\there"));
+  ASSERT_TRUE(pushed.report_phase("burst", PushedSamples::Clock::now() - std::chrono::milliseconds(30)));
+  auto wp = s.sample(1.25, src, &pushed);
+  ASSERT_TRUE(wp && *wp);
+  EXPECT_EQ((*wp)->app_phase, "burst");
+  ASSERT_TRUE((*wp)->app_phase_age_ms);
+  EXPECT_GE(*(*wp)->app_phase_age_ms, 30);
+  auto wp2 = s.sample(1.27, src, &pushed);
+  ASSERT_TRUE(wp2 && *wp2);
+  EXPECT_EQ((*wp2)->app_phase, "burst");
+  auto round_phase = Window::from_json((*wp2)->to_json());
+  ASSERT_TRUE(round_phase);
+  EXPECT_EQ(round_phase->app_phase, "burst");
+  EXPECT_EQ(round_phase->app_phase_age_ms, (*wp2)->app_phase_age_ms);
   PushedSamples stale;
   ASSERT_TRUE(stale.report_waiting(7000, PushedSamples::Clock::now() - PushedSamples::kWaitingValidFor -
                                              std::chrono::milliseconds(100)));
