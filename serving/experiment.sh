@@ -9,10 +9,12 @@
 #   default     the kernel's default scheduler (no BPF scheduler attached)
 #   scx_simple  the kernel's tools/sched_ext peer (it schedules every task)
 #   latency, throughput      akts with one static policy
-#   oracle      akts switching at the known phase boundaries (a schedule file)
+#   oracle      akts switching at the load's phase boundaries: the load generator says each phase as it begins
+#               (v1.push phase) and the oracle runs that phase's policy (latency for a phase busier than the
+#               lightest, throughput otherwise), so a slow start or a slow machine cannot shift it
 #   detector, bandit, learner, llm    akts's online controllers: they see telemetry, never the schedule
 #
-# Two nodes (NODE):
+# Three nodes (NODE):
 #   gpu (the default)  a GPU server's shape: llama-server keeps the serving path (HTTP, tokenizing, batching,
 #           sampling, streaming) on the measured CPU (MEASURED, default 0), and every layer's compute goes over
 #           llama.cpp's RPC backend to ggml-rpc-server on the apparatus CPU (APPARATUS, default 1): the stand-in
@@ -20,17 +22,31 @@
 #           and the antagonists (BE) are in SCHED_EXT; the stand-in and the apparatus stay in the fair class in
 #           every arm, so the policy under test never schedules the "GPU". scx_simple has no partial mode: it
 #           schedules the stand-in too (the report says so).
+#   gpu-hostwork  the GPU node with part of the per-token work on the host CPU, as a vLLM-class engine's
+#           scheduling, sampling and detokenising are: NGL (default 1) of the model's layers on the stand-in,
+#           the rest computed by llama-server on the measured CPU, beside two hogs. Here the default
+#           scheduler hurts the serving path (its steady TTFT p99 several times alone's); on gpu it hardly does.
 #   cpu     llama-server computes the model itself on the measured CPU (the earlier experiment): a burst
 #           under latency takes the whole CPU from the batch work, so switching keeps at most about 72% of
 #           throughput's batch work (docs/serving.md). The akts arms manage every task (switch_all), as
 #           scx_simple does.
 # Either way stress-ng CPU hogs are pinned to the measured CPU (the batch work: one on the gpu node, two on
-# the cpu node), and the load generator, the daemon, the samplers and the llm controller's own model server
+# the gpu-hostwork and cpu nodes), and the load generator, the daemon, the samplers and the llm controller's own model server
 # run on the apparatus CPU. llama-server is LC and stress-ng BE, by name.
 # The circuit breaker is disarmed in every akts arm: static throughput must be
 # allowed to make the server wait (that is the arm), and a breaker that took
 # over would blur which arm decided; its trips are checked by the selftest and
 # tests/guest/t_breaker.sh.
+# The load (PHASES): on the GPU nodes, open-loop arrivals (the load generator's RATE/s phases) on one seeded
+# schedule (SEED, BURSTINESS) that every arm replays; a load written as a multiple of the capacity (0.8x) is
+# turned into a rate by the calibration below. On the cpu node, closed-loop users (steady and burst users
+# apart). A request still unanswered DRAIN after the last phase counts as failed (a miss), never absent.
+# Calibration, before any arm, on the machine itself (alone: no antagonists, the default scheduler;
+# serving/calibrate.py): the capacity (requests per second a closed loop of 6 users completes, when PHASES
+# has multiples), then CALIBRATION_RUNS runs of the load, whose pooled p99 TTFT and TPOT times SLO_SCALE are
+# the objective's limits (unless SLO_TTFT and SLO_TPOT are given). Every arm's load generator scores goodput
+# under them, and the online arms' TTFT objective is the TTFT limit (unless OBJECTIVE_MAX is given).
+# OUT/calibration/ holds its runs and calibration.json what it found.
 # Runs are interleaved (run 1 of every arm, then run 2, ...; each run starts
 # one arm further along the list), after a warm-up load no arm sees; every
 # controller starts fresh in each run (nothing is learnt across runs; the
@@ -48,10 +64,13 @@
 # daemon's decisions and the windows its controller saw) and the logs.
 # OUT/meta.json says how it was run. Progress goes to stderr, one line per run.
 #
-# Environment: NODE (gpu or cpu), PHASES (the load generator's --phases), N_PREDICT (tokens a request),
-# MODEL_SHAPE (gpu: the random llama's make_model.py arguments; the model is written at the start), MEASURED,
-# APPARATUS, HOGS (antagonists), OBJECTIVE_MAX (the online arms' TTFT objective: above steady TTFT p99 under
-# throughput, below burst TTFT p99), DETECTOR (its settings, JSON), LEARNER_STATE (the learner's state file,
+# Environment: NODE (gpu, gpu-hostwork or cpu), PHASES (the load generator's --phases, with multiples of the
+# capacity), SEED and BURSTINESS (the schedule), DRAIN, N_PREDICT (tokens a request), MODEL_SHAPE (the GPU
+# nodes: the random llama's make_model.py arguments; the model is written at the start), NGL (the layers on
+# the stand-in), MEASURED, APPARATUS, HOGS (antagonists), CALIBRATION_RUNS, CAPACITY_SECONDS (the capacity
+# probe's length), SLO_SCALE, SLO_TTFT and SLO_TPOT
+# (limits given, not measured), OBJECTIVE_MAX (the online arms' TTFT objective; default the TTFT limit),
+# DETECTOR (its settings, JSON), LEARNER_STATE (the learner's state file,
 # shared by its runs: default, each run's own), LIVE (arms whose requests and switches are
 # printed to stderr as they happen: the demo). The GPU node's defaults were chosen on its fixed arms
 # (docs/serving.md, "Calibration") and are frozen; DETECTOR is the CPU-bound node's, checked there and kept.
@@ -66,24 +85,36 @@ shift 2
 ARMS=("$@")
 NODE=${NODE:-gpu}
 case $NODE in
-gpu)
-	PHASES=${PHASES:-steady:10s:1:1s,burst:6s:6,steady:10s:1:1s}
+gpu | gpu-hostwork)
+	PHASES=${PHASES:-steady:10s:0.15x,burst:6s:0.8x,steady:10s:0.15x}
 	MODEL_SHAPE=${MODEL_SHAPE:---embd 128 --layers 2 --heads 2 --ff 256}
 	N_PREDICT=${N_PREDICT:-8}
-	HOGS=${HOGS:-1}
-	OBJECTIVE_MAX=${OBJECTIVE_MAX:-6s}
+	if [[ $NODE == gpu ]]; then
+		HOGS=${HOGS:-1}
+		NGL=${NGL:-999}
+	else
+		HOGS=${HOGS:-2}
+		NGL=${NGL:-1}
+	fi
 	;;
 cpu)
 	PHASES=${PHASES:-steady:8s:1:500ms,burst:8s:4,steady:8s:1:500ms}
 	N_PREDICT=${N_PREDICT:-16}
 	HOGS=${HOGS:-2}
-	OBJECTIVE_MAX=${OBJECTIVE_MAX:-800ms}
+	NGL=""
 	;;
 *)
-	echo "[serving] error: NODE must be gpu or cpu, not '$NODE'" >&2
+	echo "[serving] error: NODE must be gpu, gpu-hostwork or cpu, not '$NODE'" >&2
 	exit 2
 	;;
 esac
+SEED=${SEED:-1}
+BURSTINESS=${BURSTINESS:-1}
+DRAIN=${DRAIN:-10s}
+CALIBRATION_RUNS=${CALIBRATION_RUNS:-2}
+CAPACITY_SECONDS=${CAPACITY_SECONDS:-8}
+SLO_SCALE=${SLO_SCALE:-2}
+OBJECTIVE_MAX=${OBJECTIVE_MAX:-}
 MEASURED=${MEASURED:-0}
 APPARATUS=${APPARATUS:-1}
 # The detector's settings (docs/serving.md says why): llama-server's in-flight requests (busy at 2.5: 4 or 6
@@ -112,9 +143,16 @@ for a in "${ARMS[@]}"; do
 	esac
 done
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a whole number, 1 or more (not '$RUNS')"
+[[ $CAPACITY_SECONDS =~ ^[1-9][0-9]*$ ]] || die "CAPACITY_SECONDS must be a whole number of seconds (not '$CAPACITY_SECONDS')"
+[[ $CALIBRATION_RUNS =~ ^[1-9][0-9]*$ ]] || die "CALIBRATION_RUNS must be a whole number, 1 or more (not '$CALIBRATION_RUNS')"
+[[ -z $NGL || $NGL =~ ^[0-9]+$ ]] || die "NGL must be a number of layers (not '$NGL')"
 [[ -f $MODEL ]] || die "$MODEL is missing: ./akts setup rebuilds the image"
+CALIBRATE=$(dirname "$(readlink -f "$0")")/calibrate.py
+[[ -f $CALIBRATE ]] || die "$CALIBRATE is missing (it comes with experiment.sh)"
 RPC_SERVER=""
-if [[ $NODE == gpu ]]; then
+GPU=0
+[[ $NODE == gpu || $NODE == gpu-hostwork ]] && GPU=1
+if ((GPU)); then
 	# Debian installs llama.cpp's extra tools outside PATH.
 	for c in "$(command -v ggml-rpc-server)" /usr/libexec/*/llama/bin/ggml-rpc-server; do
 		[[ -n $c && -x $c ]] && RPC_SERVER=$c && break
@@ -133,22 +171,10 @@ has_arm() {
 }
 has_arm scx_simple && ! command -v scx_simple >/dev/null && die "scx_simple is not in the guest"
 
-# The oracle's schedule from the phases: latency from the first phase busier
-# than the one before, throughput when the load drops back.
-python3 - "$PHASES" >"$OUT/oracle.json" <<'PY' || die "PHASES '$PHASES' is not NAME:DURATION:CONCURRENCY[:THINK],..."
-import json, re, sys
-t, steps = 0.0, []
-for p in sys.argv[1].split(","):
-    f = p.split(":")
-    m = re.fullmatch(r"([0-9.]+)(ms|s)", f[1])
-    busy = int(f[2]) > 1
-    policy = "latency" if busy else "throughput"
-    if not steps or steps[-1]["policy"] != policy:
-        steps.append({"at": "%gms" % (t * 1000), "policy": policy})
-    t += float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
-steps[0]["at"] = "0s"
-print(json.dumps({"steps": steps}))
-PY
+# The oracle's phases: latency for a phase busier than the lightest, throughput for the others, on the load's
+# own clock (the load generator says each phase as it begins). Checked here, written once the load's rates are
+# known (the calibration).
+python3 "$CALIBRATE" oracle "$PHASES" >"$OUT/oracle.json" || die "PHASES '$PHASES' is not NAME:DURATION:LOAD[:THINK],..."
 
 # How it was run, with the versions of what ran (the image follows sid: a new llama.cpp can move every figure);
 # written before the servers start and again once they are up, with what the GPU node's checks found.
@@ -156,14 +182,22 @@ versions=$(dpkg-query -W -f='${db:Status-Abbrev}${Package}=${Version}\n' llama.c
 	libggml0-backend-cpu libggml0-backend-rpc stress-ng 2>/dev/null | sed -n 's/^ii *//p')
 offloaded=""
 rpc_connected=""
+LOAD_PHASES=""  # PHASES with the capacity's multiples turned into rates (the calibration)
 write_meta() {
 	python3 - "$OUT/meta.json" "$PHASES" "$RUNS" "$MEASURED" "$APPARATUS" "$HOGS" "$N_PREDICT" "$NODE" \
-		"${MODEL_SHAPE:-}" "$OBJECTIVE_MAX" "$DETECTOR" "$offloaded" "$rpc_connected" "$versions" "${ARMS[@]}" <<'PY' ||
+		"${MODEL_SHAPE:-}" "$OBJECTIVE_MAX" "$DETECTOR" "$offloaded" "$rpc_connected" "$versions" "$NGL" "$LOAD_PHASES" \
+		"$SEED" "$BURSTINESS" "$DRAIN" "$OUT/calibration/calibration.json" "${ARMS[@]}" <<'PY' ||
 import json, os, sys
 (path, phases, runs, measured, apparatus, hogs, n_predict, node, shape, objective, detector, offloaded,
- connected, versions, *arms) = sys.argv[1:]
-json.dump({"phases": phases, "runs": int(runs), "arms": arms, "kernel": os.uname().release,
-           "node": node, "model_shape": shape or None, "offloaded": offloaded or None,
+ connected, versions, ngl, load_phases, seed, burstiness, drain, calibration, *arms) = sys.argv[1:]
+try:
+    cal = json.load(open(calibration))
+except (OSError, ValueError):
+    cal = None
+json.dump({"phases": phases, "load_phases": load_phases or None, "runs": int(runs), "arms": arms,
+           "kernel": os.uname().release, "node": node, "ngl": int(ngl) if ngl else None,
+           "seed": int(seed), "burstiness": float(burstiness), "drain": drain, "calibration": cal,
+           "model_shape": shape or None, "offloaded": offloaded or None,
            "rpc_connected": {"true": True, "false": False}.get(connected),
            "objective_max": objective, "detector": json.loads(detector),
            "versions": dict(l.split("=", 1) for l in versions.splitlines() if "=" in l),
@@ -184,15 +218,16 @@ cleanup() {
 	wait 2>/dev/null
 }
 trap cleanup EXIT
-if [[ $NODE == gpu ]]; then
+if ((GPU)); then
 	# The stand-in for the accelerator, on the apparatus CPU in the fair class (the daemon's classes name
 	# llama-server and stress-ng only, and partial mode leaves every other task where it is).
 	taskset -c "$APPARATUS" "$RPC_SERVER" -H 127.0.0.1 -p "$RPC_PORT" -t 1 >"$OUT/rpc-server.log" 2>&1 &
 	RPC=$!
 	for _ in $(seq 1 100); do (: <"/dev/tcp/127.0.0.1/$RPC_PORT") 2>/dev/null && break; sleep 0.2; done
 	(: <"/dev/tcp/127.0.0.1/$RPC_PORT") 2>/dev/null || die "ggml-rpc-server did not listen on port $RPC_PORT: $(tail -n 3 "$OUT/rpc-server.log" | tr '\n' ' ')"
-	offload=(--rpc "127.0.0.1:$RPC_PORT" -ngl 999)
-	# Every layer on the stand-in, or the node is not the one it claims to be. llama-server says where its
+	offload=(--rpc "127.0.0.1:$RPC_PORT" -ngl "$NGL")
+	# The layers the node puts on the stand-in (NGL: every one on gpu, one on gpu-hostwork), or the node is not
+	# the one it claims to be. llama-server says where its
 	# layers went only at verbosity 4, which also logs every request: the same model, context, slots, threads
 	# and offload once more at that verbosity, on another port, until it has loaded the model (the measured
 	# server logs at its default).
@@ -204,8 +239,13 @@ if [[ $NODE == gpu ]]; then
 	wait "$probe" 2>/dev/null
 	probe=""
 	offloaded=$(grep -oE 'offloaded [0-9]+/[0-9]+ layers' "$OUT/llama-server-offload.log" | tail -n 1)
-	[[ $offloaded =~ offloaded\ ([0-9]+)/([0-9]+)\ layers && ${BASH_REMATCH[1]} == "${BASH_REMATCH[2]}" ]] ||
-		die "llama-server did not offload every layer to the rpc server ('${offloaded:-no offload line}' in $OUT/llama-server-offload.log)"
+	[[ $offloaded =~ offloaded\ ([0-9]+)/([0-9]+)\ layers ]] ||
+		die "llama-server said nothing of its offload ('no offload line' in $OUT/llama-server-offload.log)"
+	want=$((NGL < BASH_REMATCH[2] ? NGL : BASH_REMATCH[2]))
+	((BASH_REMATCH[1] == want)) ||
+		die "llama-server offloaded ${BASH_REMATCH[1]} of ${BASH_REMATCH[2]} layers to the rpc server, not the $want the $NODE node configures (NGL=$NGL; $OUT/llama-server-offload.log)"
+	[[ $NODE == gpu-hostwork ]] && ((want >= BASH_REMATCH[2])) &&
+		die "the gpu-hostwork node keeps part of the model on the host CPU: NGL=$NGL offloads all ${BASH_REMATCH[2]} layers"
 	grep -qE "RPC[0-9]*\[127\.0\.0\.1:$RPC_PORT\] model buffer" "$OUT/llama-server-offload.log" ||
 		die "llama-server put no model buffer on the rpc server ($OUT/llama-server-offload.log)"
 fi
@@ -228,7 +268,7 @@ for port in 8080 ${AGENT:+$AGENT_PORT}; do
 	for _ in $(seq 1 240); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.5; done
 	curl -sf "http://127.0.0.1:$port/health" >/dev/null || die "llama-server on port $port did not start"
 done
-if [[ $NODE == gpu ]]; then
+if ((GPU)); then
 	# The measured server itself holds a connection to the stand-in (not only the probes before it).
 	if ss -tnpH state established "( dport = :$RPC_PORT )" 2>/dev/null | grep -q "pid=$SERVER,"; then
 		rpc_connected=true
@@ -297,8 +337,9 @@ sample_batch() {
 daemon_config() {
 	local arm=$1 dir=$2 ctl=none initial=throughput
 	[[ $arm == latency ]] && initial=latency
+	# The oracle follows the load's phases as the load generator says them: chosen from the start, it waits
+	# for the first.
 	[[ $arm == oracle || $arm == detector || $arm == bandit || $arm == learner || $arm == llm ]] && ctl=$arm
-	[[ $arm == oracle ]] && ctl=none # chosen at the load's start, so its clock starts with the load
 	cat <<JSON
 {"socket": "$SOCK", "switch_all": $([[ $NODE == cpu ]] && echo true || echo false), "policies": ["latency", "throughput"], "initial": "$initial",
  "objective": {"signal": "request_latency_p99", "max": "$OBJECTIVE_MAX"},
@@ -396,7 +437,7 @@ run_arm() {
 		dpid=$!
 		for _ in $(seq 1 100); do [[ -S $SOCK ]] && akts status --socket $SOCK >/dev/null 2>&1 && break; sleep 0.1; done
 		sleep 1
-		if [[ $NODE == gpu ]]; then
+		if ((GPU)); then
 			# Partial mode: the daemon moves llama-server's threads and the antagonists into SCHED_EXT.
 			local left=""
 			for _ in $(seq 1 50); do
@@ -417,11 +458,6 @@ run_arm() {
 	if ((${#workers[@]})); then
 		taskset -c "$APPARATUS" bash -c "$(declare -f cpu_ticks sample_batch); sample_batch '$dir/batch.tsv' $HZ ${workers[*]}" >/dev/null 2>&1 &
 		sampler=$!
-	fi
-	local oracle_at=""
-	if [[ $arm == oracle ]]; then
-		oracle_at=$EPOCHREALTIME
-		akts controller --socket $SOCK oracle >/dev/null 2>"$dir/oracle.err" || error="the oracle could not be chosen: $(head -c 200 "$dir/oracle.err")"
 	fi
 	local push=() c0 c1 m0 m1 a0 a1 d0=0 d1=0 g0=0 g1=0 r0=0 r1=0 q0=0 q1=0 s0 s1 t0
 	[[ -n $dpid ]] && push=(--push-socket $SOCK)
@@ -445,8 +481,8 @@ run_arm() {
 		follower=$!
 	fi
 	local TIMEFORMAT='%U %S'
-	{ time taskset -c "$APPARATUS" akts loadgen --url http://127.0.0.1:8080 --phases "$PHASES" \
-		--n-predict "$N_PREDICT" "${quiet[@]}" "${push[@]}" --out "$dir/load.json" 2>&1 |
+	{ time taskset -c "$APPARATUS" akts loadgen --url http://127.0.0.1:8080 "${LOADGEN[@]}" \
+		"${quiet[@]}" "${push[@]}" --out "$dir/load.json" 2>&1 |
 		if ((live)); then tee "$dir/load.txt" >&3; else cat >"$dir/load.txt"; fi; } 3>&2 2>"$dir/loadgen.time"
 	[[ -n $follower ]] && stop_proc "$follower" TERM
 	c1=$(cpu_ticks "${workers[@]}")
@@ -487,7 +523,7 @@ run_arm() {
 	ARM=$arm RUN=$run ORDER=$order LABEL=$label C0=$c0 C1=$c1 HZ_=$HZ BOGO=$bogo STRESS_S=$stress_s \
 		MB="$m0 $m1" AB="$a0 $a1" D0=$d0 D1=$d1 G0=$g0 G1=$g1 T0=$t0 T1=$t1 HAS_DAEMON=$([[ -n $dpid ]] && echo 1 || echo 0) \
 		HAS_AGENT=$([[ $arm == llm ]] && echo 1 || echo 0) ERROR=$error EXPECTED=$expected OPS0=$ops0 OPS1=$ops1 \
-		ALIVE=$alive DRC=$drc R0=$r0 R1=$r1 Q0=$q0 Q1=$q1 S0=$s0 S1=$s1 HAS_RPC=$([[ -n $RPC ]] && echo 1 || echo 0) HEALTH0=$health0 HEALTH1=$health1 ORACLE_AT=$oracle_at WORKERS=${#workers[@]} \
+		ALIVE=$alive DRC=$drc R0=$r0 R1=$r1 Q0=$q0 Q1=$q1 S0=$s0 S1=$s1 HAS_RPC=$([[ -n $RPC ]] && echo 1 || echo 0) HEALTH0=$health0 HEALTH1=$health1 WORKERS=${#workers[@]} \
 		python3 - "$dir" <<'PY'
 import json, os, sys
 from datetime import datetime, timezone
@@ -556,7 +592,6 @@ json.dump({"arm": arm, "run": int(e["RUN"]), "order": int(e["ORDER"]), "antagoni
            "bogo_ops": None if e["BOGO"] == "null" else int(e["BOGO"]), "stress_cpu_s": num("STRESS_S"),
            "switches": switches, "controller": controller, "slots": slots, "initial": initial, "label": json.loads(e["LABEL"]),
            "load_wall_s": round(t1 - t0, 3),
-           "oracle_offset_s": round(float(e["ORACLE_AT"]) - started, 3) if e["ORACLE_AT"] and started else None,
            "cpu_busy": {"measured": busy(e["MB"]), "apparatus": busy(e["AB"])},
            # The GPU node's like-for-like figures: the stand-in's and llama-server's CPU seconds over the load.
            "standin_cpu_s": round((int(e["R1"]) - int(e["R0"])) / hz, 3) if e["HAS_RPC"] == "1" else None,
@@ -586,6 +621,50 @@ PY
 # A warm-up the report never sees: the server's first requests (page faults, caches) go to no arm.
 taskset -c "$APPARATUS" akts loadgen --url http://127.0.0.1:8080 --phases warmup:3s:2 --n-predict "$N_PREDICT" \
 	--quiet >"$OUT/warmup.txt" 2>&1 || log "the warm-up load failed: $(tail -n 2 "$OUT/warmup.txt" | tr '\n' ' ')"
+
+# The calibration, alone (no antagonists, no BPF scheduler), before any arm: the load's rates from the
+# machine's capacity, and the objective's limits from alone's TTFT and TPOT under that load.
+cal=$OUT/calibration
+rm -rf "$cal" && mkdir -p "$cal"
+wait_detached
+LOAD_PHASES=$PHASES
+capacity=""
+if [[ $PHASES =~ :[0-9.]+x(,|:|$) ]]; then
+	taskset -c "$APPARATUS" akts loadgen --url http://127.0.0.1:8080 --phases "capacity:${CAPACITY_SECONDS}s:6" \
+		--n-predict "$N_PREDICT" --drain 5s --quiet --out "$cal/capacity.json" >"$cal/capacity.txt" 2>&1
+	capacity=$(python3 "$CALIBRATE" capacity "$cal/capacity.json" 2>&1) || die "the capacity probe: $capacity"
+	LOAD_PHASES=$(python3 "$CALIBRATE" phases "$PHASES" "$capacity" 2>&1) || die "$LOAD_PHASES"
+	log "calibration: alone, 6 users complete $capacity requests/s: the load is $LOAD_PHASES"
+fi
+python3 "$CALIBRATE" oracle "$LOAD_PHASES" >"$OUT/oracle.json" || die "cannot write the oracle's phases"
+LOADGEN=(--phases "$LOAD_PHASES" --n-predict "$N_PREDICT" --seed "$SEED" --burstiness "$BURSTINESS" --drain "$DRAIN")
+cal_runs=()
+for i in $(seq 1 "$CALIBRATION_RUNS"); do
+	taskset -c "$APPARATUS" akts loadgen --url http://127.0.0.1:8080 "${LOADGEN[@]}" --quiet --out "$cal/alone-$i.json" \
+		>"$cal/alone-$i.txt" 2>&1 || log "calibration run $i: the load generator failed: $(tail -n 2 "$cal/alone-$i.txt" | tr '\n' ' ')"
+	[[ -f $cal/alone-$i.json ]] && cal_runs+=("$cal/alone-$i.json")
+done
+limits=$(python3 "$CALIBRATE" limits "$SLO_SCALE" "${cal_runs[@]}" 2>&1) || die "the calibration's limits: $limits"
+SLO_TTFT=${SLO_TTFT:-$(python3 -c 'import json,sys; print("%gms" % json.loads(sys.argv[1])["ttft_ms"])' "$limits")}
+SLO_TPOT=${SLO_TPOT:-$(python3 -c 'import json,sys; t=json.loads(sys.argv[1])["tpot_ms"]; print("%gms" % t if t else "")' "$limits")}
+OBJECTIVE_MAX=${OBJECTIVE_MAX:-$SLO_TTFT}
+LOADGEN+=(--slo-ttft "$SLO_TTFT")
+[[ -n $SLO_TPOT ]] && LOADGEN+=(--slo-tpot "$SLO_TPOT")
+CAPACITY_SECONDS=$CAPACITY_SECONDS python3 - "$cal/calibration.json" "$limits" "$capacity" "$PHASES" "$LOAD_PHASES" "$SLO_TTFT" "$SLO_TPOT" "$OBJECTIVE_MAX" \
+	"$SLO_SCALE" <<'PY' || die "cannot write $cal/calibration.json"
+import json, os, sys
+path, limits, capacity, phases, load_phases, ttft, tpot, objective, scale = sys.argv[1:]
+measured = json.loads(limits)
+json.dump({"capacity_rps": float(capacity) if capacity else None,
+           "capacity_from": "a closed loop of 6 users for %s s, alone" % os.environ["CAPACITY_SECONDS"] if capacity else None,
+           "phases": phases, "load_phases": load_phases, "measured": measured,
+           "slo": {"ttft": ttft, "tpot": tpot or None}, "objective_max": objective,
+           "slo_given": {"ttft": ttft != "%gms" % measured["ttft_ms"],
+                         "tpot": bool(tpot) and (measured["tpot_ms"] is None or tpot != "%gms" % measured["tpot_ms"])}},
+          open(path, "w"), indent=1)
+PY
+log "calibration: objective TTFT <= $SLO_TTFT${SLO_TPOT:+, TPOT <= $SLO_TPOT} ($(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["from"])' "$limits")); the online arms' TTFT objective $OBJECTIVE_MAX"
+write_meta
 total=$((RUNS * ${#ARMS[@]}))
 k=0
 for run in $(seq 1 "$RUNS"); do

@@ -60,6 +60,19 @@ METRICS = {
     "work_per_cpu_s": ("bogo ops", "per CPU s", 1),
     "workers": ("antagonist", "workers", 1),
     "oracle_offset_s": ("oracle clock", "offset (s)", 1),
+    "oracle_lag_max_ms": ("oracle lag", "max (ms)", 1),
+    "goodput": ("goodput", "(req/s)", 1),
+    "goodput_burst": ("goodput", "burst (req/s)", 1),
+    "goodput_steady": ("goodput", "steady (req/s)", 1),
+    "good_share": ("requests", "good (%)", 100),
+    "unanswered": ("failed or", "unanswered", 1),
+    "sent": ("requests", "sent", 1),
+    "ttft_p50": ("TTFT", "p50 (ms)", 1),
+    "ttft_p99": ("TTFT", "p99 (ms)", 1),
+    "tpot_p50": ("TPOT", "p50 (ms)", 1),
+    "tpot_p99": ("TPOT", "p99 (ms)", 1),
+    "e2el_p50": ("E2EL", "p50 (ms)", 1),
+    "e2el_p99": ("E2EL", "p99 (ms)", 1),
     "enter_latency_s": ("enter latency", "(s)", 1),
     "leave_latency_s": ("leave latency", "(s)", 1),
     "burst_latency_share": ("latency in", "burst (%)", 100),
@@ -77,6 +90,12 @@ METRICS = {
     "server_ms_per_req": ("llama-server CPU", "ms / request", 1),
 }
 TABLE2 = ["burst_ttft_p50", "burst_ttft_p99", "steady_ttft_p99", "burst_served", "batch_cpu_s", "switches"]
+# The operator's table: the headline columns under the objective's limits (goodput: requests per second that met
+# every limit; a failed or unanswered request never does), then the latencies over the whole load.
+GOODPUT = ["burst_ttft_p50", "goodput_burst", "goodput_steady", "goodput", "batch_cpu_s", "unanswered"]
+LATENCIES = ["ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99", "e2el_p50", "e2el_p99"]
+STATIC = ["default", "scx_simple", "latency", "throughput"]  # the arms that switch nothing (alone aside)
+ORACLE_LAG_MAX_MS = 200  # the oracle's switch after a phase boundary, at most (issue 35)
 BATCH_PHASE = "batch_cpu_s_phase"  # + "<k>_<name>": batch work in phase k (1-based), from batch.tsv
 BATCH_TARGET = 0.97  # a switching arm's batch work, as a share of static throughput's
 LATE_S = 1.0  # a switching arm that entered latency later than this after the burst began switched late
@@ -336,6 +355,8 @@ def read_run(d, arm, run, meta, notes):
     elif len(steady) == 1:
         m["steady_ttft_p50"] = phase_ttft(steady[0], "median_ttft_ms")
 
+    m.update(operator_figures(phases, requests))
+
     m["batch_cpu_s_arm"] = num(armj.get("batch_cpu_s"))
     m["bogo_ops"] = num(armj.get("bogo_ops"))
     m["stress_cpu_s"] = num(armj.get("stress_cpu_s"))
@@ -408,7 +429,7 @@ def read_run(d, arm, run, meta, notes):
          "bounds": bounds, "started": started, "arm_json": armj, "batch": batch, "decisions": decisions,
          "slots": slots if isinstance(slots, list) else [], "initial": initial if isinstance(initial, str) else None,
          "label": armj.get("label") if isinstance(armj.get("label"), str) else None, "attach": attach,
-         "batch_source": batch_source}
+         "batch_source": batch_source, "schedule": load.get("schedule") if isinstance(load.get("schedule"), dict) else None}
     if arm not in NO_SWITCHING:
         # Answers the controller gave that were no filled slot (the llm's), and the reaction to the burst.
         # The daemon's own count (arm.json "controller"): its log writes a repeated refusal once.
@@ -422,8 +443,93 @@ def read_run(d, arm, run, meta, notes):
             if m["refused"]:
                 m["refused_from_log"] = 1.0  # the log writes a repeated refusal once: a lower bound
         m.update(reaction(r, max(bounds[-1], num(load.get("elapsed_s")) or 0.0)))
+    if arm == "oracle":
+        r["oracle_lags"] = oracle_lags(r, meta)
+        lags = [x["lag_ms"] for x in r["oracle_lags"]]
+        if lags:
+            m["oracle_lag_max_ms"] = None if None in lags else max(lags)
     r["metrics"] = {k: v for k, v in m.items() if v is not None}
     return r
+
+
+def pct(values, p):
+    """numpy's percentile (linear between the closest ranks), as the load generator computes it; None if empty."""
+    v = sorted(values)
+    if not v:
+        return None
+    rank = p / 100 * (len(v) - 1)
+    lo = math.floor(rank)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (rank - lo)
+
+
+def operator_figures(phases, requests):
+    """What an operator judges a run by: goodput (requests per second of the phases that met every limit of
+    the objective, the load generator's verdict per request, "good"), per phase name and over the load; the
+    requests that failed or went unanswered by the drain deadline; TTFT, TPOT and E2EL p50/p99 over the
+    completed requests of the whole load. No goodput when the load had no limits (an older run)."""
+    m = {}
+    secs = {}
+    for p in phases:
+        secs[p.get("name")] = secs.get(p.get("name"), 0.0) + (num(p.get("duration")) or 0.0)
+    m["sent"] = float(len(requests))
+    m["unanswered"] = float(sum(1 for r in requests if r.get("ok") is not True))
+    if any(isinstance(r.get("good"), bool) for r in requests):
+        good = {}
+        for r in requests:
+            if r.get("good") is True:
+                good[r.get("phase_name")] = good.get(r.get("phase_name"), 0) + 1
+        for name in ("burst", "steady"):
+            if secs.get(name):
+                m["goodput_" + name] = good.get(name, 0) / secs[name]
+        total = sum(secs.values())
+        if total > 0:
+            m["goodput"] = sum(good.values()) / total
+        if requests:
+            m["good_share"] = sum(good.values()) / len(requests)
+    ok = [r for r in requests if r.get("ok") is True]
+    for key, field in (("ttft", "ttft_ms"), ("tpot", "tpot_ms"), ("e2el", "e2el_ms")):
+        vals = [num(r.get(field)) for r in ok]
+        vals = [v for v in vals if v is not None]
+        m[key + "_p50"], m[key + "_p99"] = pct(vals, 50), pct(vals, 99)
+    return m
+
+
+def oracle_lags(r, meta):
+    """The oracle's lag behind each phase boundary where its policy changes: [{"phase", "boundary_s",
+    "policy", "lag_ms"}], lag_ms from the phase's start (load.json: started_unix + the phase's started_s, or
+    the phases' durations) to the oracle's applied switch to that policy; None when it never switched there
+    within the phase."""
+    try:
+        with open(os.path.join(os.path.dirname(r["dir"]), "oracle.json")) as f:
+            want = json.load(f).get("phases") or {}
+    except (OSError, ValueError, AttributeError):
+        want = {}
+    if not want or r["started"] is None or r["decisions"] is None:
+        return []
+    out = []
+    prev = r["initial"]
+    for k, p in enumerate(r["phases"]):
+        pol = want.get(p.get("name"))
+        if pol is None:
+            continue
+        if pol != prev:
+            start = num(p.get("started_s"))
+            start = r["bounds"][k] if start is None else start
+            end = r["bounds"][k + 1]
+            lag = None
+            for t, d in r["decisions"]:
+                rel = t - r["started"]
+                i = d.get("proposed")
+                if (d.get("applied") is True and d.get("source") not in ("operator", "config")
+                        and isinstance(i, int) and not isinstance(i, bool) and 0 <= i < len(r["slots"])
+                        and r["slots"][i] == pol and start - 0.05 <= rel <= end):
+                    lag = max(0.0, rel - start) * 1000
+                    break
+            out.append({"phase": k + 1, "name": p.get("name"), "boundary_s": round(start, 3), "policy": pol,
+                        "lag_ms": None if lag is None else round(lag, 1)})
+        prev = pol
+    return out
 
 
 def reaction(r, t_end):
@@ -496,6 +602,7 @@ def precondition(arms):
              "visible_point": None, "runs": ns, "verdict": "n/a"}
         if a is not None and d is not None:
             e["ratio"] = d / a if a > 0 else None
+            e["ratio_ci95"] = ratio_ci(sub(arms, "default", key, "values") or [], sub(arms, "alone", key, "values") or [])
             e["visible_point"] = d > a
             if min(ns.values()) >= 2:
                 # Visible: default's mean is above alone's by more than the larger of the two stds.
@@ -507,6 +614,114 @@ def precondition(arms):
                     f"; {ONE_RUN})"
         out[key] = e
     return out
+
+
+def ratio_ci(num_values, den_values, resamples=4000):
+    """A 95% interval of mean(num) / mean(den): the runs of each side resampled with replacement (a seeded
+    percentile bootstrap, so the report is the same each time); None with fewer than two runs on a side."""
+    import random
+    if len(num_values) < 2 or len(den_values) < 2:
+        return None
+    rng = random.Random(35)
+    ratios = []
+    for _ in range(resamples):
+        n = [rng.choice(num_values) for _ in num_values]
+        d = [rng.choice(den_values) for _ in den_values]
+        md = math.fsum(d) / len(d)
+        if md > 0:
+            ratios.append(math.fsum(n) / len(n) / md)
+    if len(ratios) < resamples / 2:
+        return None
+    ratios.sort()
+    return [ratios[int(0.025 * (len(ratios) - 1))], ratios[int(0.975 * (len(ratios) - 1))]]
+
+
+def operator_verdicts(arms, order, bench_spread=None):
+    """What an operator decides by, on the means (None with fewer than two runs on a side: no spread):
+    - best_static: the arm that switches nothing (default, scx_simple, latency, throughput) with the most goodput;
+    - per switching arm, goodput against the best static arm's: a win when within one std of it or above;
+    - default against akts's best arm (by goodput): goodput, burst TTFT p50 and batch work, each saying which wins.
+    With one run a side (the demo) and bench_spread ({arm: {key: relative std}}, the bench's), a gap within the
+    larger of the two arms' bench spreads is "inconclusive", not a win."""
+    def g(a, k="goodput"):
+        return mean_of(arms, a, k)
+    statics = [a for a in STATIC if a in order and g(a) is not None]
+    out = {"best_static": None, "switching": {}, "default_vs_akts": None}
+    if statics:
+        best = max(statics, key=g)
+        out["best_static"] = {"arm": best, "goodput": g(best), "std": std_of(arms, best, "goodput"),
+                              "runs": n_of(arms, best, "goodput")}
+        for a in order:
+            if a in NO_SWITCHING or g(a) is None:
+                continue
+            sd = std_of(arms, best, "goodput")
+            point = g(a) >= g(best) - (sd or 0.0)
+            both = min(n_of(arms, a, "goodput"), n_of(arms, best, "goodput")) >= 2
+            out["switching"][a] = {"goodput": g(a), "std": std_of(arms, a, "goodput"), "runs": n_of(arms, a, "goodput"),
+                                   "best_static": best, "win_point": point, "win": point if both else None}
+    akts = [a for a in order if a not in ("alone", "default", "scx_simple") and g(a) is not None]
+    if "default" in order and g("default") is not None and akts:
+        best = max(akts, key=g)
+        cmp = {}
+        for key, higher in (("goodput", True), ("goodput_burst", True), ("goodput_steady", True),
+                            ("burst_ttft_p50", False), ("batch_cpu_s", True)):
+            d, b = mean_of(arms, "default", key), mean_of(arms, best, key)
+            if d is None or b is None:
+                continue
+            sd = max(std_of(arms, "default", key) or 0.0, std_of(arms, best, key) or 0.0)
+            spread = min(n_of(arms, "default", key), n_of(arms, best, key)) >= 2
+            rel = [sub(bench_spread or {}, a, key) for a in ("default", best)]
+            if spread and abs(d - b) <= sd:
+                who = "within one std"
+            elif not spread and None not in rel and abs(d - b) <= max(rel[0] * abs(d), rel[1] * abs(b)):
+                who = "inconclusive"
+            else:
+                who = "akts" if (b > d) == higher and b != d else "default" if b != d else "tie"
+            cmp[key] = {"default": d, "akts": b, "winner": who, "spread": spread,
+                        "bench_spread": None if None in rel else rel}
+        out["default_vs_akts"] = {"akts_arm": best, "figures": cmp}
+    return out
+
+
+def write_spread(path, meta, arms):
+    """Merges this experiment's relative spreads (sample std / mean over runs, arms with two runs or more) of the
+    figures the demo's verdict reads into path, under the node's name."""
+    try:
+        with open(path) as f:
+            allj = json.load(f)
+        allj = allj if isinstance(allj, dict) else {}
+    except (OSError, ValueError):
+        allj = {}
+    mine = {}
+    for a, figs in arms.items():
+        for key in ("goodput", "goodput_burst", "goodput_steady", "burst_ttft_p50", "batch_cpu_s"):
+            d = figs.get(key)
+            if d and d["n"] >= 2 and d["mean"]:
+                mine.setdefault(a, {})[key] = round(d["std"] / abs(d["mean"]), 4)
+    allj[meta.get("node") or "?"] = {"arms": mine, "runs": meta.get("runs"), "kernel": meta.get("kernel"),
+                                     "written": datetime.now(timezone.utc).strftime("%Y-%m-%d")}
+    try:
+        with open(path, "w") as f:
+            json.dump(allj, f, indent=1, sort_keys=True)
+            f.write("\n")
+    except OSError as e:
+        print(f"report.py: cannot write {path}: {e}", file=sys.stderr)
+
+
+def schedules(runs):
+    """The load's schedule in each run (the load generator's seed, burstiness and arrivals' hash): {"same",
+    "hash", "seed", "burstiness", "arrivals", "differs": [runs]}; None when no run had an open-loop schedule."""
+    seen = {}
+    for r in runs:
+        sc = r.get("schedule") or {}
+        if sc.get("hash"):
+            seen.setdefault((sc.get("hash"), sc.get("seed"), sc.get("burstiness"), sc.get("arrivals")), []).append(r["name"])
+    if not seen:
+        return None
+    (h, seed, burst, n), names = max(seen.items(), key=lambda x: len(x[1]))
+    differs = [name for key, ns in seen.items() if key[0] != h for name in ns]
+    return {"same": not differs, "hash": h, "seed": seed, "burstiness": burst, "arrivals": n, "runs": len(names),
+            "differs": differs}
 
 
 def targets(arms, order, runs_by_arm):
@@ -777,7 +992,8 @@ def metric_factor(key):
     return METRICS[key][2] if key in METRICS else 1
 
 
-COUNTS = {"steady_served", "steady_empty_phases", "burst_served", "burst_failed", "switches", "bogo_ops", "workers", "refused"}
+COUNTS = {"steady_served", "steady_empty_phases", "burst_served", "burst_failed", "switches", "bogo_ops", "workers",
+          "refused", "unanswered", "sent"}
 
 
 def cell(s, key, row_n=0):
@@ -837,6 +1053,86 @@ def reaction_cell(s, key, of):
     return cell(s, key) + (f" ({s['n']} of {of})" if s["n"] < of else "")
 
 
+def operator_text(meta, summary, order, main, row_n, brief):
+    """The operator's view: the load and its limits, goodput and the latencies per arm (default's row beside
+    akts's), the oracle's lag, and who wins."""
+    arms, lines = summary["arms"], []
+    if not any(arms[a].get("goodput") for a in order):
+        return lines
+    cal = meta.get("calibration") or {}
+    sl = cal.get("slo") or {}
+    limits = ", ".join(x for x in (f"TTFT <= {sl['ttft']}" if sl.get("ttft") else "",
+                                   f"TPOT <= {sl['tpot']}" if sl.get("tpot") else "") if x)
+    meas = cal.get("measured") or {}
+    how = meas.get("from", "")
+    if (cal.get("slo_given") or {}).get("ttft"):
+        how = "given, not measured"
+    lines += wrap(f"Objective: {limits or '?'} ({how})", indent="")
+    if cal.get("capacity_rps"):
+        lines += wrap(f"Load: {cal.get('load_phases')} (from {cal.get('phases')}: x the capacity alone, "
+                      f"{cal['capacity_rps']:.2f} requests/s, {cal.get('capacity_from')})", indent="")
+    sc = summary.get("schedule")
+    if sc:
+        same = "the same in every run" if sc["same"] else f"DIFFERS in {', '.join(sc['differs'][:6])}"
+        lines += wrap(f"Schedule: {sc['arrivals']} arrivals, seed {sc['seed']}, burstiness {sc['burstiness']:g}, "
+                      f"hash {sc['hash']}: {same}", indent="")
+    lines.append("")
+    lines.append("Goodput under the objective (requests a second that met every limit; a failed or unanswered "
+                 "request never does): mean ± sample std")
+    hdr = [("arm", ""), ("", "n")] + [METRICS[k][:2] for k in GOODPUT]
+    lines.append(table(hdr, [[a, str(row_n(a))] + [cell(arms[a].get(k), k, row_n(a)) for k in GOODPUT] for a in main]))
+    if not brief and any(s["n"] > 1 for a in main for s in arms[a].values()):
+        lines.append("95% confidence intervals of the mean (Student's t)")
+        lines.append(table(hdr, [[a, str(row_n(a))] + [ci_cell(arms[a].get(k), k) for k in GOODPUT] for a in main]))
+    if not brief:
+        lines.append("")
+        lines.append("Latencies over the whole load (completed requests): mean ± sample std")
+        hdr = [("arm", "")] + [METRICS[k][:2] for k in LATENCIES]
+        lines.append(table(hdr, [[a] + [cell(arms[a].get(k), k, row_n(a)) for k in LATENCIES] for a in order]))
+    lags = summary.get("oracle_lags") or []
+    if lags:
+        vals = [x["lag_ms"] for x in lags]
+        worst = "never switched at " + ", ".join(f"{x['run']} phase {x['phase']}" for x in lags if x["lag_ms"] is None) \
+            if None in vals else f"at most {max(vals):.0f} ms"
+        ok = None not in vals and max(vals) < ORACLE_LAG_MAX_MS
+        lines += wrap(f"The oracle's lag behind the phase boundaries (the load generator says each phase as it "
+                      f"begins): {len(lags)} boundaries, {worst}, median "
+                      f"{pct([v for v in vals if v is not None], 50) or 0:.0f} ms: "
+                      f"{'under' if ok else 'NOT under'} {ORACLE_LAG_MAX_MS} ms in every run", indent="")
+    op = summary.get("operator") or {}
+    bs = op.get("best_static")
+    if bs:
+        lines.append("")
+        lines += wrap(f"Best static arm by goodput: {bs['arm']} ({ms(bs['goodput'], bs['std'], bs['runs'], 'req/s')}). "
+                      "A switching arm wins only with goodput within one std of it, or above:", indent="")
+        for a, v in op["switching"].items():
+            word = ("wins" if v["win_point"] else "loses") + ("" if v["win"] is not None else
+                                                                f" on the means ({ONE_RUN})")
+            lines += wrap(f"{a}: {ms(v['goodput'], v['std'], v['runs'], 'req/s')}: {word}")
+    dv = op.get("default_vs_akts")
+    if dv:
+        lines += wrap(f"The kernel's default against akts's best arm by goodput ({dv['akts_arm']}):", indent="")
+        names = {"goodput": "goodput", "goodput_burst": "burst goodput", "goodput_steady": "steady goodput",
+                 "burst_ttft_p50": "burst TTFT p50", "batch_cpu_s": "batch work"}
+        for key, c in dv["figures"].items():
+            unit = "ms" if key == "burst_ttft_p50" else "CPU s" if key == "batch_cpu_s" else "req/s"
+            win = {"default": "the default wins", "akts": "akts wins", "within one std": "within one std",
+                   "tie": "a tie", "inconclusive": "inconclusive"}[c["winner"]]
+            why = "" if c["spread"] else \
+                f" (one run: the gap against the bench's spread, {c['bench_spread'][0]:.0%} and " \
+                f"{c['bench_spread'][1]:.0%})" if c.get("bench_spread") else f" ({ONE_RUN})"
+            lines += wrap(f"{names[key]}: default {fnum(c['default'])} {unit}, {dv['akts_arm']} {fnum(c['akts'])} "
+                          f"{unit}: {win}{why}")
+        g = dv["figures"].get("goodput")
+        if g:
+            verdict = {"akts": f"better with akts ({dv['akts_arm']})", "default": "better with the kernel's default",
+                       "within one std": "no better either way (within one std)", "tie": "no better either way",
+                       "inconclusive": "inconclusive (the gap is within the bench's spread)"}[g["winner"]]
+            lines += wrap(f"Verdict: by goodput, this node is {verdict}.", indent="")
+    lines.append("")
+    return lines
+
+
 def text_report(out, meta, summary, order, plots, first_phases, brief=False):
     arms = summary["arms"]
     lines = []
@@ -854,8 +1150,13 @@ def text_report(out, meta, summary, order, plots, first_phases, brief=False):
     if node:
         what = {"gpu": "GPU-shaped: the model's layers on ggml-rpc-server (the accelerator's stand-in) on the "
                        "apparatus CPU, the serving path on the measured CPU; akts in partial mode",
+                "gpu-hostwork": "GPU-shaped with host work: part of the model's layers on ggml-rpc-server (the "
+                                "stand-in) on the apparatus CPU, the rest and the serving path on the measured CPU, "
+                                "as a serving engine's per-token CPU work; akts in partial mode",
                 "cpu": "CPU-bound: llama-server computes the model on the measured CPU; akts manages every task"}
         bits = [what.get(node, node)]
+        if meta.get("antagonists") is not None:
+            bits.append(f"{meta['antagonists']} hog{'s' if meta['antagonists'] != 1 else ''}")
         if meta.get("model_shape"):
             bits.append(f"model {meta['model_shape']}")
         if meta.get("offloaded"):
@@ -871,6 +1172,8 @@ def text_report(out, meta, summary, order, plots, first_phases, brief=False):
 
     def row_n(a):  # the complete runs of an arm
         return sum(1 for r in summary["runs"] if r["arm"] == a)
+
+    lines += operator_text(meta, summary, order, main, row_n, brief)
 
     hdr = [("arm", ""), ("", "n")] + [METRICS[k][:2] for k in TABLE2]
     lines.append("Table 2: mean ± sample std over runs")
@@ -926,7 +1229,8 @@ def text_report(out, meta, summary, order, plots, first_phases, brief=False):
             missing = " or ".join(x for x in ("alone", "default") if e[x] is None)
             lines.append(f"  {label}: n/a (no {missing} figure)")
             continue
-        ratio = f" ({e['ratio']:.2f}x)" if e["ratio"] is not None else ""
+        ratio = f" ({e['ratio']:.2f}x" + (f", 95% interval {e['ratio_ci95'][0]:.2f}-{e['ratio_ci95'][1]:.2f}x"
+                                          if e.get("ratio_ci95") else "") + ")" if e["ratio"] is not None else ""
         lines += wrap(f"{label}: alone {ms(e['alone'], e['alone_std'], e['runs']['alone'])}, "
                       f"default {ms(e['default'], e['default_std'], e['runs']['default'])}{ratio}: {e['verdict']}")
 
@@ -1244,6 +1548,12 @@ def main(argv):
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--plots", metavar="DIR", help="where to write timeline.png and bars.png (default: OUT)")
     g.add_argument("--no-plots", action="store_true", help="write no plots")
+    ap.add_argument("--spread", metavar="FILE",
+                    help="the bench's relative spreads (serving/spread.json): with one run per arm, a gap within "
+                         "them is inconclusive")
+    ap.add_argument("--write-spread", metavar="FILE",
+                    help="merge this run's relative spreads (std / mean of goodput and burst TTFT p50 per arm, "
+                         "with two runs or more) into FILE under its node")
     args = ap.parse_args(argv)
     out = args.out
 
@@ -1324,6 +1634,16 @@ def main(argv):
     summary["caveats"] = caveats(arms, order, all_runs, meta)
     summary["claim"] = claim(summary["targets"])
     summary["calibration"] = calibration(arms, meta)
+    bench_spread = None
+    if args.spread:
+        try:
+            with open(args.spread) as f:
+                bench_spread = (json.load(f).get(meta.get("node") or "") or {}).get("arms")
+        except (OSError, ValueError, AttributeError) as e:
+            notes.append(f"the bench's spreads ({args.spread}) could not be read: {e}")
+    summary["operator"] = operator_verdicts(arms, order, bench_spread)
+    summary["schedule"] = schedules(all_runs)
+    summary["oracle_lags"] = [dict(x, run=r["name"]) for r in runs_by_arm.get("oracle", []) for x in r.get("oracle_lags", [])]
     summary["standin"] = standin(arms, order)
     summary["batch_window"] = {
         "what": "the antagonists' CPU seconds from started_unix to started_unix + the sum of the phases' durations, "
@@ -1355,6 +1675,8 @@ def main(argv):
                     print(f"report.py: {name} not written: {type(e).__name__}: {e}", file=sys.stderr)
     summary["plots"] = plots
 
+    if args.write_spread:
+        write_spread(args.write_spread, meta, arms)
     try:
         with open(os.path.join(out, "summary.json"), "w") as f:
             json.dump(summary, f, indent=1)

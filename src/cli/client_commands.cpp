@@ -15,6 +15,7 @@
 #include "common/exit_codes.h"
 #include "common/build_info.h"
 #include "common/parse.h"
+#include "common/text.h"
 #include "control/unix_server.h"
 #include "telemetry/stats.h"
 
@@ -236,14 +237,16 @@ int cmd_telemetry(const ClientOptions& o, uint32_t last) {
   return kExitOk;
 }
 
-int cmd_push(const ClientOptions& o, const std::vector<double>& latency_ms, std::optional<double> waiting_ms) {
-  if (latency_ms.empty() && !waiting_ms) {
-    std::cerr << "akts: push: give latencies (ms), --waiting MS, or both\n";
+int cmd_push(const ClientOptions& o, const std::vector<double>& latency_ms, std::optional<double> waiting_ms,
+             const std::optional<std::string>& phase) {
+  if (latency_ms.empty() && !waiting_ms && !phase) {
+    std::cerr << "akts: push: give latencies (ms), --waiting MS, --phase NAME, or several\n";
     return kExitUsage;
   }
   json params = json::object();
   if (!latency_ms.empty()) params["latency_ms"] = latency_ms;
   if (waiting_ms) params["waiting_ms"] = *waiting_ms;
+  if (phase) params["phase"] = *phase;
   auto r = call(o, "v1.push", params);
   if (!r) return report(r.error(), o.json);
   if (o.json) {
@@ -257,6 +260,7 @@ int cmd_push(const ClientOptions& o, const std::vector<double>& latency_ms, std:
                                                r->value("dropped", uint64_t{0}))
                                  : "");
   if (waiting_ms) std::cout << fmt::format("reported the oldest request waiting {:g} ms for its first token\n", *waiting_ms);
+  if (phase) std::cout << fmt::format("said that the load's phase {} begins now\n", quote_escaped(*phase, 64));
   return kExitOk;
 }
 
@@ -646,15 +650,18 @@ void add_client_commands(Commands& c) {
 
   auto& push_ms = c.keep<std::vector<double>>();
   auto& push_waiting = c.keep<std::optional<double>>();
+  auto& push_phase = c.keep<std::optional<std::string>>();
   auto* pushc = app.add_subcommand(
       "push",
       "Send request latencies the daemon cannot see (e.g. TTFT measured by a proxy) into the telemetry, and with\n"
       "--waiting how long the oldest request not yet answered has waited for its first token (a starved server\n"
       "answers nothing: this is how the objective sees it). A report counts in the window it arrives in, aged to\n"
-      "the window's end; a proxy reports it every period while a request waits, and 0 when none does.");
+      "the window's end; a proxy reports it every period while a request waits, and 0 when none does. With\n"
+      "--phase, the load's phase that begins now (an oracle of phases follows it: controller.oracle \"phases\").");
   pushc->add_option("latency_ms", push_ms, "latencies in milliseconds")->check(CLI::Range(0.0, 3600e3));
   pushc->add_option("--waiting", push_waiting, "the oldest unanswered request's wait so far, in ms (0: none waits)")
       ->check(CLI::Range(0.0, 3600e3));
+  pushc->add_option("--phase", push_phase, "the name of the load's phase that begins now (1 to 64 bytes, no control characters)");
   add_client_flags(pushc, co);
   c.on(policies, [&] { return cmd_policies(co); });
   c.on(sw, [&] { return cmd_switch(co, target, force); });
@@ -703,7 +710,7 @@ void add_client_commands(Commands& c) {
       std::cerr << "akts: push: --waiting must be a finite number of milliseconds\n";
       return kExitUsage;
     }
-    return cmd_push(co, push_ms, push_waiting);
+    return cmd_push(co, push_ms, push_waiting, push_phase);
   });
 }
 

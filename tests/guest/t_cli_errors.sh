@@ -28,7 +28,14 @@ t_cli_errors() {
 	expect_refusal "--limit: Value 0 not in range 1 to 500" akts log -n 0
 	expect_refusal "latency_ms: Value -1 not in range 0" akts push -- -1
 	expect_refusal "push: every latency must be a finite number of milliseconds" akts push nan
-	expect_refusal "push: give latencies (ms), --waiting MS, or both" akts push
+	expect_refusal "push: give latencies (ms), --waiting MS, --phase NAME, or several" akts push
+	# The load generator refuses a load it cannot run before it sends anything.
+	expect_refusal "--phases rate '-1/s' is not RATE/s" akts loadgen --phases burst:6s:-1/s
+	expect_refusal "--phases rate '1e3/s' is not RATE/s" akts loadgen --phases burst:6s:1e3/s
+	expect_refusal "an open-loop phase (a rate) has no think time" akts loadgen --phases burst:6s:2/s:1s
+	expect_refusal "--burstiness: Value 0 not in range" akts loadgen --burstiness 0
+	expect_refusal '--slo-ttft: "2" needs a unit' akts loadgen --slo-ttft 2
+	expect_refusal "the TTFT limit must be a positive number of ms" akts loadgen --slo-ttft 0ms
 	expect_refusal "--waiting: Value -3 not in range 0" akts push --waiting -3
 	expect_refusal "push: --waiting must be a finite number of milliseconds" akts push --waiting nan
 	expect_refusal "--controller: 'nope' is not a controller (none, detector," akts daemon --check-config --controller nope
