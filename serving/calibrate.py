@@ -63,11 +63,15 @@ def read_load(path):
 
 
 def capacity(path):
+    """Requests completed within the probe's phases, a second: those that ended in the drain after it (one per
+    user at most) are not counted, or a short probe would overstate the capacity."""
     j = read_load(path)
-    done = sum(p.get("completed", 0) for p in j["phases"])
     secs = sum(p.get("duration", 0) for p in j["phases"])
+    done = sum(1 for r in j.get("requests", []) if r.get("ok") is True
+               and isinstance(r.get("start_s"), (int, float)) and isinstance(r.get("e2el_ms"), (int, float))
+               and r["start_s"] + r["e2el_ms"] / 1000 <= secs)
     if secs <= 0 or done <= 0:
-        die(f"{path}: no request completed: no capacity to scale the load by")
+        die(f"{path}: no request completed within the probe: no capacity to scale the load by")
     return done / secs
 
 
@@ -78,10 +82,10 @@ def phases(text, cap):
         if m:
             if len(f) == 4:
                 die(f"phase {':'.join(f)!r}: an arrival rate has no think time")
-            rate = float(m.group(1)) * cap
-            if rate <= 0 and float(m.group(1)) > 0:
+            rate = f"{float(m.group(1)) * cap:.3f}"
+            if float(rate) <= 0 and float(m.group(1)) > 0:
                 die(f"phase {f[0]!r}: {f[2]} of {cap} req/s rounds to no arrivals")
-            f = [f[0], f[1], f"{rate:.3f}/s"]
+            f = [f[0], f[1], f"{rate}/s"]
         out.append(":".join(f))
     return ",".join(out)
 
@@ -120,9 +124,9 @@ def limits(scale, paths):
 
 
 def oracle(text):
-    """Busy: a closed-loop phase of more than one user, or an arrival rate above the lightest rate's."""
+    """Busy: a closed-loop phase of more than one user, or an arrival rate above the lightest non-zero rate."""
     fs = split_phases(text)
-    rates = [load_of(f[2]) for f in fs if not CONCURRENCY.match(f[2])]
+    rates = [load_of(f[2]) for f in fs if not CONCURRENCY.match(f[2]) and load_of(f[2]) > 0]
     lightest = min(rates) if rates else 0.0
     busy = {}
     for f in fs:
@@ -146,6 +150,8 @@ def main(argv):
         if not cap > 0:
             die(f"capacity {args[1]!r} must be positive")
         print(phases(args[0], cap))
+    elif cmd == "limits" and len(args) == 1:
+        die("no calibration run completed: no limits to set")
     elif cmd == "limits" and len(args) >= 2:
         try:
             scale = float(args[0])

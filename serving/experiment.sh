@@ -15,14 +15,14 @@
 #   detector, bandit, learner, llm    akts's online controllers: they see telemetry, never the schedule
 #
 # Three nodes (NODE):
-#   gpu (the default)  a GPU server's shape: llama-server keeps the serving path (HTTP, tokenizing, batching,
+#   gpu     a GPU server's shape: llama-server keeps the serving path (HTTP, tokenizing, batching,
 #           sampling, streaming) on the measured CPU (MEASURED, default 0), and every layer's compute goes over
 #           llama.cpp's RPC backend to ggml-rpc-server on the apparatus CPU (APPARATUS, default 1): the stand-in
 #           for the accelerator. The akts arms run in partial mode, as the paper's did: only llama-server (LC)
 #           and the antagonists (BE) are in SCHED_EXT; the stand-in and the apparatus stay in the fair class in
 #           every arm, so the policy under test never schedules the "GPU". scx_simple has no partial mode: it
 #           schedules the stand-in too (the report says so).
-#   gpu-hostwork  the GPU node with part of the per-token work on the host CPU, as a vLLM-class engine's
+#   gpu-hostwork (the default)  the GPU node with part of the per-token work on the host CPU, as a vLLM-class engine's
 #           scheduling, sampling and detokenising are: NGL (default 1) of the model's layers on the stand-in,
 #           the rest computed by llama-server on the measured CPU, beside two hogs. Here the default
 #           scheduler hurts the serving path (its steady TTFT p99 several times alone's); on gpu it hardly does.
@@ -83,7 +83,7 @@ OUT=$1
 RUNS=$2
 shift 2
 ARMS=("$@")
-NODE=${NODE:-gpu}
+NODE=${NODE:-gpu-hostwork}
 case $NODE in
 gpu | gpu-hostwork)
 	PHASES=${PHASES:-steady:10s:0.15x,burst:6s:0.8x,steady:10s:0.15x}
@@ -127,6 +127,7 @@ RPC_PORT=50052
 SOCK=/run/akts/serving.sock
 AGENT_PORT=8081
 mkdir -p "$OUT"
+rm -rf "$OUT/calibration" # a calibration of an earlier run in OUT is not this one's
 # Everything here runs on the apparatus CPU unless started elsewhere on purpose (the server, the antagonists).
 taskset -cp "$APPARATUS" $$ >/dev/null
 
@@ -645,8 +646,8 @@ for i in $(seq 1 "$CALIBRATION_RUNS"); do
 	[[ -f $cal/alone-$i.json ]] && cal_runs+=("$cal/alone-$i.json")
 done
 limits=$(python3 "$CALIBRATE" limits "$SLO_SCALE" "${cal_runs[@]}" 2>&1) || die "the calibration's limits: $limits"
-SLO_TTFT=${SLO_TTFT:-$(python3 -c 'import json,sys; print("%gms" % json.loads(sys.argv[1])["ttft_ms"])' "$limits")}
-SLO_TPOT=${SLO_TPOT:-$(python3 -c 'import json,sys; t=json.loads(sys.argv[1])["tpot_ms"]; print("%gms" % t if t else "")' "$limits")}
+SLO_TTFT=${SLO_TTFT:-$(python3 -c 'import json,sys; print("%.1fms" % json.loads(sys.argv[1])["ttft_ms"])' "$limits")}
+SLO_TPOT=${SLO_TPOT:-$(python3 -c 'import json,sys; t=json.loads(sys.argv[1])["tpot_ms"]; print("%.1fms" % t if t else "")' "$limits")}
 OBJECTIVE_MAX=${OBJECTIVE_MAX:-$SLO_TTFT}
 LOADGEN+=(--slo-ttft "$SLO_TTFT")
 [[ -n $SLO_TPOT ]] && LOADGEN+=(--slo-tpot "$SLO_TPOT")
@@ -659,8 +660,8 @@ json.dump({"capacity_rps": float(capacity) if capacity else None,
            "capacity_from": "a closed loop of 6 users for %s s, alone" % os.environ["CAPACITY_SECONDS"] if capacity else None,
            "phases": phases, "load_phases": load_phases, "measured": measured,
            "slo": {"ttft": ttft, "tpot": tpot or None}, "objective_max": objective,
-           "slo_given": {"ttft": ttft != "%gms" % measured["ttft_ms"],
-                         "tpot": bool(tpot) and (measured["tpot_ms"] is None or tpot != "%gms" % measured["tpot_ms"])}},
+           "slo_given": {"ttft": ttft != "%.1fms" % measured["ttft_ms"],
+                         "tpot": bool(tpot) and (measured["tpot_ms"] is None or tpot != "%.1fms" % measured["tpot_ms"])}},
           open(path, "w"), indent=1)
 PY
 log "calibration: objective TTFT <= $SLO_TTFT${SLO_TPOT:+, TPOT <= $SLO_TPOT} ($(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["from"])' "$limits")); the online arms' TTFT objective $OBJECTIVE_MAX"

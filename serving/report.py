@@ -92,7 +92,7 @@ METRICS = {
 TABLE2 = ["burst_ttft_p50", "burst_ttft_p99", "steady_ttft_p99", "burst_served", "batch_cpu_s", "switches"]
 # The operator's table: the headline columns under the objective's limits (goodput: requests per second that met
 # every limit; a failed or unanswered request never does), then the latencies over the whole load.
-GOODPUT = ["burst_ttft_p50", "goodput_burst", "goodput_steady", "goodput", "batch_cpu_s", "unanswered"]
+GOODPUT = ["burst_ttft_p50", "burst_served", "goodput_burst", "goodput_steady", "goodput", "batch_cpu_s", "unanswered"]
 LATENCIES = ["ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99", "e2el_p50", "e2el_p99"]
 STATIC = ["default", "scx_simple", "latency", "throughput"]  # the arms that switch nothing (alone aside)
 ORACLE_LAG_MAX_MS = 200  # the oracle's switch after a phase boundary, at most (issue 35)
@@ -334,8 +334,9 @@ def read_run(d, arm, run, meta, notes):
         m["burst_failed"] = num(b.get("failed"))
     # What a steady user gets beyond TTFT: requests finished in the steady phases, and their whole latency.
     m["steady_served"] = float(sum(num(p.get("completed")) or 0 for p in steady)) if steady else None
-    # A steady phase that finished no request: in a closed loop the steady user may still hold a burst request
-    # (the load generator's worker 0 is both), so the phase's TTFT percentiles are missing, not good.
+    # A steady phase that finished no request (its requests failed or went unanswered; before issue 35 the closed
+    # loop's steady user, the load generator's worker 0, could also still hold a burst request): the phase's TTFT
+    # percentiles are missing, not good.
     m["steady_empty_phases"] = float(sum(1 for p in steady if not num(p.get("completed")))) if steady else None
     e2els = [num(r.get("e2el_ms")) for r in requests if r.get("ok") is True and r.get("phase_name") == "steady"]
     e2els = [t for t in e2els if t is not None]
@@ -640,7 +641,8 @@ def operator_verdicts(arms, order, bench_spread=None):
     """What an operator decides by, on the means (None with fewer than two runs on a side: no spread):
     - best_static: the arm that switches nothing (default, scx_simple, latency, throughput) with the most goodput;
     - per switching arm, goodput against the best static arm's: a win when within one std of it or above;
-    - default against akts's best arm (by goodput): goodput, burst TTFT p50 and batch work, each saying which wins.
+    - default against akts's best arm an operator can run (by goodput; the oracle, told the phases, is not one):
+      goodput, burst TTFT p50 and batch work, each saying which wins.
     With one run a side (the demo) and bench_spread ({arm: {key: relative std}}, the bench's), a gap within the
     larger of the two arms' bench spreads is "inconclusive", not a win."""
     def g(a, k="goodput"):
@@ -659,7 +661,9 @@ def operator_verdicts(arms, order, bench_spread=None):
             both = min(n_of(arms, a, "goodput"), n_of(arms, best, "goodput")) >= 2
             out["switching"][a] = {"goodput": g(a), "std": std_of(arms, a, "goodput"), "runs": n_of(arms, a, "goodput"),
                                    "best_static": best, "win_point": point, "win": point if both else None}
-    akts = [a for a in order if a not in ("alone", "default", "scx_simple") and g(a) is not None]
+    # akts's arms an operator can run: its static policies and its online controllers (not the oracle, which is
+    # told the load's phases).
+    akts = [a for a in order if a not in ("alone", "default", "scx_simple", "oracle") and g(a) is not None]
     if "default" in order and g("default") is not None and akts:
         best = max(akts, key=g)
         cmp = {}
@@ -850,8 +854,9 @@ def caveats(arms, order, all_runs, meta):
         e = mean_of(arms, a, "steady_empty_phases")
         if e:
             out.append({"arm": a, "kind": "steady_empty_phases", "value": e,
-                        "text": f"{a}: {e:.1f} steady phase(s) a run finished no request (the closed-loop steady user "
-                                "still held a burst request): its steady TTFT figures stand on the other phase"})
+                        "text": f"{a}: {e:.1f} steady phase(s) a run finished no request (every one failed or went "
+                                "unanswered; goodput counts them as misses): its steady TTFT figures stand on the "
+                                "other phase"})
     for a in order:
         busy = mean_of(arms, a, "apparatus_busy")
         if busy is not None and busy > BUSY_APPARATUS:
@@ -1128,7 +1133,8 @@ def operator_text(meta, summary, order, main, row_n, brief):
             verdict = {"akts": f"better with akts ({dv['akts_arm']})", "default": "better with the kernel's default",
                        "within one std": "no better either way (within one std)", "tie": "no better either way",
                        "inconclusive": "inconclusive (the gap is within the bench's spread)"}[g["winner"]]
-            lines += wrap(f"Verdict: by goodput, this node is {verdict}.", indent="")
+            once = "" if g["spread"] or g.get("bench_spread") else f" ({ONE_RUN}: ./akts bench serving measures the spread)"
+            lines += wrap(f"Verdict: by goodput, this node is {verdict}{once}.", indent="")
     lines.append("")
     return lines
 

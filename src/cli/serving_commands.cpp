@@ -4,6 +4,7 @@
 // waited, to the daemon so controllers see them.
 #include "cli/serving_commands.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <csignal>
@@ -19,6 +20,7 @@
 #include "common/text.h"
 #include "control/unix_server.h"
 #include "serving/loadgen.h"
+#include "telemetry/sampler.h"
 
 namespace akts::cli {
 namespace {
@@ -26,24 +28,21 @@ namespace {
 std::atomic<bool> g_load_cancel{false};
 void on_load_sigint(int) { g_load_cancel = true; }
 
-// "2.5/s" -> 2.5: a rate of arrivals, digits with at most one decimal point, then "/s".
+// "2.5/s" -> 2.5: a rate of arrivals, DIGITS[.DIGITS] then "/s" (as serving/calibrate.py writes them); 0/s is
+// an idle phase.
 Result<double> parse_rate(std::string_view text) {
   std::string_view num = text;
   if (!num.ends_with("/s"))
     return errorf(ErrorKind::kInvalidArgument, "--phases rate '{}' is not RATE/s (e.g. 2/s, 0.5/s)", excerpt(text));
   num.remove_suffix(2);
-  bool digits = false, point = false, other = false;
-  for (char ch : num) {
-    if (ch >= '0' && ch <= '9')
-      digits = true;
-    else if (ch == '.' && !point)
-      point = true;
-    else
-      other = true;
-  }
+  const size_t dot = num.find('.');
+  auto digits = [](std::string_view d) {
+    return !d.empty() && std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  const bool form = dot == std::string_view::npos ? digits(num) : digits(num.substr(0, dot)) && digits(num.substr(dot + 1));
   double v = 0;
   auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
-  if (!digits || other || ec != std::errc() || end != num.data() + num.size())
+  if (!form || ec != std::errc() || end != num.data() + num.size())
     return errorf(ErrorKind::kInvalidArgument, "--phases rate '{}' is not RATE/s (e.g. 2/s, 0.5/s)", excerpt(text));
   return v;
 }
@@ -105,6 +104,13 @@ int cmd_loadgen(const LoadgenFlags& f) {
     return kExitUsage;
   }
   o.phases = *phases;
+  if (!f.push_socket.empty())
+    // The daemon takes a phase's name only as v1.push does: say so now, not as a push that fails at each phase.
+    for (const auto& p : o.phases)
+      if (auto st = PushedSamples::check_phase(p.name); !st) {
+        std::cerr << "akts: --phases: with --push-socket, " << st.error().to_string() << "\n";
+        return kExitUsage;
+      }
   auto t = parse_duration(f.timeout, "--timeout");
   if (!t) {
     std::cerr << "akts: " << t.error().to_string() << "\n";
@@ -161,6 +167,7 @@ int cmd_loadgen(const LoadgenFlags& f) {
     // Each phase as it begins: the daemon's oracle can follow the load's own clock (Window::app_phase).
     o.on_phase = [&](size_t, const std::string& name) {
       auto res = control::rpc_call(f.push_socket, "v1.push", {{"phase", name}}, 500);
+      if (!res) res = control::rpc_call(f.push_socket, "v1.push", {{"phase", name}}, 500);  // once more: a phase lost is a whole phase
       std::lock_guard lock(push_mu);
       if (!res && push_failures++ == 0)
         std::cerr << "akts: loadgen: cannot push to the daemon: " << res.error().to_string() << "\n";
@@ -180,6 +187,12 @@ int cmd_loadgen(const LoadgenFlags& f) {
   std::signal(SIGINT, on_load_sigint);
   auto report = run_load(o);
   std::signal(SIGINT, SIG_DFL);
+  if (!f.push_socket.empty() && report)
+    // The load is over: no phase of it holds any more (an oracle of phases then changes nothing until the next).
+    if (auto res = control::rpc_call(f.push_socket, "v1.push", {{"phase", nullptr}}, 500); !res) {
+      std::lock_guard lock(push_mu);
+      ++push_failures;
+    }
   if (!report) {
     std::cerr << "akts: " << report.error().to_string() << "\n";
     return report.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitFail;

@@ -442,12 +442,15 @@ Result<json> v1_push(Dispatcher&, ControlBackend& b, const json& params) {
   std::string phase;
   if (has_phase) {
     const json& v = params["phase"];
-    if (!v.is_string())
-      return errorf(ErrorKind::kInvalidArgument, "phase = {} is not a phase name (a string); nothing taken",
+    if (!v.is_string() && !v.is_null())
+      return errorf(ErrorKind::kInvalidArgument,
+                    "phase = {} is not a phase name (a string; null: the load is over); nothing taken",
                     excerpt(v.dump(-1, ' ', false, json::error_handler_t::replace)));
-    phase = v.get<std::string>();
-    if (auto st = PushedSamples::check_phase(phase); !st)
-      return make_error(ErrorKind::kInvalidArgument, st.error().message + "; nothing taken");
+    if (v.is_string()) {
+      phase = v.get<std::string>();
+      if (auto st = PushedSamples::check_phase(phase); !st)
+        return make_error(ErrorKind::kInvalidArgument, st.error().message + "; nothing taken");
+    }
   }
   // Every part checked before any is taken: a bad half changes nothing (neither push can fail on a value checked here).
   json out = json::object();
@@ -463,7 +466,7 @@ Result<json> v1_push(Dispatcher&, ControlBackend& b, const json& params) {
   }
   if (has_phase) {
     if (auto st = b.push_phase(phase); !st) return st.error();
-    out["phase"] = phase;
+    out["phase"] = phase.empty() ? json(nullptr) : json(phase);
   }
   return out;
 }

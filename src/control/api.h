@@ -78,9 +78,9 @@
 //        (the window's app latency percentiles), how long its oldest request still without a
 //        first token has waited (a number in [0, 3600000] ms; 0: none; Window::
 //        app_waiting_oldest_ms), and the name of the load's phase that begins now (1 to 64
-//        bytes of UTF-8 text, no control characters; Window::app_phase, which an oracle
-//        following phases reads). At least one; a result field per part given. All refused,
-//        nothing taken, if one value is bad.
+//        bytes of UTF-8 text, no control characters; null: the load is over, no phase holds;
+//        Window::app_phase, which an oracle following phases reads). At least one; a result
+//        field per part given. All refused, nothing taken, if one value is bad.
 #pragma once
 
 #include <chrono>
@@ -153,7 +153,7 @@ class ControlBackend {
   virtual Result<size_t> push_latencies(const std::vector<double>& ms) = 0;
   // The age of the oldest request still waiting for its first token, now (PushedSamples::report_waiting).
   virtual Status push_waiting(double waiting_ms) = 0;
-  // The load's phase that begins now (PushedSamples::report_phase).
+  // The load's phase that begins now (PushedSamples::report_phase); "": the load is over (clear_phase).
   virtual Status push_phase(const std::string& name) = 0;
 };
 

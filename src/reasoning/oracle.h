@@ -12,8 +12,10 @@
 // an application) says each phase's name as it begins (v1.push "phase",
 // Window::app_phase), and the oracle runs that phase's policy from the first
 // window that carries it (at most a period after the phase began, however
-// slow the machine or late the load's start). Before any phase is said, or
-// for a phase the map does not name, it changes nothing:
+// slow the machine or late the load's start). Before any phase is said, after
+// the load said it is over (v1.push phase null), for a phase the map does not
+// name, and in a daemon restarted mid-phase until the next phase is said, it
+// changes nothing:
 //
 //   {"phases": {"steady": "throughput", "burst": "latency"}}
 //

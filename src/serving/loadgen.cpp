@@ -32,6 +32,7 @@ using json = nlohmann::json;
 constexpr uint32_t kMaxConcurrency = 1024;
 constexpr double kMaxRate = 10000;      // arrivals per second
 constexpr double kMaxArrivals = 1e6;    // in one schedule
+constexpr uint64_t kMaxWorkers = 4096;  // connections (threads) of one run
 constexpr size_t kMaxErrorBody = 2048;  // bytes of a non-200 answer kept for its message
 constexpr size_t kMaxDistinctErrors = 8;
 constexpr auto kTick = std::chrono::milliseconds(20);  // the watchdog's and the cancel check's period
@@ -338,6 +339,7 @@ Status validate_load_options(const LoadOptions& o) {
     return errorf(ErrorKind::kInvalidArgument, "loadgen path {} must start with '/'", quote_escaped(o.path, 60));
   if (o.phases.empty()) return errorf(ErrorKind::kInvalidArgument, "loadgen: no phases");
   double expected_arrivals = 0;
+  std::map<std::string, uint32_t> users;  // closed-loop users per phase name
   for (size_t k = 0; k < o.phases.size(); ++k) {
     const auto& p = o.phases[k];
     if (!std::isfinite(p.seconds) || p.seconds <= 0 || p.seconds > 86400)
@@ -356,11 +358,26 @@ Status validate_load_options(const LoadOptions& o) {
       return errorf(ErrorKind::kInvalidArgument,
                     "loadgen phase {} ({}): a rate (open loop) and a concurrency (closed loop) together", k + 1,
                     quote_escaped(p.name, 40));
+    if (p.rate > 0 && p.think.count() != 0)
+      return errorf(ErrorKind::kInvalidArgument,
+                    "loadgen phase {} ({}): an open-loop phase (a rate) has no think time: its arrivals come on a "
+                    "schedule",
+                    k + 1, quote_escaped(p.name, 40));
     expected_arrivals += p.rate * p.seconds;
+    if (p.rate == 0 && p.concurrency > 0) users[p.name] = std::max(users[p.name], p.concurrency);
   }
-  if (expected_arrivals > kMaxArrivals)
+  // Half the schedule's cap: a schedule that would reach it is refused before the run (arrival_schedule's count
+  // varies around this expectation; at the cap it would stop drawing and later phases would lose arrivals).
+  if (expected_arrivals > kMaxArrivals / 2)
     return errorf(ErrorKind::kInvalidArgument, "loadgen: the rates ask for about {:.0f} arrivals, past {:g}",
-                  expected_arrivals, kMaxArrivals);
+                  expected_arrivals, kMaxArrivals / 2);
+  uint64_t workers = expected_arrivals > 0 ? o.max_in_flight : 0;
+  for (const auto& [name, n] : users) workers += n;
+  if (workers > kMaxWorkers)
+    return errorf(ErrorKind::kInvalidArgument,
+                  "loadgen: {} connections at once (the closed-loop users of every phase name, and the open loop's "
+                  "pool), past {}",
+                  workers, kMaxWorkers);
   if (!std::isfinite(o.burstiness) || o.burstiness < 0.01 || o.burstiness > 100)
     return errorf(ErrorKind::kInvalidArgument, "loadgen: burstiness must be in [0.01, 100], not {}", o.burstiness);
   if (o.max_in_flight < 1 || o.max_in_flight > kMaxConcurrency)
@@ -476,6 +493,7 @@ class Run {
   std::mutex mu_;
   std::condition_variable cv_;  // workers wait for their phase, an arrival, or the end
   int phase_ = -1;
+  bool started_ = false;      // t0_ is set: the run's clock runs
   bool phases_over_ = false;  // closed-loop users send no more
   bool stop_ = false;         // nobody sends any more (the drain deadline, a cancel, an early exit)
   bool draining_ = false;     // past the drain deadline: requests still in flight are cut as unanswered
@@ -523,7 +541,7 @@ void Run::report_waiting() noexcept {
       if (s.waiting_since && (!oldest || *s.waiting_since < *oldest)) oldest = s.waiting_since;
     // An arrival that came while every connection was busy waits in the client: it waits all the same.
     const auto now = Clock::now();
-    if (next_arrival_ < arrivals_.size() && !stop_) {
+    if (started_ && next_arrival_ < arrivals_.size() && !stop_) {
       const auto due = at(t0_, arrivals_[next_arrival_].at_s);
       if (due <= now && (!oldest || due < *oldest)) oldest = due;
     }
@@ -592,6 +610,7 @@ void Run::closed_loop(uint32_t i, httplib::Client& cli, std::unique_lock<std::mu
 }
 
 void Run::open_loop(uint32_t i, httplib::Client& cli, std::unique_lock<std::mutex>& lk) {
+  cv_.wait(lk, [&] { return stop_ || started_; });
   while (true) {
     if (stop_ || next_arrival_ >= arrivals_.size()) break;
     const auto due = at(t0_, arrivals_[next_arrival_].at_s);
@@ -624,7 +643,10 @@ void Run::worker(uint32_t i) noexcept {
     // The name as written, not the address: a virtual host or an ingress routes by it.
     cli.set_default_headers({{"Host", fmt::format("{}:{}", u_.host, u_.port)}});
     SlotGuard guard{this, i};
-    std::mt19937_64 rng(o_.seed + who_[i].number);
+    // Each group's users draw apart: steady user 0 and burst user 0 do not think alike.
+    std::seed_seq seq{static_cast<uint32_t>(o_.seed), static_cast<uint32_t>(o_.seed >> 32), who_[i].number,
+                      static_cast<uint32_t>(std::hash<std::string>{}(who_[i].group))};
+    std::mt19937_64 rng(seq);
     std::unique_lock lk(mu_);
     slots_[i].cli = &cli;
     if (who_[i].group.empty())
@@ -857,13 +879,6 @@ Result<LoadReport> Run::go() {
         if (t.joinable()) t.join();
     }
   } joiner{this, threads};
-  {
-    // The clock starts before the workers do: an open-loop worker reads it for its first arrival.
-    std::lock_guard lk(mu_);
-    t0_ = Clock::now();
-  }
-  const double started_unix =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   try {
     for (uint32_t i = 0; i < workers; ++i) {
       {
@@ -908,7 +923,6 @@ Result<LoadReport> Run::go() {
   report.url = o_.url;
   report.path = o_.path;
   report.n_predict = o_.n_predict;
-  report.started_unix = started_unix;
   report.seed = o_.seed;
   report.burstiness = o_.burstiness;
   report.arrivals = arrivals_.size();
@@ -919,7 +933,12 @@ Result<LoadReport> Run::go() {
   for (auto& p : ran) p.seconds = 0;
   std::vector<double> started(o_.phases.size(), 0);
 
+  // The clock starts once every worker has been started (they wait for it): no phase loses the time threads take
+  // to start, and no arrival waits for one.
   std::unique_lock lk(mu_);
+  t0_ = Clock::now();
+  started_ = true;
+  report.started_unix = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   auto boundary = t0_;
   for (size_t k = 0; k < o_.phases.size() && !report.canceled; ++k) {
     const auto phase_start = boundary;
@@ -955,6 +974,7 @@ Result<LoadReport> Run::go() {
   }
   phases_over_ = true;
   if (report.canceled) stop_ = true;
+  auto cancel_at = Clock::now();
   cv_.notify_all();
   // The tail: requests still in flight end on their own, at their deadline, or at the drain deadline.
   const auto drain_deadline = Clock::now() + drain;
@@ -963,6 +983,7 @@ Result<LoadReport> Run::go() {
       canceling_ = true;
       report.canceled = true;
       stop_ = true;
+      cancel_at = Clock::now();
       cv_.notify_all();
     }
     if (!draining_ && Clock::now() >= drain_deadline) {
@@ -977,8 +998,10 @@ Result<LoadReport> Run::go() {
   }
   report.elapsed_s = std::chrono::duration<double>(Clock::now() - t0_).count();
   report.drain_s = std::chrono::duration<double>(drain).count();
-  // Arrivals no connection took (every one was busy until the end): unanswered, never absent.
+  // Arrivals no connection took (every one was busy until the end): unanswered, never absent. A canceled run
+  // records only those that had arrived: the ones after it never came.
   for (size_t a = next_arrival_; a < arrivals_.size(); ++a) {
+    if (report.canceled && arrivals_[a].at_s > std::chrono::duration<double>(cancel_at - t0_).count()) break;
     RequestRecord rec;
     rec.index = next_index_++;
     rec.phase = arrivals_[a].phase;

@@ -19,9 +19,11 @@
 // arrive on a schedule drawn before the run from the seed: gaps between
 // arrivals are gamma-distributed with shape `burstiness` and mean 1/RATE, as
 // `vllm bench serve --burstiness` draws them (1: a Poisson process; below 1
-// burstier, above 1 more even). The same options give the same schedule, so
-// every arm of an experiment replays one schedule (LoadReport::schedule names
-// it by its seed and a hash of its arrivals). Each arrival is sent at its time
+// burstier, above 1 more even). The same options give the same schedule with
+// the same build (the draws are the standard library's gamma distribution,
+// which another library may draw differently), so every arm of an experiment
+// replays one schedule (LoadReport::schedule names it by its seed and a hash
+// of its arrivals: a mismatch shows). Each arrival is sent at its time
 // by a free connection of a pool of max_in_flight, whatever the answers to
 // the ones before; when every connection is busy it waits in the client, and
 // that wait counts in its TTFT and E2EL (measured from the arrival, so a slow
@@ -74,9 +76,12 @@
 // Bounds: each request is cut at request_timeout wherever it is (connecting,
 // waiting for headers, or a server trickling events): a watchdog shuts the
 // socket of a request past it, so a stalled or absent server gives failed
-// requests, never a hang. After a failed request a worker pauses
+// requests, never a hang. After a failed request a closed-loop user pauses
 // (failure_pause) before the next, so a server that is down is not hammered
-// in a tight loop. Nothing throws out of a worker thread.
+// in a tight loop; an open loop sends on its schedule, which bounds it. When
+// canceled, the report holds the requests sent and the arrivals that came
+// before the cancel (failed, "canceled"), not those after it. Nothing throws
+// out of a worker thread.
 #pragma once
 
 #include <atomic>
@@ -99,7 +104,7 @@ struct Phase {
   std::string name;
   double seconds = 0;
   uint32_t concurrency = 0;  // closed loop: users of this name; 0 with no rate: an idle phase
-  double rate = 0;           // open loop: arrivals per second (then concurrency is 0 and think unused)
+  double rate = 0;           // open loop: arrivals per second (then concurrency and think are 0)
   // A worker's pause after each of its requests ends, before it sends the next
   // (a user reading the answer): with it a phase leaves the server idle part of
   // the time, as interactive traffic between bursts does. The pause ends early
@@ -124,8 +129,10 @@ struct LoadOptions {
       "request should not wait behind batch work.";
   std::string model;  // sent as "model" in the OpenAI form when set
   std::chrono::milliseconds request_timeout{30000};
-  std::chrono::milliseconds failure_pause{100};  // a worker's pause after a failed request
-  uint64_t seed = 1;  // random think times (worker i of a group draws from seed + i) and the arrival schedule
+  std::chrono::milliseconds failure_pause{100};  // a closed-loop user's pause after a failed request
+  // Seeds the random think times (user i of a group draws from a generator seeded with the seed, i and the
+  // group's name) and the arrival schedule.
+  uint64_t seed = 1;
   double burstiness = 1;  // open loop: the gamma shape of the gaps between arrivals (1: Poisson)
   uint32_t max_in_flight = 64;  // open loop: connections sending arrivals at once
   // After the last phase, how long requests still in flight may take before
@@ -170,10 +177,12 @@ struct LoadOptions {
 // a path not starting with '/', no phases, a phase whose seconds are not in
 // (0, 86400], whose concurrency is past 1024 or whose think time is negative or
 // past an hour, a rate that is not finite, negative, past 10000/s or given with
-// a concurrency, more than 1000000 arrivals, a burstiness not in [0.01, 100],
-// max_in_flight not in [1, 1024], n_predict 0, a request_timeout below 1 ms, a
-// negative failure_pause or drain, a limit that is not finite and positive,
-// an on_waiting with a waiting_every below 1 ms.
+// a concurrency or a think time, rates that ask for more than 500000 arrivals
+// (half the schedule's cap of a million), more than 4096 connections at once
+// (every phase name's closed-loop users and the open loop's pool), a
+// burstiness not in [0.01, 100], max_in_flight not in [1, 1024], n_predict 0, a
+// request_timeout below 1 ms, a negative failure_pause or drain, a limit that
+// is not finite and positive, an on_waiting with a waiting_every below 1 ms.
 Status validate_load_options(const LoadOptions& o);
 
 // One arrival of an open-loop phase: when (seconds since the run began) and in which phase.

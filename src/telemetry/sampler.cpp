@@ -100,6 +100,11 @@ Status PushedSamples::report_phase(std::string_view name, Clock::time_point at) 
   return {};
 }
 
+void PushedSamples::clear_phase() {
+  std::lock_guard lock(mu_);
+  phase_.reset();
+}
+
 std::optional<std::pair<std::string, double>> PushedSamples::phase(Clock::time_point now) const {
   std::lock_guard lock(mu_);
   if (!phase_) return std::nullopt;

@@ -93,7 +93,9 @@ class PushedSamples {
   static constexpr size_t kMaxPhaseName = 64;
   static Status check_phase(std::string_view name);  // the refusal report_phase gives, or none
   Status report_phase(std::string_view name, Clock::time_point at = Clock::now());
-  // The latest phase and how long before `now` it began (ms); nullopt: none reported.
+  // The load is over: no phase holds until the next is reported.
+  void clear_phase();
+  // The latest phase and how long before `now` it began (ms); nullopt: none reported, or cleared since.
   std::optional<std::pair<std::string, double>> phase(Clock::time_point now = Clock::now()) const;
   uint64_t dropped() const;
 

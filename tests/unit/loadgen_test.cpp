@@ -866,6 +866,53 @@ TEST(Loadgen, ARequestUnansweredByTheDrainDeadlineIsAFailedMissNeverAbsent) {
   }
 }
 
+TEST(Loadgen, AnArrivalNeverSentByTheDrainIsAFailedMissToo) {
+  FakeServer srv(FakeServer::Mode::kTrickle);  // the one connection is held by a request that never answers
+  auto o = options(srv.url(), {{"burst", 0.3, 0}});
+  o.phases[0].rate = 30;
+  o.max_in_flight = 1;
+  o.drain = 200ms;
+  auto r = run_load(o);
+  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_GE(r->arrivals, 3u);
+  ASSERT_EQ(r->requests.size(), r->arrivals);  // every arrival, sent or not
+  size_t cut = 0, never = 0;
+  for (const auto& q : r->requests) {
+    SCOPED_TRACE(q.to_json().dump());
+    EXPECT_FALSE(q.ok);
+    if (q.error == "unanswered by the drain deadline (200 ms after the last phase)") ++cut;
+    if (q.error == "unanswered by the drain deadline (200 ms after the last phase): never sent, every connection "
+                   "was busy")
+      ++never;
+  }
+  EXPECT_EQ(cut, 1u);
+  EXPECT_EQ(never, r->arrivals - 1);
+}
+
+TEST(Loadgen, ACanceledOpenLoopRunRecordsOnlyTheArrivalsThatCame) {
+  FakeServer srv(FakeServer::Mode::kTrickle);
+  auto o = options(srv.url(), {{"burst", 100, 0}});
+  o.phases[0].rate = 20;
+  o.max_in_flight = 1;
+  std::atomic<bool> cancel{false};
+  o.cancel = &cancel;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(500ms);
+    cancel = true;
+  });
+  auto r = run_load(o);
+  stopper.join();
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_TRUE(r->canceled);
+  EXPECT_GT(r->arrivals, 1000u);  // the schedule of the whole 100 s
+  ASSERT_FALSE(r->requests.empty());
+  EXPECT_LT(r->requests.size(), 200u);  // not the arrivals after the cancel (about 10 came before it)
+  for (const auto& q : r->requests) {
+    EXPECT_EQ(q.error, kCanceled);
+    EXPECT_LT(q.start_s, kRunCeilingS);
+  }
+}
+
 TEST(Loadgen, GoodputCountsTheRequestsThatMetEveryLimit) {
   FakeServer srv(FakeServer::Mode::kLlama, 100, 20, 4);  // TTFT ~100 ms, TPOT ~20 ms
   for (auto [ttft, tpot, all_good] : {std::tuple{5000.0, 5000.0, true}, std::tuple{50.0, 5000.0, false},
@@ -950,6 +997,12 @@ TEST(Loadgen, RefusesOptionsThatCannotRun) {
   bad([](LoadOptions& o) { o.phases[1].concurrency = 0, o.phases[1].rate = std::nan(""); });
   bad([](LoadOptions& o) { o.phases[1].concurrency = 0, o.phases[1].rate = 20000; });
   bad([](LoadOptions& o) { o.phases[1].concurrency = 0, o.phases[1].rate = 9000, o.phases[1].seconds = 86400; });
+  bad([](LoadOptions& o) { o.phases[1].concurrency = 0, o.phases[1].rate = 2, o.phases[1].think = 1s; });
+  bad([](LoadOptions& o) { o.phases[1].concurrency = 0, o.phases[1].rate = 9000, o.phases[1].seconds = 60; });
+  bad([](LoadOptions& o) {  // 4 names of 1024 users each, and the pool: past 4096 connections
+    o.phases = {{"a", 1, 1024}, {"b", 1, 1024}, {"c", 1, 1024}, {"d", 1, 1024}, {"e", 1, 0}};
+    o.phases[4].rate = 1;
+  });
   bad([](LoadOptions& o) { o.burstiness = 0; });
   bad([](LoadOptions& o) { o.max_in_flight = 0; });
   bad([](LoadOptions& o) { o.drain = -1ms; });

@@ -519,6 +519,11 @@ TEST(Sampler, BuildsWindowsFromDeltas) {
   ASSERT_TRUE(round_phase);
   EXPECT_EQ(round_phase->app_phase, "burst");
   EXPECT_EQ(round_phase->app_phase_age_ms, (*wp2)->app_phase_age_ms);
+  pushed.clear_phase();  // the load is over: no window carries its last phase on
+  auto wp3 = s.sample(1.29, src, &pushed);
+  ASSERT_TRUE(wp3 && *wp3);
+  EXPECT_TRUE((*wp3)->app_phase.empty());
+  EXPECT_FALSE((*wp3)->app_phase_age_ms);
   PushedSamples stale;
   ASSERT_TRUE(stale.report_waiting(7000, PushedSamples::Clock::now() - PushedSamples::kWaitingValidFor -
                                              std::chrono::milliseconds(100)));
