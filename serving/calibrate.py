@@ -63,13 +63,18 @@ def read_load(path):
 
 
 def capacity(path):
-    """Requests completed within the probe's phases, a second: those that ended in the drain after it (one per
-    user at most) are not counted, or a short probe would overstate the capacity."""
+    """Requests completed a second within the probe's phases: each completed request counts for the share of its
+    life that fell within them, so neither the ones that ended in the drain after the probe (one per user at most)
+    nor those cut by its end bias a short probe up or down."""
     j = read_load(path)
     secs = sum(p.get("duration", 0) for p in j["phases"])
-    done = sum(1 for r in j.get("requests", []) if r.get("ok") is True
-               and isinstance(r.get("start_s"), (int, float)) and isinstance(r.get("e2el_ms"), (int, float))
-               and r["start_s"] + r["e2el_ms"] / 1000 <= secs)
+    done = 0.0
+    for r in j.get("requests", []):
+        if r.get("ok") is not True or not isinstance(r.get("start_s"), (int, float)) \
+                or not isinstance(r.get("e2el_ms"), (int, float)) or r["e2el_ms"] <= 0:
+            continue
+        start, life = r["start_s"], r["e2el_ms"] / 1000
+        done += max(0.0, min(start + life, secs) - max(start, 0.0)) / life
     if secs <= 0 or done <= 0:
         die(f"{path}: no request completed within the probe: no capacity to scale the load by")
     return done / secs

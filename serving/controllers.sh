@@ -3,13 +3,15 @@
 # (experiment.sh, the GPU-shaped node) on loads the controllers were not tuned
 # on, then a long trace of cycles for the learner's regret against the oracle.
 # Settings are frozen: every arm runs with experiment.sh's defaults on the gpu node, with issue 29's objective
-# (OBJECTIVE_MAX 6s, not the calibration's TTFT limit, so the figures compare with that issue's) and one
-# calibration run a load (its goodput limits are reported, not used by the controllers).
+# (OBJECTIVE_MAX 6s, not the calibration's TTFT limit) and one calibration run a load (its goodput limits are
+# reported, not used by the controllers). The loads are not issue 29's in every respect since issue 35: the
+# steady and burst users are apart, a request unanswered 10 s after the load is cut, the think times draw
+# per user group, and the oracle follows the phases the load says; docs/reasoning.md's figures predate that.
 #
 #   controllers.sh OUT RUNS [LOAD...]
 #
 # Loads (each a PHASES list; "busy" phases have more than one user, which is
-# where the oracle's schedule runs latency):
+# where the oracle runs latency):
 #   calibration  the experiment's own load (the detector's settings were chosen on it)
 #   short        two short bursts with a short gap between them
 #   tall         a taller, longer burst (10 users for 8 s)

@@ -72,8 +72,9 @@
 # (limits given, not measured), OBJECTIVE_MAX (the online arms' TTFT objective; default the TTFT limit),
 # DETECTOR (its settings, JSON), LEARNER_STATE (the learner's state file,
 # shared by its runs: default, each run's own), LIVE (arms whose requests and switches are
-# printed to stderr as they happen: the demo). The GPU node's defaults were chosen on its fixed arms
-# (docs/serving.md, "Calibration") and are frozen; DETECTOR is the CPU-bound node's, checked there and kept.
+# printed to stderr as they happen: the demo). The model's shape, the hogs and the multiples of the capacity
+# are the nodes' defaults (docs/serving.md); DETECTOR was chosen on the CPU-bound node's closed loop and kept.
+# Folders of an earlier experiment in OUT are replaced arm by arm; start from an empty OUT to be sure.
 set -uo pipefail
 if (($# < 3)); then
 	sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
@@ -117,17 +118,15 @@ SLO_SCALE=${SLO_SCALE:-2}
 OBJECTIVE_MAX=${OBJECTIVE_MAX:-}
 MEASURED=${MEASURED:-0}
 APPARATUS=${APPARATUS:-1}
-# The detector's settings (docs/serving.md says why): llama-server's in-flight requests (busy at 2.5: 4 or 6
-# in a burst, 0 to 2 between; on the GPU node under throughput the burst's backlog holds 5-6 into the next
-# phase) and the TTFT objective; not LC demand, which the many waiting HTTP threads inflate under throughput
-# even between bursts. Smoothed over about half a second.
+# The detector's settings (docs/serving.md says why, from the closed-loop runs they were chosen on):
+# llama-server's in-flight requests (busy at 2.5) and the TTFT objective; not LC demand, which the many
+# waiting HTTP threads inflate under throughput even between bursts. Smoothed over about half a second.
 DETECTOR=${DETECTOR:-'{"app_busy_requests": 2.5, "lc_busy_share": 0, "alpha_up": 0.5, "alpha_down": 0.25, "confirm": 2}'}
 MODEL=/opt/akts/models/random-llama.gguf
 RPC_PORT=50052
 SOCK=/run/akts/serving.sock
 AGENT_PORT=8081
 mkdir -p "$OUT"
-rm -rf "$OUT/calibration" # a calibration of an earlier run in OUT is not this one's
 # Everything here runs on the apparatus CPU unless started elsewhere on purpose (the server, the antagonists).
 taskset -cp "$APPARATUS" $$ >/dev/null
 
@@ -148,6 +147,7 @@ done
 [[ $CALIBRATION_RUNS =~ ^[1-9][0-9]*$ ]] || die "CALIBRATION_RUNS must be a whole number, 1 or more (not '$CALIBRATION_RUNS')"
 [[ -z $NGL || $NGL =~ ^[0-9]+$ ]] || die "NGL must be a number of layers (not '$NGL')"
 [[ -f $MODEL ]] || die "$MODEL is missing: ./akts setup rebuilds the image"
+rm -rf "$OUT/calibration" # a calibration of an earlier run in OUT is not this one's
 CALIBRATE=$(dirname "$(readlink -f "$0")")/calibrate.py
 [[ -f $CALIBRATE ]] || die "$CALIBRATE is missing (it comes with experiment.sh)"
 RPC_SERVER=""

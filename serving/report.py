@@ -643,8 +643,9 @@ def operator_verdicts(arms, order, bench_spread=None):
     - per switching arm, goodput against the best static arm's: a win when within one std of it or above;
     - default against akts's best arm an operator can run (by goodput; the oracle, told the phases, is not one):
       goodput, burst TTFT p50 and batch work, each saying which wins.
-    With one run a side (the demo) and bench_spread ({arm: {key: relative std}}, the bench's), a gap within the
-    larger of the two arms' bench spreads is "inconclusive", not a win."""
+    With one run a side (the demo) and bench_spread ({arm: {key: relative std}}, the bench's), a gap within
+    1.96 x the two single runs' combined spread (each arm's relative std from the bench times its value) is
+    "inconclusive", not a win."""
     def g(a, k="goodput"):
         return mean_of(arms, a, k)
     statics = [a for a in STATIC if a in order and g(a) is not None]
@@ -677,7 +678,9 @@ def operator_verdicts(arms, order, bench_spread=None):
             rel = [sub(bench_spread or {}, a, key) for a in ("default", best)]
             if spread and abs(d - b) <= sd:
                 who = "within one std"
-            elif not spread and None not in rel and abs(d - b) <= max(rel[0] * abs(d), rel[1] * abs(b)):
+            elif not spread and None not in rel and abs(d - b) <= 1.96 * math.hypot(rel[0] * d, rel[1] * b):
+                # One run a side: the gap of two single runs, each as spread as the bench found its arm, is real
+                # only past about twice their combined spread (a 95% band).
                 who = "inconclusive"
             else:
                 who = "akts" if (b > d) == higher and b != d else "default" if b != d else "tie"
@@ -700,8 +703,12 @@ def write_spread(path, meta, arms):
     for a, figs in arms.items():
         for key in ("goodput", "goodput_burst", "goodput_steady", "burst_ttft_p50", "batch_cpu_s"):
             d = figs.get(key)
-            if d and d["n"] >= 2 and d["mean"]:
+            if not d or d["n"] < 2:
+                continue
+            if d["mean"]:
                 mine.setdefault(a, {})[key] = round(d["std"] / abs(d["mean"]), 4)
+            elif not d["std"]:  # 0 in every run: no spread (a gap from it is judged by the other side's alone)
+                mine.setdefault(a, {})[key] = 0.0
     allj[meta.get("node") or "?"] = {"arms": mine, "runs": meta.get("runs"), "kernel": meta.get("kernel"),
                                      "written": datetime.now(timezone.utc).strftime("%Y-%m-%d")}
     try:
@@ -715,15 +722,17 @@ def write_spread(path, meta, arms):
 def schedules(runs):
     """The load's schedule in each run (the load generator's seed, burstiness and arrivals' hash): {"same",
     "hash", "seed", "burstiness", "arrivals", "differs": [runs]}; None when no run had an open-loop schedule."""
-    seen = {}
+    seen, none = {}, []
     for r in runs:
         sc = r.get("schedule") or {}
         if sc.get("hash"):
             seen.setdefault((sc.get("hash"), sc.get("seed"), sc.get("burstiness"), sc.get("arrivals")), []).append(r["name"])
+        else:
+            none.append(r["name"])
     if not seen:
         return None
     (h, seed, burst, n), names = max(seen.items(), key=lambda x: len(x[1]))
-    differs = [name for key, ns in seen.items() if key[0] != h for name in ns]
+    differs = [name for key, ns in seen.items() if key[0] != h for name in ns] + none  # none: no schedule at all
     return {"same": not differs, "hash": h, "seed": seed, "burstiness": burst, "arrivals": n, "runs": len(names),
             "differs": differs}
 
@@ -861,7 +870,7 @@ def caveats(arms, order, all_runs, meta):
         busy = mean_of(arms, a, "apparatus_busy")
         if busy is not None and busy > BUSY_APPARATUS:
             shared = ("the stand-in and the load generator shared it, so the stand-in queued and client-side TTFT "
-                      "is inflated" if meta.get("node") == "gpu" else
+                      "is inflated" if meta.get("node") in ("gpu", "gpu-hostwork") else
                       "the load generator shared it, so client-side TTFT is inflated")
             out.append({"arm": a, "kind": "apparatus_busy", "value": busy,
                         "text": f"{a}: the apparatus CPU was {busy:.0%} busy: {shared}"})
@@ -1100,9 +1109,10 @@ def operator_text(meta, summary, order, main, row_n, brief):
         worst = "never switched at " + ", ".join(f"{x['run']} phase {x['phase']}" for x in lags if x["lag_ms"] is None) \
             if None in vals else f"at most {max(vals):.0f} ms"
         ok = None not in vals and max(vals) < ORACLE_LAG_MAX_MS
+        med = pct([v for v in vals if v is not None], 50)
         lines += wrap(f"The oracle's lag behind the phase boundaries (the load generator says each phase as it "
                       f"begins): {len(lags)} boundaries, {worst}, median "
-                      f"{pct([v for v in vals if v is not None], 50) or 0:.0f} ms: "
+                      f"{'n/a' if med is None else '%.0f ms' % med}: "
                       f"{'under' if ok else 'NOT under'} {ORACLE_LAG_MAX_MS} ms in every run", indent="")
     op = summary.get("operator") or {}
     bs = op.get("best_static")
@@ -1133,7 +1143,9 @@ def operator_text(meta, summary, order, main, row_n, brief):
             verdict = {"akts": f"better with akts ({dv['akts_arm']})", "default": "better with the kernel's default",
                        "within one std": "no better either way (within one std)", "tie": "no better either way",
                        "inconclusive": "inconclusive (the gap is within the bench's spread)"}[g["winner"]]
-            once = "" if g["spread"] or g.get("bench_spread") else f" ({ONE_RUN}: ./akts bench serving measures the spread)"
+            once = "" if g["spread"] else \
+                " (one run a side, judged against the bench's spread, serving/spread.json)" if g.get("bench_spread") \
+                else f" ({ONE_RUN}: ./akts bench serving measures the spread)"
             lines += wrap(f"Verdict: by goodput, this node is {verdict}{once}.", indent="")
     lines.append("")
     return lines
@@ -1558,8 +1570,9 @@ def main(argv):
                     help="the bench's relative spreads (serving/spread.json): with one run per arm, a gap within "
                          "them is inconclusive")
     ap.add_argument("--write-spread", metavar="FILE",
-                    help="merge this run's relative spreads (std / mean of goodput and burst TTFT p50 per arm, "
-                         "with two runs or more) into FILE under its node")
+                    help="write this run's relative spreads (std / mean of goodput, burst and steady goodput, burst "
+                         "TTFT p50 and batch work per arm, with two runs or more) into FILE under its node, "
+                         "replacing that node's entry and keeping the others'")
     args = ap.parse_args(argv)
     out = args.out
 

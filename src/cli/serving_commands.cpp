@@ -163,9 +163,11 @@ int cmd_loadgen(const LoadgenFlags& f) {
       if (!res && push_failures++ == 0)
         std::cerr << "akts: loadgen: cannot push to the daemon: " << res.error().to_string() << "\n";
     };
+  std::atomic<bool> said_phase{false};
   if (!f.push_socket.empty())
     // Each phase as it begins: the daemon's oracle can follow the load's own clock (Window::app_phase).
     o.on_phase = [&](size_t, const std::string& name) {
+      said_phase = true;
       auto res = control::rpc_call(f.push_socket, "v1.push", {{"phase", name}}, 500);
       if (!res) res = control::rpc_call(f.push_socket, "v1.push", {{"phase", name}}, 500);  // once more: a phase lost is a whole phase
       std::lock_guard lock(push_mu);
@@ -187,12 +189,17 @@ int cmd_loadgen(const LoadgenFlags& f) {
   std::signal(SIGINT, on_load_sigint);
   auto report = run_load(o);
   std::signal(SIGINT, SIG_DFL);
-  if (!f.push_socket.empty() && report)
-    // The load is over: no phase of it holds any more (an oracle of phases then changes nothing until the next).
-    if (auto res = control::rpc_call(f.push_socket, "v1.push", {{"phase", nullptr}}, 500); !res) {
+  if (said_phase) {
+    // The load is over, however it ended: no phase of it holds any more (an oracle of phases then changes nothing
+    // until the next load says one).
+    auto res = control::rpc_call(f.push_socket, "v1.push", {{"phase", nullptr}}, 500);
+    if (!res) res = control::rpc_call(f.push_socket, "v1.push", {{"phase", nullptr}}, 500);
+    if (!res) {
+      std::cerr << "akts: loadgen: cannot tell the daemon the load is over: " << res.error().to_string() << "\n";
       std::lock_guard lock(push_mu);
       ++push_failures;
     }
+  }
   if (!report) {
     std::cerr << "akts: " << report.error().to_string() << "\n";
     return report.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitFail;
@@ -201,7 +208,8 @@ int cmd_loadgen(const LoadgenFlags& f) {
   if (!f.push_socket.empty()) {
     j["push_failures"] = push_failures;
     if (push_failures)
-      std::cerr << fmt::format("akts: loadgen: {} pushes (TTFTs and waits) to the daemon failed\n", push_failures);
+      std::cerr << fmt::format("akts: loadgen: {} pushes (TTFTs, waits and phases) to the daemon failed\n",
+                               push_failures);
   }
   if (!f.out.empty()) {
     std::ofstream out(f.out);
@@ -255,7 +263,7 @@ void add_serving_commands(Commands& c) {
       ->capture_default_str();
   loadgen->add_option("--prompt", lg.prompt, "the prompt every request sends (default: a fixed sentence)");
   loadgen->add_option("--timeout", lg.timeout, "a request is cut (failed) after this")->capture_default_str();
-  loadgen->add_option("--push-socket", lg.push_socket, "push each TTFT to the daemon at this socket as its first token arrives, every 50 ms while a request waits how long the oldest has waited, and each phase's name as it begins");
+  loadgen->add_option("--push-socket", lg.push_socket, "push each TTFT to the daemon at this socket as its first token arrives, every 50 ms while a request waits how long the oldest has waited, each phase's name as it begins, and that the load is over at its end");
   loadgen->add_flag("--quiet", lg.quiet, "no line per request");
   loadgen->add_flag("--json", lg.json, "print the report (phases and every request) as JSON");
   loadgen->add_option("--out", lg.out, "also write the JSON report to this file");

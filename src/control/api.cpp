@@ -452,7 +452,7 @@ Result<json> v1_push(Dispatcher&, ControlBackend& b, const json& params) {
         return make_error(ErrorKind::kInvalidArgument, st.error().message + "; nothing taken");
     }
   }
-  // Every part checked before any is taken: a bad half changes nothing (neither push can fail on a value checked here).
+  // Every part checked before any is taken: a bad part changes nothing (no push can fail on a value checked here).
   json out = json::object();
   if (has_latency) {
     auto kept = b.push_latencies(ms);

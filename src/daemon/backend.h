@@ -54,13 +54,7 @@ class DaemonBackend : public control::ControlBackend {
   json decisions(size_t limit) const override { return reasoning_.log(limit); }
   Result<size_t> push_latencies(const std::vector<double>& ms) override { return pushed_.push(ms); }
   Status push_waiting(double waiting_ms) override { return pushed_.report_waiting(waiting_ms); }
-  Status push_phase(const std::string& name) override {
-    if (name.empty()) {
-      pushed_.clear_phase();
-      return {};
-    }
-    return pushed_.report_phase(name);
-  }
+  Status push_phase(const std::string& name) override { return pushed_.say_phase(name); }
   json status() const override;
   Result<json> stats(bool reset_longest) override;
   Status classify(uint32_t pid, uint32_t cls) override;

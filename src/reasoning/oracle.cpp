@@ -126,7 +126,7 @@ size_t Oracle::step_at(double elapsed_s) const {
 
 ControllerDecision Oracle::decide_phase(const Window& w, const ControllerContext& ctx) {
   phase_ = w.app_phase;
-  if (w.app_phase.empty()) return {std::nullopt, "no phase said yet (v1.push phase)"};
+  if (w.app_phase.empty()) return {std::nullopt, "no phase holds (none said yet, or the load said it is over)"};
   size_t i = 0;
   while (i < s_.phases.size() && s_.phases[i].first != w.app_phase) ++i;
   if (i == s_.phases.size()) return {std::nullopt, fmt::format("phase {} names no policy", quote_escaped(w.app_phase))};

@@ -494,11 +494,13 @@ class Run {
   std::condition_variable cv_;  // workers wait for their phase, an arrival, or the end
   int phase_ = -1;
   bool started_ = false;      // t0_ is set: the run's clock runs
+  uint32_t ready_ = 0;        // workers waiting for their first request (or gone): the clock starts when all are
   bool phases_over_ = false;  // closed-loop users send no more
   bool stop_ = false;         // nobody sends any more (the drain deadline, a cancel, an early exit)
   bool draining_ = false;     // past the drain deadline: requests still in flight are cut as unanswered
   size_t next_arrival_ = 0;   // the first arrival no connection has taken
   uint32_t live_ = 0;
+  uint32_t gone_ = 0;  // workers that have ended
   std::vector<Slot> slots_;
   std::vector<RequestRecord> records_;
   uint64_t next_index_ = 0;
@@ -649,6 +651,8 @@ void Run::worker(uint32_t i) noexcept {
     std::mt19937_64 rng(seq);
     std::unique_lock lk(mu_);
     slots_[i].cli = &cli;
+    ++ready_;
+    cv_.notify_all();
     if (who_[i].group.empty())
       open_loop(i, cli, lk);
     else
@@ -660,6 +664,8 @@ void Run::worker(uint32_t i) noexcept {
   }
   std::lock_guard lk(mu_);
   --live_;
+  ++gone_;
+  cv_.notify_all();
 }
 
 RequestRecord Run::request(httplib::Client& cli, uint32_t i, size_t phase, uint64_t index,
@@ -933,9 +939,10 @@ Result<LoadReport> Run::go() {
   for (auto& p : ran) p.seconds = 0;
   std::vector<double> started(o_.phases.size(), 0);
 
-  // The clock starts once every worker has been started (they wait for it): no phase loses the time threads take
-  // to start, and no arrival waits for one.
+  // The clock starts once every worker is waiting for its first request (or has ended): no phase loses the time
+  // threads take to start, and no arrival waits for one to come up.
   std::unique_lock lk(mu_);
+  cv_.wait(lk, [&] { return ready_ + gone_ >= workers; });
   t0_ = Clock::now();
   started_ = true;
   report.started_unix = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();

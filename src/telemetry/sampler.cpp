@@ -105,6 +105,14 @@ void PushedSamples::clear_phase() {
   phase_.reset();
 }
 
+Status PushedSamples::say_phase(const std::string& name) {
+  if (name.empty()) {
+    clear_phase();
+    return {};
+  }
+  return report_phase(name);
+}
+
 std::optional<std::pair<std::string, double>> PushedSamples::phase(Clock::time_point now) const {
   std::lock_guard lock(mu_);
   if (!phase_) return std::nullopt;

@@ -95,6 +95,8 @@ class PushedSamples {
   Status report_phase(std::string_view name, Clock::time_point at = Clock::now());
   // The load is over: no phase holds until the next is reported.
   void clear_phase();
+  // v1.push "phase": a name begins a phase (report_phase), "" says the load is over (clear_phase).
+  Status say_phase(const std::string& name);
   // The latest phase and how long before `now` it began (ms); nullopt: none reported, or cleared since.
   std::optional<std::pair<std::string, double>> phase(Clock::time_point now = Clock::now()) const;
   uint64_t dropped() const;

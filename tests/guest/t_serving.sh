@@ -1,12 +1,12 @@
-# A smoke run of the serving experiment (serving/experiment.sh) on its default,
-# GPU-shaped node: short phases, one run of each arm whose code differs (alone:
-# no antagonists; default: no scheduler; a peer; the oracle's schedule; the
-# detector; the llm controller with its own llama-server), and its report
+# A smoke run of the serving experiment (serving/experiment.sh) on its default
+# node (gpu-hostwork): short phases, one run of each arm whose code differs
+# (alone: no antagonists; default: no scheduler; a peer; the oracle following
+# the phases; the detector; the llm controller with its own llama-server), and its report
 # (serving/report.py, without plots: the guest has no matplotlib). It checks the
 # plumbing (the calibration: a capacity probe and one alone run setting the
 # load's rates and the objective's limits; one open-loop schedule replayed in
 # every arm; goodput scored; the oracle following the phases the load says;
-# the rpc server up, every layer offloaded to it, the stand-in
+# the rpc server up, the node's layers offloaded to it, the stand-in
 # computing in every arm, llama-server serving, partial mode moving the server
 # and the antagonists into SCHED_EXT, the load generator measuring, each kind of
 # arm attaching and detaching, batch work counted, the oracle switching, the

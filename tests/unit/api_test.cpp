@@ -231,6 +231,7 @@ TEST_F(ApiTest, PushTakesAllOrNothing) {
                         json{{"phase", "burst"}, {"waiting_ms", -1}}, json{{"phase", ""}, {"latency_ms", {1}}}})
     EXPECT_EQ(rpc("v1.push", p)["error"]["code"], kInvalidParams) << p.dump();
   auto over = rpc("v1.push", {{"phase", nullptr}});  // the load is over
+  ASSERT_TRUE(over.contains("result")) << over.dump();
   EXPECT_TRUE(over["result"]["phase"].is_null()) << over.dump();
   EXPECT_EQ(b_.phases, (std::vector<std::string>{"burst", "ünïcødé", ""}));
   EXPECT_EQ(b_.pushed, (std::vector<double>{1.5, 20, 3}));

@@ -519,7 +519,7 @@ TEST(Sampler, BuildsWindowsFromDeltas) {
   ASSERT_TRUE(round_phase);
   EXPECT_EQ(round_phase->app_phase, "burst");
   EXPECT_EQ(round_phase->app_phase_age_ms, (*wp2)->app_phase_age_ms);
-  pushed.clear_phase();  // the load is over: no window carries its last phase on
+  ASSERT_TRUE(pushed.say_phase(""));  // the load is over (v1.push phase null): no window carries its last phase on
   auto wp3 = s.sample(1.29, src, &pushed);
   ASSERT_TRUE(wp3 && *wp3);
   EXPECT_TRUE((*wp3)->app_phase.empty());
