@@ -168,8 +168,9 @@ int cmd_loadgen(const LoadgenFlags& f) {
     // Each phase as it begins: the daemon's oracle can follow the load's own clock (Window::app_phase).
     o.on_phase = [&](size_t, const std::string& name) {
       said_phase = true;
+      // Once more on a failure: a phase lost is a whole phase the oracle misses.
       auto res = control::rpc_call(f.push_socket, "v1.push", {{"phase", name}}, 500);
-      if (!res) res = control::rpc_call(f.push_socket, "v1.push", {{"phase", name}}, 500);  // once more: a phase lost is a whole phase
+      if (!res) res = control::rpc_call(f.push_socket, "v1.push", {{"phase", name}}, 500);
       std::lock_guard lock(push_mu);
       if (!res && push_failures++ == 0)
         std::cerr << "akts: loadgen: cannot push to the daemon: " << res.error().to_string() << "\n";
