@@ -19,9 +19,10 @@ default scheduler):
 
 Each prints its answer on stdout; a bad input exits 2 with the reason on stderr."""
 import json
-import math
 import re
 import sys
+
+from report import pct  # numpy's percentile, as the load generator computes its p99
 
 MULTIPLE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)x$")
 RATE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)/s$")
@@ -95,17 +96,6 @@ def phases(text, cap):
     return ",".join(out)
 
 
-def percentile(values, p):
-    """numpy's default (linear between closest ranks), as the load generator computes its p99."""
-    v = sorted(values)
-    if not v:
-        return None
-    rank = p / 100 * (len(v) - 1)
-    lo = math.floor(rank)
-    hi = min(lo + 1, len(v) - 1)
-    return v[lo] + (v[hi] - v[lo]) * (rank - lo)
-
-
 def limits(scale, paths):
     ttft, tpot, sent = [], [], 0
     for path in paths:
@@ -119,7 +109,7 @@ def limits(scale, paths):
     ttft = [t for t in ttft if isinstance(t, (int, float))]
     if len(ttft) < 5:
         die(f"{len(ttft)} requests completed alone over {len(paths)} run(s): too few to set limits by")
-    p_ttft, p_tpot = percentile(ttft, 99), percentile(tpot, 99)
+    p_ttft, p_tpot = pct(ttft, 99), pct(tpot, 99)
     return {"ttft_ms": round(scale * p_ttft, 1), "tpot_ms": round(scale * p_tpot, 1) if p_tpot else None,
             "scale": scale, "alone_ttft_p99_ms": round(p_ttft, 1),
             "alone_tpot_p99_ms": round(p_tpot, 1) if p_tpot else None,
