@@ -5,7 +5,7 @@
 #
 # Rows: default (the kernel's EEVDF, nothing attached), the kernel's tools/sched_ext peers scx_simple,
 # scx_central and scx_flatcg (each schedules every task), and akts library policies by name (latency,
-# throughput, fifo, rr, wrr, ljf, wfair, share, srpt, central). The akts rows run under daemons that manage
+# preempt, throughput, fifo, rr, wrr, ljf, wfair, share, srpt, central). The akts rows run under daemons that manage
 # every task (switch_all, like the peers), up to eight policies per daemon, one row after another by
 # `akts switch`, with the apparatus (this script and the daemon) classified LC. The circuit breaker is
 # disarmed (a fixed policy is the row: a breaker that took over would blur it), the frame's bounded wait
@@ -52,7 +52,7 @@ SHARE_TARGETS=${SHARE_TARGETS:-0 25 50 75}
 QUANTUM_TIMER=${QUANTUM_TIMER:-250us}
 SOCK=/run/akts/matrix.sock
 PEERS="scx_simple scx_central scx_flatcg"
-AKTS_POLICIES="latency throughput fifo rr wrr ljf wfair share srpt central"
+AKTS_POLICIES="latency preempt throughput fifo rr wrr ljf wfair share srpt central"
 mkdir -p "$OUT"
 
 log() { echo "[matrix] $*" >&2; }
@@ -187,10 +187,16 @@ run_workloads() {
 	done
 }
 
-# {"targets": [{"target": T|null, "lc_ticks", "be_ticks", "lc_share"}, ...]}: as many LC busy loops as CPUs
-# beside as many BE ones, unpinned; the LC loops' part of the loops' CPU time.
+# The node's context switches and rescheduling IPIs since boot, all CPUs: "CTXT RES".
+node_counters() {
+	echo "$(awk '$1 == "ctxt" {print $2}' /proc/stat) $(awk '$1 == "RES:" {s = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i; print s}' /proc/interrupts)"
+}
+
+# {"targets": [{"target": T|null, "lc_ticks", "be_ticks", "lc_share", "context_switches_per_s",
+# "resched_ipis_per_s"}, ...]}: as many LC busy loops as CPUs beside as many BE ones, unpinned; the LC loops'
+# part of the loops' CPU time, and the node's context switches and rescheduling IPIs per second meanwhile.
 colocation() {
-	local row=$1 socket=$2 t a0 b0 a1 b1 out=() lc=() be=() i p n
+	local row=$1 socket=$2 t a0 b0 a1 b1 c0 c1 t0 t1 out=() lc=() be=() i p n
 	n=$(nproc)
 	for ((i = 0; i < n; i++)); do
 		bash -c 'while :; do :; done' &
@@ -212,10 +218,10 @@ colocation() {
 			break
 		fi
 		sleep 0.5
-		a0=$(ticks "${lc[@]}") b0=$(ticks "${be[@]}")
+		a0=$(ticks "${lc[@]}") b0=$(ticks "${be[@]}") c0=$(node_counters) t0=$EPOCHREALTIME
 		sleep "$COLOC_SECONDS"
-		a1=$(ticks "${lc[@]}") b1=$(ticks "${be[@]}")
-		out+=("$t $((a1 - a0)) $((b1 - b0))")
+		a1=$(ticks "${lc[@]}") b1=$(ticks "${be[@]}") c1=$(node_counters) t1=$EPOCHREALTIME
+		out+=("$t $((a1 - a0)) $((b1 - b0)) $c0 $c1 $t0 $t1")
 	done
 	kill "${COLOC_PIDS[@]}" 2>/dev/null
 	wait "${COLOC_PIDS[@]}" 2>/dev/null
@@ -229,10 +235,12 @@ colocation() {
 import json, sys
 rows = []
 for line in sys.stdin:
-    t, a, b = line.split()
-    a, b = int(a), int(b)
+    t, a, b, x0, r0, x1, r1, t0, t1 = line.split()
+    a, b, secs = int(a), int(b), float(t1) - float(t0)
     rows.append({"target": None if t == "null" else int(t), "lc_ticks": a, "be_ticks": b,
-                 "lc_share": a / (a + b) if a + b else None})
+                 "lc_share": a / (a + b) if a + b else None,
+                 "context_switches_per_s": (int(x1) - int(x0)) / secs if secs > 0 else None,
+                 "resched_ipis_per_s": (int(r1) - int(r0)) / secs if secs > 0 else None})
 print(json.dumps({"targets": rows}))'
 }
 

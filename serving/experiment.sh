@@ -8,7 +8,10 @@
 #   alone       the kernel's default scheduler, no antagonists (the precondition)
 #   default     the kernel's default scheduler (no BPF scheduler attached)
 #   scx_simple  the kernel's tools/sched_ext peer (it schedules every task)
-#   latency, throughput      akts with one static policy
+#   latency, preempt, throughput      akts with one static policy (preempt: latency's order, and a waking LC
+#               task takes the CPU from batch work at once)
+#   latency_q250  static latency with the frame's quantum timer at 250 us (slices end between ticks; off in
+#               every other arm)
 #   oracle      akts switching at the load's phase boundaries: the load generator says each phase as it begins
 #               (v1.push phase) and the oracle runs that phase's policy (latency for a phase busier than the
 #               lightest, throughput otherwise), so a slow start or a slow machine cannot shift it
@@ -138,8 +141,8 @@ die() {
 
 for a in "${ARMS[@]}"; do
 	case $a in
-	alone | default | scx_simple | latency | throughput | oracle | detector | bandit | learner | llm) ;;
-	*) die "no arm named '$a' (arms: alone default scx_simple latency throughput oracle detector bandit learner llm)" ;;
+	alone | default | scx_simple | latency | latency_q250 | preempt | throughput | oracle | detector | bandit | learner | llm) ;;
+	*) die "no arm named '$a' (arms: alone default scx_simple latency latency_q250 preempt throughput oracle detector bandit learner llm)" ;;
 	esac
 done
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a whole number, 1 or more (not '$RUNS')"
@@ -337,12 +340,14 @@ sample_batch() {
 
 daemon_config() {
 	local arm=$1 dir=$2 ctl=none initial=throughput
-	[[ $arm == latency ]] && initial=latency
+	local qt=off
+	[[ $arm == latency || $arm == preempt ]] && initial=$arm
+	[[ $arm == latency_q250 ]] && initial=latency qt=250us
 	# The oracle follows the load's phases as the load generator says them: chosen from the start, it waits
 	# for the first.
 	[[ $arm == oracle || $arm == detector || $arm == bandit || $arm == learner || $arm == llm ]] && ctl=$arm
 	cat <<JSON
-{"socket": "$SOCK", "switch_all": $([[ $NODE == cpu ]] && echo true || echo false), "policies": ["latency", "throughput"], "initial": "$initial",
+{"socket": "$SOCK", "switch_all": $([[ $NODE == cpu ]] && echo true || echo false), "policies": ["latency", "throughput", "preempt"], "initial": "$initial",
  "objective": {"signal": "request_latency_p99", "max": "$OBJECTIVE_MAX"},
  "telemetry": {"metrics_url": "http://127.0.0.1:8080/metrics", "metrics_timeout": "1s"},
  "controller": {"name": "$ctl", "min_dwell": "500ms",
@@ -352,6 +357,7 @@ daemon_config() {
                 "llm": {"endpoint": "http://127.0.0.1:$AGENT_PORT", "timeout": "5s", "decide_every": 30}},
  "decision_log": {"path": "$dir/decisions.jsonl"},
  "breaker": {"armed": false},
+ "guard": {"quantum_timer": "$qt"},
  "classes": [{"class": "lc", "comm": "llama-server"}, {"class": "be", "comm": "stress-ng"},
              {"class": "be", "comm": "stress-ng-cpu"}]}
 JSON
@@ -543,7 +549,7 @@ why = "" if ok else "sched_ext was %r at the load's start and %r at its end, not
 if ok and has_daemon and e["ALIVE"] != "true":
     ok, why = False, "the akts daemon was gone before the load ended"
 error = e["ERROR"] or None
-slots = ["latency", "throughput"] if has_daemon else []
+slots = ["latency", "throughput", "preempt"] if has_daemon else []
 # Switches a controller applied while the load ran (not the config's or the operator's records).
 switches = 0
 try:

@@ -33,8 +33,8 @@ import textwrap
 from datetime import datetime, timedelta, timezone
 
 # The arms in the order experiment.sh knows them (used when meta.json is missing).
-KNOWN_ARMS = ["alone", "default", "scx_simple", "latency", "throughput", "oracle", "detector", "bandit", "learner", "llm"]
-NO_SWITCHING = {"alone", "default", "scx_simple", "latency", "throughput"}  # every other arm switches policies
+KNOWN_ARMS = ["alone", "default", "scx_simple", "latency", "latency_q250", "preempt", "throughput", "oracle", "detector", "bandit", "learner", "llm"]
+NO_SWITCHING = {"alone", "default", "scx_simple", "latency", "latency_q250", "preempt", "throughput"}  # every other arm switches policies
 
 # Two-sided 95% quantiles (0.975) of Student's t for df = 1..30; past 30 the
 # normal's 1.96 (a little narrow: t is 2.021 at df 40, 2.000 at df 60).
@@ -94,7 +94,7 @@ TABLE2 = ["burst_ttft_p50", "burst_ttft_p99", "steady_ttft_p99", "burst_served",
 # every limit; a failed or unanswered request never does), then the latencies over the whole load.
 GOODPUT = ["burst_ttft_p50", "burst_served", "goodput_burst", "goodput_steady", "goodput", "batch_cpu_s", "unanswered"]
 LATENCIES = ["ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99", "e2el_p50", "e2el_p99"]
-STATIC = ["default", "scx_simple", "latency", "throughput"]  # the arms that switch nothing (alone aside)
+STATIC = ["default", "scx_simple", "latency", "latency_q250", "preempt", "throughput"]  # the arms that switch nothing (alone aside)
 ORACLE_LAG_MAX_MS = 200  # the oracle's switch after a phase boundary, at most (issue 35)
 BATCH_PHASE = "batch_cpu_s_phase"  # + "<k>_<name>": batch work in phase k (1-based), from batch.tsv
 BATCH_TARGET = 0.97  # a switching arm's batch work, as a share of static throughput's
@@ -639,7 +639,9 @@ def ratio_ci(num_values, den_values, resamples=4000):
 
 def operator_verdicts(arms, order, bench_spread=None):
     """What an operator decides by, on the means (None with fewer than two runs on a side: no spread):
-    - best_static: the arm that switches nothing (default, scx_simple, latency, throughput) with the most goodput;
+    - best_static: the arm that switches nothing (default, scx_simple, latency, latency_q250, preempt,
+      throughput) with the most
+      goodput;
     - per switching arm, goodput against the best static arm's: a win when within one std of it or above;
     - default against akts's best arm an operator can run (by goodput; the oracle, told the phases, is not one):
       goodput, burst TTFT p50 and batch work, each saying which wins.

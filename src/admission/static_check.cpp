@@ -39,7 +39,9 @@ const std::set<std::string, std::less<>> kAllowedKfuncs = {
     "scx_bpf_get_online_cpumask", "scx_bpf_get_possible_cpumask", "scx_bpf_put_cpumask", "bpf_cpumask_test_cpu",
     "bpf_cpumask_first", "bpf_cpumask_weight", "scx_bpf_task_cpu", "scx_bpf_task_running", "scx_bpf_now",
     "scx_bpf_nr_cpu_ids", "scx_bpf_nr_node_ids", "scx_bpf_cpu_node", "scx_bpf_task_set_dsq_vtime",
-    "scx_bpf_task_set_slice", "scx_bpf_cpuperf_cap", "scx_bpf_cpuperf_cur"};
+    "scx_bpf_task_set_slice", "scx_bpf_cpuperf_cap", "scx_bpf_cpuperf_cur",
+    // Reading which task a CPU runs (preempt's victim check; akts_kfunc_compat.bpf.h's __COMPAT_scx_bpf_cpu_curr).
+    "scx_bpf_cpu_curr", "scx_bpf_cpu_rq"};
 
 // Refused with a reason (the rest of what is not allowed is refused as "not in the contract").
 const std::map<std::string, std::string, std::less<>> kRefusedKfuncs = {
@@ -58,13 +60,16 @@ const std::map<std::string, std::string, std::less<>> kRefusedKfuncs = {
 
 // Extern variables an object may name (libbpf resolves them): not kernel functions.
 const std::set<std::string, std::less<>> kExternVars = {"LINUX_KERNEL_VERSION", "LINUX_HAS_BPF_COOKIE",
-                                                         "CONFIG_HZ"};
+                                                         "CONFIG_HZ",
+                                                         // the per-CPU run queues, read for a CPU's current task
+                                                         // where the kernel has no scx_bpf_cpu_curr (compat)
+                                                         "runqueues"};
 
 const std::map<int, std::string> kAllowedHelpers = {
     {1, "map_lookup_elem"},       {2, "map_update_elem"},  {3, "map_delete_elem"},   {5, "ktime_get_ns"},
     {6, "trace_printk"},          {7, "get_prandom_u32"},  {8, "get_smp_processor_id"}, {14, "get_current_pid_tgid"},
     {93, "spin_lock"},            {94, "spin_unlock"},     {113, "probe_read_kernel"}, {125, "ktime_get_boot_ns"},
-    {156, "task_storage_get"},    {157, "task_storage_delete"}, {158, "get_current_task_btf"}, {181, "loop"}};
+    {153, "per_cpu_ptr"},         {156, "task_storage_get"},    {157, "task_storage_delete"}, {158, "get_current_task_btf"}, {181, "loop"}};
 
 const std::map<int, std::string> kRefusedHelpers = {
     {12, "tail_call: a policy runs inside the frame's tail call and may not chain others"},

@@ -71,6 +71,10 @@ void add_local_commands(Commands& c) {
   auto& no_breaker = c.keep<bool>(false);
   selftest->add_flag("--no-breaker", no_breaker,
                      "breaker_*: run the misbehaving policies with the breaker disarmed (a negative control: they must fail)");
+  auto& no_kick = c.keep<bool>(false);
+  selftest->add_flag("--no-preempt-kick", no_kick,
+                     "preempt_wakeup with preempt's kick off (a negative control: the LC wait rises to the BE slice "
+                     "and the check fails)");
   selftest->add_flag("--no-guard", no_guard,
                      "bounded_wait without the guard: shows the check fails (the kernel ejects the scheduler)");
   selftest->add_option("--only", st.only, "run only these checks")
@@ -99,6 +103,7 @@ void add_local_commands(Commands& c) {
     }
     st.guard = !no_guard;
     st.breaker = !no_breaker;
+    st.preempt_kick = !no_kick;
     return cmd_selftest(st, st_json);
   });
   c.on(library, [&] { return cmd_library(lib_json); });

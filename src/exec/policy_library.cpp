@@ -13,6 +13,11 @@ const std::vector<PolicySpec>& builtin_policies() {
        "idle-CPU pick, 1 ms slices, LC queue drained before BE, weighted vtime within each class",
        "request bursts: protects latency-critical tail latency (e.g. time-to-first-token)",
        AKTS_OPEN_SKELETON(akts_latency_bpf)},
+      {"preempt",
+       "latency's order, and a waking LC task with no idle CPU preempts a BE task at once (SCX_KICK_PREEMPT); "
+       "20 ms BE slices while no LC waits",
+       "LC work beside batch work whose wake-ups must not wait for a tick (an LLM server's per-token CPU work)",
+       AKTS_OPEN_SKELETON(akts_preempt_bpf)},
       {"throughput",
        "one FIFO for all classes, 20 ms slices, previous-CPU affinity for warm caches",
        "between bursts: maximises batch progress when nothing latency-critical waits",

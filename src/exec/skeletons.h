@@ -19,6 +19,7 @@ extern "C" {
 
 #include "akts_dispatcher.skel.h"
 #include "akts_latency.skel.h"
+#include "akts_preempt.skel.h"
 #include "akts_throughput.skel.h"
 #include "akts_fifo.skel.h"
 #include "akts_rr.skel.h"

@@ -9,7 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <optional>
 #include <thread>
@@ -55,6 +57,9 @@ constexpr Check kAdmission{"admission",
                            "a policy admitted while running serves its slot; one the verifier rejects changes nothing"};
 constexpr Check kBounded{"bounded_wait",
                           "across every switch and under LC precedence, every task runs within the guard's bound"};
+constexpr Check kPreempt{"preempt_wakeup",
+                         "under preempt a waking LC task takes the CPU from BE work at once; under latency it waits "
+                         "for a tick"};
 constexpr Check kOverride{"override", "the override word wins over the selected slot; cleared, selection rules again"};
 
 constexpr Check kBreakerStarver{"breaker_lc_starver",
@@ -314,6 +319,12 @@ CheckResult check_invalid(const SelftestOptions& o, KernelLogWatch* kmsg) {
   return r;
 }
 
+uint64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
 // CPU time a task has had, from /proc/<pid>/schedstat (ns).
 uint64_t cpu_time_ns(pid_t pid) {
   FILE* f = fopen(fmt::format("/proc/{}/schedstat", pid).c_str(), "r");
@@ -455,11 +466,14 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
   r.counts["emulation_slack"] = "bound + (bound - max_wait) / 2 + 20 ms";
   attached_cycle(r, kmsg, po, [&](ExecutionPlane& plane) {
     if (plane.policies().size() != 2) return fail(r, "needs the two built-in policies in slots 0 and 1");
-    const uint32_t latency = 0, throughput = 1, empty = 2, greedy = 3, hoarder = 4;
+    const uint32_t latency = 0, throughput = 1, empty = 2, greedy = 3, hoarder = 4, preempt = 5;
     // Policies that starve whatever the contract lets them: only the guard can keep their tasks running.
     if (auto st = plane.admit(greedy_fixture(), greedy); !st) return fail(r, "admitting greedy: " + st.error().to_string());
     if (auto st = plane.admit(hoarder_fixture(), hoarder); !st)
       return fail(r, "admitting hoarder: " + st.error().to_string());
+    // The library policy that kicks CPUs for LC wake-ups: its hand-offs, and its kicks against rescued runs below.
+    if (auto st = plane.admit(*find_policy("preempt"), preempt); !st)
+      return fail(r, "admitting preempt: " + st.error().to_string());
     auto slot_label = [&](uint32_t s) {
       for (const auto& p : plane.policies())
         if (p.slot == s) return p.name;
@@ -479,7 +493,8 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
       for (bool kick : {false, true})
         for (size_t i = 1; i < circuit.size(); ++i) steps.push_back({circuit[i - 1], circuit[i], kick});
     const std::vector<uint32_t> via_greedy = {latency, greedy, throughput, greedy, empty, greedy, latency,
-                                              hoarder, throughput, hoarder, latency};
+                                              hoarder, throughput, hoarder, latency, preempt, greedy, preempt,
+                                              hoarder, preempt, latency};
     for (size_t i = 1; i < via_greedy.size(); ++i) steps.push_back({via_greedy[i - 1], via_greedy[i], false});
     const int kHogs = 3;
     const auto settle = std::chrono::milliseconds(300);
@@ -655,6 +670,42 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
         int n = static_cast<int>(g->pids().size());
         auto out = g->wait(kWorkerTimeout);
         if (auto why = judge_workers(out, n); !why.empty()) fail(r, "LC precedence: " + why);
+      }
+    }
+    // Kicks against rescues: under preempt, two LC tasks that wake every 100 us and want 160% of CPU 0 between
+    // them, beside the BE hogs there. Only the guard's rescues run the hogs, and every LC wake-up looks for a BE
+    // run to preempt: a rescued run must not be one (a rescue cut at the next wake-up would give a hog a
+    // fraction of its rescue slice, under the progress floor).
+    if (r.status == "pass") {
+      WorkerSpec lc = w, be = w;
+      lc.count = 2;
+      lc.held = true;
+      lc.spin = std::chrono::microseconds(400);
+      lc.sleep = std::chrono::microseconds(100);
+      be.count = kHogs;
+      lc.until = be.until = Clock::now() + o.hold + settle + std::chrono::seconds(1);
+      plane.select(preempt);
+      auto lc_group = WorkerGroup::spawn(lc);
+      if (!lc_group) return fail(r, lc_group.error().to_string());
+      for (pid_t p : lc_group->pids())
+        if (auto st = plane.set_class(static_cast<uint32_t>(p), AKTS_CLASS_LC); !st)
+          return fail(r, st.error().to_string());
+      lc_group->release();
+      auto be_group = WorkerGroup::spawn(be);
+      if (!be_group) return fail(r, be_group.error().to_string());
+      std::this_thread::sleep_for(settle);
+      if (auto st = plane.reset_longest_waits(); !st) return fail(r, st.error().to_string());
+      std::vector<pid_t> pids = be_group->pids();
+      for (pid_t p : lc_group->pids()) pids.push_back(p);
+      nlohmann::json sc = {{"policy", "preempt"}, {"lc_wakers", 2}, {"be_tasks", kHogs}};
+      hold_and_judge("LC wake-ups under preempt", pids, 2 + kHogs, sc, false);
+      r.counts["preempt_wakers"] = sc;
+      plane.select(latency);
+      for (pid_t p : lc_group->pids()) (void)plane.clear_class(static_cast<uint32_t>(p));
+      for (auto* g : {&*lc_group, &*be_group}) {
+        int n = static_cast<int>(g->pids().size());
+        auto out = g->wait(kWorkerTimeout);
+        if (auto why = judge_workers(out, n); !why.empty()) fail(r, "LC wake-ups under preempt: " + why);
       }
     }
     r.counts["local_kicks"] = local_kicks;
@@ -866,6 +917,97 @@ CheckResult check_nice(const SelftestOptions& o, KernelLogWatch* kmsg) {
   return r;
 }
 
+// Involuntary context switches of a task so far (/proc/<pid>/status): how often something preempted it.
+uint64_t preemptions_of(pid_t pid) {
+  std::ifstream f(fmt::format("/proc/{}/status", pid));
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("nonvoluntary_ctxt_switches:", 0) == 0) return std::strtoull(line.c_str() + 27, nullptr, 10);
+  return 0;
+}
+
+// An LC task that wakes every 2 ms for 100 us beside a BE hog, both on CPU 0,
+// under latency (slot 0) and preempt (slot 1). sched_ext ends a slice only at
+// the tick, so under latency the waking task waits for the hog's slice to end
+// there (up to a tick); under preempt the wake-up kicks the hog off at once.
+// The check: preempt's LC wait p99 is below a tick, the hog keeps most of the
+// CPU, and with the kick turned off (o.preempt_kick false, a negative
+// control) the wait p99 rises to the BE slice and the check fails.
+CheckResult check_preempt(const SelftestOptions& o, KernelLogWatch* kmsg) {
+  CheckResult r = start(kPreempt);
+  PlaneOptions po = default_plane();
+  po.policies = {"latency", "preempt"};
+  attached_cycle(r, kmsg, po, [&](ExecutionPlane& plane) {
+    const uint32_t latency = 0, preempt = 1;
+    if (!o.preempt_kick)
+      if (auto st = plane.set_param(preempt, 3, 0); !st) return fail(r, "preempt.kick 0: " + st.error().to_string());
+    r.counts["kick"] = o.preempt_kick;
+    auto g = plane.read_guard();
+    if (!g) return fail(r, g.error().to_string());
+    const double tick_ms = g->state.tick_ns ? static_cast<double>(g->state.tick_ns) / 1e6 : 4.0;
+    r.counts["tick_ms"] = tick_ms;
+    const auto run_for = std::chrono::milliseconds(2500);
+    for (uint32_t slot : {latency, preempt}) {
+      const std::string name = slot == latency ? "latency" : "preempt";
+      plane.select(slot);
+      WorkerSpec be, lc;
+      be.count = lc.count = 1;
+      be.cpu = lc.cpu = 0;
+      be.spin = std::chrono::microseconds(10000);
+      be.sleep = std::chrono::microseconds(0);
+      lc.spin = std::chrono::microseconds(100);
+      lc.sleep = std::chrono::microseconds(2000);
+      lc.held = true;
+      be.until = lc.until = Clock::now() + run_for + std::chrono::milliseconds(500);
+      auto lc_group = WorkerGroup::spawn(lc);
+      if (!lc_group) return fail(r, lc_group.error().to_string());
+      if (auto st = plane.set_class(static_cast<uint32_t>(lc_group->pids()[0]), AKTS_CLASS_LC); !st)
+        return fail(r, st.error().to_string());
+      lc_group->release();
+      auto be_group = WorkerGroup::spawn(be);
+      if (!be_group) return fail(r, be_group.error().to_string());
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      const pid_t hog = be_group->pids()[0];
+      auto s0 = plane.read_stats();
+      if (!s0) return fail(r, s0.error().to_string());
+      const uint64_t hog0 = cpu_time_ns(hog), pre0 = preemptions_of(hog), t0 = monotonic_ns();
+      std::this_thread::sleep_for(run_for);
+      auto s1 = plane.read_stats();
+      if (!s1) return fail(r, s1.error().to_string());
+      const uint64_t hog1 = cpu_time_ns(hog), pre1 = preemptions_of(hog), t1 = monotonic_ns();
+      (void)plane.clear_class(static_cast<uint32_t>(lc_group->pids()[0]));
+      for (auto* grp : {&*lc_group, &*be_group})
+        if (auto why = judge_workers(grp->wait(kWorkerTimeout), 1); !why.empty()) fail(r, name + ": " + why);
+      const Stats d = *s1 - *s0;
+      const uint64_t waits = d.waits(AKTS_CLASS_LC);
+      const double p50 = d.wait_percentile_ns(AKTS_CLASS_LC, 0.5).value_or(0) / 1e6,
+                   p99 = d.wait_percentile_ns(AKTS_CLASS_LC, 0.99).value_or(0) / 1e6,
+                   mean = waits ? static_cast<double>(d.wait_ns[AKTS_CLASS_LC]) / static_cast<double>(waits) / 1e6 : 0,
+                   secs = static_cast<double>(t1 - t0) / 1e9;
+      const double share = static_cast<double>(hog1 - hog0) / static_cast<double>(t1 - t0);
+      r.counts[name] = {{"lc_waits", waits},          {"lc_wait_p50_ms", p50},
+                        {"lc_wait_p99_ms", p99},       {"lc_wait_mean_ms", mean},
+                        {"be_cpu_share", share},       {"be_preemptions_per_s", static_cast<double>(pre1 - pre0) / secs}};
+      if (waits < 100) fail(r, fmt::format("{}: only {} LC waits measured", name, waits));
+    }
+    if (r.status != "pass") return;
+    const auto& pre = r.counts["preempt"];
+    const double p99 = pre["lc_wait_p99_ms"].get<double>(), share = pre["be_cpu_share"].get<double>();
+    if (p99 >= tick_ms)
+      fail(r, fmt::format("preempt: the LC wait p99 is {:.2f} ms, not below a tick ({:.0f} ms){}", p99, tick_ms,
+                          o.preempt_kick ? "" : " (its kick is off)"));
+    // The LC task wants about 5% of the CPU; the rest of CPU 0 is the hog's but for this process and kernel threads.
+    if (share < 0.6) fail(r, fmt::format("preempt: the BE hog got {:.0f}% of its CPU, under 60%", 100 * share));
+    if (r.status == "pass")
+      r.detail = fmt::format(
+          "LC wait p99 {:.2f} ms under preempt against {:.2f} ms under latency (a tick: {:.0f} ms); the BE hog kept "
+          "{:.0f}% of its CPU, preempted {:.0f} times a second",
+          p99, r.counts["latency"]["lc_wait_p99_ms"].get<double>(), tick_ms, 100 * share,
+          pre["be_preemptions_per_s"].get<double>());
+  });
+  return r;
+}
+
 CheckResult check_pinned(const SelftestOptions& o, KernelLogWatch* kmsg) {
   CheckResult r = start(kPinned);
   const std::string dir = fmt::format("/sys/fs/bpf/akts-selftest-{}", getpid());
@@ -987,12 +1129,6 @@ CheckResult check_admission(const SelftestOptions& o, KernelLogWatch* kmsg) {
   return r;
 }
 
-uint64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 // One misbehaving policy against the armed breaker: LC tasks and BE hogs run
 // under `latency` (no trip allowed), then the culprit is selected. The breaker
 // must trip for `reason`, hold the safe slot (the built-in default) against a
@@ -1012,10 +1148,12 @@ CheckResult breaker_attempt(const Check& c, const PolicySpec& culprit, uint32_t 
   r.counts["guard"] = po.guard.to_json();
   r.counts["watchdog_ms"] = o.watchdog_ms;
   attached_cycle(r, kmsg, po, [&](ExecutionPlane& plane) {
-    const uint32_t latency = 0, bad = 2;
+    const uint32_t latency = 0, bad = 2, preempt = 3;
     if (auto st = plane.admit(culprit, bad); !st) return fail(r, fmt::format("admitting {}: {}", culprit.name, st.error().to_string()));
+    if (auto st = plane.admit(*find_policy("preempt"), preempt); !st)
+      return fail(r, "admitting preempt: " + st.error().to_string());
     const auto settle = std::chrono::milliseconds(500);
-    const auto budget = settle + std::chrono::seconds(3) + po.breaker.cooldown + po.breaker.calm + std::chrono::seconds(3);
+    const auto budget = 2 * settle + std::chrono::seconds(3) + po.breaker.cooldown + po.breaker.calm + std::chrono::seconds(3);
     WorkerSpec lc, be;
     lc.count = 2;
     lc.cpu = be.cpu = cpu;
@@ -1048,6 +1186,15 @@ CheckResult breaker_attempt(const Check& c, const PolicySpec& culprit, uint32_t 
     if (!b0) return fail(r, b0.error().to_string());
     r.counts["trips_under_latency"] = b0->state.trips;
     if (b0->state.trips) fail(r, fmt::format("tripped {} time(s) under latency, which starves no one", b0->state.trips));
+    // Nor under preempt, whose LC wake-ups kick the hogs off their CPU: kicks are not starvation.
+    plane.select(preempt);
+    std::this_thread::sleep_for(settle);
+    b0 = plane.read_breaker();
+    if (!b0) return fail(r, b0.error().to_string());
+    r.counts["trips_under_preempt"] = b0->state.trips - r.counts["trips_under_latency"].get<uint64_t>();
+    if (r.counts["trips_under_preempt"].get<uint64_t>())
+      fail(r, fmt::format("tripped {} time(s) under preempt, which starves no one",
+                          r.counts["trips_under_preempt"].get<uint64_t>()));
 
     // The culprit: the breaker must trip within its threshold plus a few firings.
     // The kicking switch: every CPU decides again at once, so the culprit's own fault is what trips the breaker.
@@ -1201,7 +1348,7 @@ CheckResult skipped(const Check& c, const std::string& why) { return CheckResult
 const std::vector<std::string>& selftest_check_names() {
   static const std::vector<std::string> kNames = {
       kGate1.name,   kGate2.name,  kGate3.name, kInvalid.name, kStorm.name,    kBounded.name,
-      kOverride.name, kBreakerStarver.name, kBreakerGreedy.name, kBreakerStray.name, kClasses.name, kNice.name,
+      kPreempt.name, kOverride.name, kBreakerStarver.name, kBreakerGreedy.name, kBreakerStray.name, kClasses.name, kNice.name,
       kPinned.name, kAdmission.name};
   return kNames;
 }
@@ -1276,6 +1423,7 @@ SelftestReport run_selftest(const SelftestOptions& o) {
   runtime(kInvalid, [&] { return check_invalid(o, log); });
   runtime(kStorm, [&] { return check_storm(o, log); });
   runtime(kBounded, [&] { return check_bounded_wait(o, log); });
+  runtime(kPreempt, [&] { return check_preempt(o, log); });
   runtime(kOverride, [&] { return check_override(o, log); });
   // The LC starver and greedy on one CPU (the case that starved the server); stray needs two to stray between.
   runtime(kBreakerStarver, [&] { return check_breaker(kBreakerStarver, lc_starver_fixture(), AKTS_TRIP_OLDEST, 0, o, log); });

@@ -22,6 +22,7 @@ struct SelftestOptions {
   uint32_t watchdog_ms = 2000;
   bool guard = true;  // false: run without the guard, to show the check can fail
   bool breaker = true;  // false: the breaker checks run it disarmed, to show they can fail
+  bool preempt_kick = true;  // false: preempt_wakeup runs preempt with its kick off, to show the check can fail
   std::vector<std::string> only;  // run only these checks (empty: all)
 };
 

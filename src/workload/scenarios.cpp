@@ -8,9 +8,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
+#include <cmath>
+#include <fstream>
+#include <map>
 #include <mutex>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -138,15 +143,73 @@ Result<ScenarioArgs> parse_args(const json& a) {
 }
 
 std::optional<json> parse_cyclictest(const std::string& out) {
-  static const std::regex re(R"(Min:\s*(\d+)\s+Act:\s*(\d+)\s+Avg:\s*(\d+)\s+Max:\s*(\d+))");
-  std::smatch m, last;
+  // With a histogram (-h): "%06d %06d" rows (microseconds, count; one thread), then "# Min Latencies: 00003" and
+  // the like; without one, the quiet summary line "T: 0 (...) ... Min: 3 Act: 5 Avg: 6 Max: 80".
+  static const std::regex summary(R"(Min:\s*(\d+)\s+Act:\s*(\d+)\s+Avg:\s*(\d+)\s+Max:\s*(\d+))");
+  static const std::regex row(R"(^(\d{6})\s+(\d+)\s*$)");
+  static const std::regex footer(R"(^# (Min|Avg|Max) Latencies:\s*(\d+))");
+  static const std::regex overflow(R"(^# Histogram Overflows:\s*(\d+))");
+  std::vector<std::pair<uint64_t, uint64_t>> hist;
+  std::map<std::string, double> foot;
+  std::optional<uint64_t> overflows;
+  std::istringstream in(out);
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (std::regex_match(line, m, row))
+      hist.emplace_back(std::stoull(m[1].str()), std::stoull(m[2].str()));
+    else if (std::regex_search(line, m, footer))
+      foot[m[1].str()] = std::stod(m[2].str());
+    else if (std::regex_search(line, m, overflow))
+      overflows = std::stoull(m[1].str());
+  }
+  if (foot.size() == 3 && overflows && !hist.empty()) {
+    uint64_t total = *overflows;
+    for (const auto& [us, n] : hist) total += n;
+    json j = {{"min", foot["Min"]}, {"avg", foot["Avg"]}, {"max", foot["Max"]}, {"samples", total},
+              {"histogram_us", hist.size()}, {"overflows", *overflows}};
+    // A percentile past the histogram's last row is not known, only that it is above: null, never the ceiling.
+    for (auto [name, q] : {std::pair{"p50", 0.50}, std::pair{"p99", 0.99}}) {
+      uint64_t need = static_cast<uint64_t>(std::ceil(q * static_cast<double>(total))), seen = 0;
+      j[name] = nullptr;
+      for (const auto& [us, n] : hist) {
+        seen += n;
+        if (need && seen >= need) {
+          j[name] = static_cast<double>(us);
+          break;
+        }
+      }
+    }
+    return j;
+  }
+  std::smatch last;
   bool found = false;
-  for (auto it = std::sregex_iterator(out.begin(), out.end(), re); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), summary); it != std::sregex_iterator(); ++it) {
     last = *it;
     found = true;
   }
   if (!found) return std::nullopt;
   return json{{"min", std::stod(last[1].str())}, {"avg", std::stod(last[3].str())}, {"max", std::stod(last[4].str())}};
+}
+
+SystemCounters read_system_counters(const std::string& proc) {
+  SystemCounters c;
+  std::ifstream stat(proc + "/stat");
+  std::string line;
+  while (std::getline(stat, line))
+    if (line.rfind("ctxt ", 0) == 0) c.context_switches = std::strtoull(line.c_str() + 5, nullptr, 10);
+  std::ifstream irq(proc + "/interrupts");
+  while (std::getline(irq, line)) {
+    std::istringstream f(line);
+    std::string name, tok;
+    f >> name;
+    uint64_t* dst = name == "RES:" ? &c.resched_ipis : name == "CAL:" ? &c.call_ipis : nullptr;
+    if (!dst) continue;
+    // One count per CPU, then the description: the counts are the leading numbers.
+    while (f >> tok && !tok.empty() && std::isdigit(static_cast<unsigned char>(tok[0])))
+      *dst += std::strtoull(tok.c_str(), nullptr, 10);
+  }
+  return c;
 }
 
 std::optional<double> parse_stress_ng_bogo_ops_per_s(const std::string& out) {
@@ -183,7 +246,8 @@ Result<json> run(const ScenarioArgs& a, const Hooks& hooks, const std::atomic<bo
   std::string s = std::to_string(a.seconds);
   std::string cpus = std::to_string(ncpu());
   if (a.scenario == "wakeup_latency") {
-    procs.push_back({{"cyclictest", "-q", "-t1", "-i", "1000", "-D", s + "s"}, "lc"});
+    // The histogram (to 30 ms, past a 20 ms slice) gives the p99; quiet mode then prints no summary line.
+    procs.push_back({{"cyclictest", "-q", "-t1", "-i", "1000", "-h", "30000", "-D", s + "s"}, "lc"});
     procs.push_back({{"stress-ng", "--cpu", cpus, "--timeout", s + "s", "--metrics-brief"}, "be"});
   } else if (a.scenario == "hackbench") {
     // About a second of work per 100 loops at 4 groups on two TCG vCPUs; ends on its own.
@@ -212,6 +276,7 @@ Result<json> run(const ScenarioArgs& a, const Hooks& hooks, const std::atomic<bo
       }
     }
   }
+  const SystemCounters sys0 = read_system_counters();
   auto t0 = std::chrono::steady_clock::now();
   for (auto& p : procs) {
     if (::write(p.gate_fd.get(), "g", 1) != 1) {
@@ -244,6 +309,12 @@ Result<json> run(const ScenarioArgs& a, const Hooks& hooks, const std::atomic<bo
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const SystemCounters sys1 = read_system_counters();
+  auto rate = [&](uint64_t a, uint64_t b) { return took > 0 && b >= a ? static_cast<double>(b - a) / took : 0.0; };
+  // The whole node's, not the scenario's alone: what the scheduler's preemptions cost everyone.
+  const json system = {{"context_switches_per_s", rate(sys0.context_switches, sys1.context_switches)},
+                       {"resched_ipis_per_s", rate(sys0.resched_ipis, sys1.resched_ipis)},
+                       {"call_ipis_per_s", rate(sys0.call_ipis, sys1.call_ipis)}};
 
   json processes = json::array();
   std::vector<std::string> outs;
@@ -280,6 +351,7 @@ Result<json> run(const ScenarioArgs& a, const Hooks& hooks, const std::atomic<bo
               {"policy", policy ? json(*policy) : json(nullptr)},
               {"policy_at_end", policy_end ? json(*policy_end) : json(nullptr)},
               {"metrics", metrics},
+              {"system", system},
               {"processes", processes}};
 }
 

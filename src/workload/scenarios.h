@@ -5,7 +5,8 @@
 // checked here.
 //
 //   wakeup_latency  cyclictest (LC) beside stress-ng --cpu <ncpu> (BE):
-//                   {lc_wakeup_us: {min, avg, max}, be_bogo_ops_per_s}
+//                   {lc_wakeup_us: {min, avg, max, p50, p99, samples, histogram_us, overflows},
+//                    be_bogo_ops_per_s} (p50/p99 from cyclictest's 1 us histogram; null past its 30 ms)
 //   hackbench       hackbench -g 4 -l <loops> (BE): {seconds}
 //   cpu_throughput  sysbench cpu --threads <ncpu> (BE): {events_per_s}
 #pragma once
@@ -13,6 +14,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -42,9 +44,19 @@ struct Hooks {
   std::function<std::optional<std::string>()> policy;
 };
 
+// The node's counters since boot, all CPUs: context switches (/proc/stat ctxt), rescheduling and function-call
+// IPIs (/proc/interrupts RES and CAL). Zero where a file or line is missing.
+struct SystemCounters {
+  uint64_t context_switches = 0;
+  uint64_t resched_ipis = 0;
+  uint64_t call_ipis = 0;
+};
+SystemCounters read_system_counters(const std::string& proc = "/proc");
+
 // Runs one scenario to its end (or until cancelled: then an error, every
 // process killed). The result: {scenario, seconds, policy (effective at the
-// start), policy_at_end, metrics, processes}.
+// start), policy_at_end, metrics, system, processes}; system is the node's
+// context switches and IPIs per second over the run (SystemCounters).
 Result<json> run(const ScenarioArgs& args, const Hooks& hooks, const std::atomic<bool>& cancelled);
 
 // The parsers, for unit tests: the programs' own output.

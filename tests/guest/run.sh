@@ -63,6 +63,7 @@ TESTS=(
 	restart             # SIGKILL during a switch storm: nothing lost, the next daemon takes up classes and selection
 	kernel_restart      # CPU hotplug makes the kernel ask for a restart; sysrq-S with restart.on_eject; the limit
 	bounded_wait        # without the guard, the bounded-wait check fails (negative control)
+	preempt             # with preempt's kick off, the preempt_wakeup check fails (negative control)
 	switch_all          # --switch-all manages every task
 	mcp                 # the official MCP SDK drives akts mcp (stdio, HTTP) through every tool; conformance runner
 	admission           # a candidate refused at each gate; a hot-add under load; eviction

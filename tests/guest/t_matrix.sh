@@ -66,6 +66,27 @@ assert all((x["colocation_lc_share"] is not None) == (x["row"] != "share") for x
 		not_ok "plot_matrix.py: $(tail -n 3 "$OUT/matrix_plot.log")"
 	fi
 
+	# The preempt bench (bench/preempt.sh, `./akts bench preempt`) once, short: its four rows and the report's
+	# figures (cyclictest's p99 from its histogram, the BE work, the node's context switches and IPIs).
+	local pre=$OUT/preempt_bench
+	rm -rf "$pre"
+	if CYC_SECONDS=1 COLOC_SECONDS=1 bash /akts/bin/preempt.sh "$pre" 1 2>"$OUT/preempt_bench.log" &&
+		python3 /akts/bin/preempt_report.py "$pre" --json >"$OUT/preempt_bench.json" 2>>"$OUT/preempt_bench.log" &&
+		python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["runs"] == [1] and not r["left_out"], r["left_out"]
+for label in ("default", "latency", "latency+q250us", "preempt"):
+    row = r["rows"][label]
+    for k in ("cyc_p99_us", "cyc_max_us", "be_bogo_ops_per_s", "cyc_ctxt_per_s", "cyc_res_ipis_per_s", "coloc_lc_share", "coloc_ctxt_per_s"):
+        assert row[k] and row[k]["n"] == 1 and row[k]["mean"] >= 0, (label, k, row.get(k))
+    assert row["cyc_p99_us"]["mean"] <= row["cyc_max_us"]["mean"], (label, row["cyc_p99_us"], row["cyc_max_us"])
+assert len(r["verdicts"]) == 2' "$OUT/preempt_bench.json" 2>>"$OUT/preempt_bench.log"; then
+		ok "the preempt bench ran its four rows once and the report read every figure"
+	else
+		not_ok "the preempt bench: $(tail -n 3 "$OUT/preempt_bench.log")"
+	fi
+
 	# A peer killed during a workload: that workload keeps no figures, the next runs under a new instance.
 	local k=$OUT/matrix_kill
 	rm -rf "$k"

@@ -35,7 +35,7 @@ TEST(PolicyParams, EachLibraryPolicyDeclaresItsSliceLive) {
 }
 
 TEST(PolicyParams, TheLibraryHoldsThePeeRAndSkyloftPolicies) {
-  for (const char* name : {"latency", "throughput", "fifo", "rr", "wrr", "ljf", "wfair", "share", "srpt", "central"}) {
+  for (const char* name : {"latency", "preempt", "throughput", "fifo", "rr", "wrr", "ljf", "wfair", "share", "srpt", "central"}) {
     const PolicySpec* spec = find_policy(name);
     ASSERT_NE(spec, nullptr) << name;
     EXPECT_FALSE(policy_doc(name).empty()) << name << " has no opening essay";

@@ -28,7 +28,7 @@ class StaticCheck : public ::testing::Test {
 };
 
 TEST_F(StaticCheck, TheLibraryPasses) {
-  for (const char* name : {"akts_latency", "akts_throughput", "akts_fifo", "akts_rr", "akts_wrr", "akts_ljf",
+  for (const char* name : {"akts_latency", "akts_preempt", "akts_throughput", "akts_fifo", "akts_rr", "akts_wrr", "akts_ljf",
                            "akts_wfair", "akts_share", "akts_srpt", "akts_central", "akts_greedy", "akts_hoarder",
                            "akts_lc_starver", "akts_stray"}) {
     auto r = check_object(obj(name));

@@ -1,6 +1,12 @@
 // The workload scenarios' arguments and the parsers of their programs' output (recorded from Debian's builds).
 #include "workload/scenarios.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace akts::workload {
@@ -39,6 +45,63 @@ TEST(Workload, Parsers) {
             3.217);
   EXPECT_EQ(parse_sysbench_events_per_s("CPU speed:\n    events per second:  1523.42\n\nGeneral statistics:\n"), 1523.42);
   EXPECT_FALSE(parse_sysbench_events_per_s("FATAL: unknown option\n"));
+}
+
+// cyclictest -q -h N: one row per microsecond up to N, then the footer (rt-tests' print_hist).
+std::string histogram_output(const std::vector<std::pair<int, int>>& counts, int rows, int overflows, int max_us) {
+  std::string out = "# /dev/cpu_dma_latency set to 0us\n# Histogram\n";
+  int total = overflows;
+  for (int us = 0; us < rows; ++us) {
+    int n = 0;
+    for (const auto& [u, c] : counts)
+      if (u == us) n = c;
+    total += n;
+    out += fmt::format("{:06d} {:06d}\n", us, n);
+  }
+  out += fmt::format("# Total: {:09d}\n# Min Latencies: 00003\n# Avg Latencies: 00061\n# Max Latencies: {:05d}\n"
+                     "# Histogram Overflows: {:05d}\n# Histogram Overflow at cycle number:\n# Thread 0:\n",
+                     total, max_us, overflows);
+  return out;
+}
+
+TEST(Workload, CyclictestHistogramGivesPercentiles) {
+  // 98 samples at 5 us, 1 at 40, 1 at 900: p50 5, p99 40 (the 99th of 100), max 900.
+  auto c = parse_cyclictest(histogram_output({{5, 98}, {40, 1}, {900, 1}}, 1000, 0, 900));
+  ASSERT_TRUE(c);
+  EXPECT_EQ((*c)["p50"], 5.0);
+  EXPECT_EQ((*c)["p99"], 40.0);
+  EXPECT_EQ((*c)["max"], 900.0);
+  EXPECT_EQ((*c)["avg"], 61.0);
+  EXPECT_EQ((*c)["samples"], 100u);
+  EXPECT_EQ((*c)["overflows"], 0u);
+  // Two of 100 past the histogram: the p99 is above its last row, not known: null, never the ceiling.
+  c = parse_cyclictest(histogram_output({{5, 98}}, 100, 2, 25000));
+  ASSERT_TRUE(c);
+  EXPECT_EQ((*c)["p50"], 5.0);
+  EXPECT_TRUE((*c)["p99"].is_null()) << c->dump();
+  EXPECT_EQ((*c)["samples"], 100u);
+  // Cut off before the footer (a killed run): no figures rather than half of them.
+  std::string cut = histogram_output({{5, 98}}, 100, 0, 5);
+  EXPECT_FALSE(parse_cyclictest(cut.substr(0, cut.find("# Total"))));
+}
+
+TEST(Workload, SystemCountersSumEveryCpu) {
+  auto dir = std::filesystem::temp_directory_path() / fmt::format("akts-proc-{}", ::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "stat") << "cpu  1 2 3\nintr 5 6\nctxt 123456\nbtime 1700000000\n";
+  std::ofstream(dir / "interrupts") << "           CPU0       CPU1\n"
+                                        "  0:         41          0   IO-APIC    2-edge      timer\n"
+                                        "RES:       1500       2500   Rescheduling interrupts\n"
+                                        "CAL:         10         20   Function call interrupts\n"
+                                        "TLB:          1          2   TLB shootdowns\n";
+  SystemCounters c = read_system_counters(dir.string());
+  EXPECT_EQ(c.context_switches, 123456u);
+  EXPECT_EQ(c.resched_ipis, 4000u);
+  EXPECT_EQ(c.call_ipis, 30u);
+  SystemCounters none = read_system_counters((dir / "absent").string());
+  EXPECT_EQ(none.context_switches, 0u);
+  EXPECT_EQ(none.resched_ipis, 0u);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Workload, NestedMetricsFlatten) {

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * preempt - a latency-critical (LC) task that wakes takes a CPU from batch work at once.
+ *
+ * What it does: a waking task goes straight to an idle CPU when there is one
+ * (the kernel's idle pick). Otherwise LC tasks queue on a vtime-ordered LC
+ * queue that is always drained before best-effort (BE) work, as under
+ * `latency`, and an LC task that wakes with no idle CPU allowed to it
+ * preempts a BE task at once: it picks a victim CPU in its cpus_ptr whose
+ * current task is a sched_ext BE task (its previous CPU first, for the cache,
+ * then up to PREEMPT_SCAN others), claims it with a compare-and-swap on the
+ * victim's last-claim time (two wakers never pick one victim, and a victim is
+ * preempted at most once per `preempt_gap`), and kicks it with
+ * SCX_KICK_PREEMPT, which ends the running slice now. The victim's dispatch
+ * then finds LC waiting, so it lets no BE prev go on and takes the LC task
+ * (or another CPU took it first: the BE task goes on, one context switch
+ * lost). sched_ext enforces slices only at the tick (4 ms on the pinned
+ * kernels): without the kick, a waking LC task waits for the running BE
+ * task's slice to end, which is what `latency` does.
+ *
+ * The victim: what this policy's ops.running saw start on that CPU (its
+ * pid, its class, whether the frame is running it as a guard rescue),
+ * cleared by ops.stopping, and still the CPU's current task
+ * (scx_bpf_cpu_curr): so a CPU that runs a higher class (in partial mode
+ * the fair class outranks SCHED_EXT, and a kick cannot preempt it), an LC
+ * task, an idle CPU, or a run that began under another policy (whose
+ * callbacks did not reach this one) is never a victim. Nor is a BE task in
+ * a rescued run: the frame's bounded wait relies on that run lasting its
+ * rescue slice.
+ *
+ * Slices: LC tasks get `slice` (1 ms). BE tasks get `be_slice` (20 ms)
+ * when no LC task waits, so batch work loses only what LC uses plus one
+ * preemption per LC wake-up; a BE run that begins while LC tasks wait, or
+ * on a CPU preempted less than `preempt_gap` ago, gets `slice` instead
+ * (an LC task that wakes inside the gap then waits for that slice: at most
+ * a tick, or the frame's quantum timer's period when it is on).
+ *
+ * Limits: LC strictly precedes BE, and LC runs weighted vtime within its
+ * class, so a CPU-bound LC process holds batch work back to what the frame's
+ * bounded-wait guard grants it (a rescue slice about every max_wait), as
+ * under `latency`; only a wake-up kicks, never an LC task whose slice ended,
+ * so a CPU-bound LC task takes no CPU from BE beyond those it already holds.
+ * Each kick costs the victim an IPI (unless it is the waker's own CPU) and a
+ * context switch: LC that wakes very often (tens of thousands of times a
+ * second) and runs very briefly pays more in switches than it gains;
+ * `preempt_gap` bounds the kicks to one per victim per gap.
+ * `kick` 0 turns the preemption off (for tests: the policy then behaves as
+ * `latency` with long BE slices).
+ *
+ * When to pick it: a node where LC work (an LLM server's per-token CPU work)
+ * shares CPUs with batch work and its wake-ups must not wait for a tick.
+ */
+#include "../akts_policy.bpf.h"
+
+char _license[] SEC("license") = "GPL";
+
+AKTS_PARAMS(AKTS_PARAM(0, "slice", AKTS_PARAM_DURATION, 1000000, 100000, 100000000, "ns",
+		       "the slice of an LC task, and of a BE run that begins while LC waits"),
+	    AKTS_PARAM(1, "be_slice", AKTS_PARAM_DURATION, 20000000, 100000, 1000000000, "ns",
+		       "the slice of a BE task while no LC task waits; long, for warm caches"),
+	    AKTS_PARAM(2, "preempt_gap", AKTS_PARAM_DURATION, 250000, 0, 100000000, "ns",
+		       "a CPU is preempted for a waking LC task at most once per this"),
+	    AKTS_PARAM(3, "kick", AKTS_PARAM_BOOL, 1, 0, 1, "",
+		       "1: a waking LC task preempts BE at once; 0: it waits for the slice (tests)"));
+#define lc_slice_ns akts_param(0) /* `slice`: every library policy's first parameter is its slice */
+#define be_slice_ns akts_param(1)
+#define preempt_gap_ns akts_param(2)
+#define kick_on akts_param(3)
+
+#define PREEMPT_OWN (AKTS_OWN(AKTS_DSQ_LC_VTIME) | AKTS_OWN(AKTS_DSQ_BE_VTIME))
+#define PREEMPT_MAX_CPUS 4096
+/* CPUs looked at for a victim besides the task's previous one: a wake-up's cost stays bounded on a big machine. */
+#define PREEMPT_SCAN 32
+
+/* What this policy saw start on a CPU (indexed by CPU; the policy's own state). */
+struct preempt_cpu {
+	s32 pid;	 /* the run this policy's ops.running saw begin; 0: none (stopped, or never seen) */
+	u32 victim;	 /* 1: a BE run, not a guard rescue: a waking LC task may preempt it */
+	u64 claimed_at;	 /* when a waker last claimed this CPU (bpf_ktime_get_ns); 0: never */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PREEMPT_MAX_CPUS);
+	__type(key, u32);
+	__type(value, struct preempt_cpu);
+} preempt_cpus SEC(".maps");
+
+static __always_inline struct preempt_cpu *preempt_cpu_of(s32 cpu)
+{
+	u32 key = cpu;
+
+	if (cpu < 0 || cpu >= PREEMPT_MAX_CPUS)
+		return NULL;
+	return bpf_map_lookup_elem(&preempt_cpus, &key);
+}
+
+static __always_inline bool preempt_lc_waits(void)
+{
+	return scx_bpf_dsq_nr_queued(AKTS_DSQ_LC_VTIME) > 0;
+}
+
+/*
+ * Claims `cpu` as the victim of a waking task of `p`'s if it may be one: its
+ * current task is the BE run this policy saw begin there, and it was not
+ * claimed less than `gap` ago. The compare-and-swap makes two wakers racing
+ * for one CPU pick it once. True if claimed (the caller kicks).
+ */
+static __always_inline bool preempt_claim(struct task_struct *p, s32 cpu, u64 now, u64 gap)
+{
+	struct preempt_cpu *pc = preempt_cpu_of(cpu);
+	struct task_struct *curr;
+	u64 claimed;
+	s32 pid;
+
+	if (!pc || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+		return false;
+	pid = READ_ONCE(pc->pid);
+	if (!pid || !READ_ONCE(pc->victim))
+		return false;
+	curr = __COMPAT_scx_bpf_cpu_curr(cpu);
+	if (!curr || curr->pid != pid)
+		return false; /* it stopped, a higher class runs, or the entry is from before a switch */
+	claimed = READ_ONCE(pc->claimed_at);
+	if (claimed && now - claimed < gap)
+		return false;
+	return __sync_val_compare_and_swap(&pc->claimed_at, claimed, now) == claimed;
+}
+
+/* A waking LC task found no idle CPU: preempt a BE run on a CPU it may use. */
+static __always_inline void preempt_for(struct task_struct *p)
+{
+	u64 now = bpf_ktime_get_ns(), gap = preempt_gap_ns;
+	s32 prev = scx_bpf_task_cpu(p), cpu;
+	u32 n = scx_bpf_nr_cpu_ids(), i;
+
+	if (preempt_claim(p, prev, now, gap)) {
+		scx_bpf_kick_cpu(prev, SCX_KICK_PREEMPT);
+		return;
+	}
+	bpf_for(i, 1, PREEMPT_SCAN + 1) {
+		if (i >= n)
+			break;
+		cpu = ((u32)prev + i) % n;
+		if (preempt_claim(p, cpu, now, gap)) {
+			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+			return;
+		}
+	}
+}
+
+/*
+ * The slice of a run of p beginning (or going on) on this CPU: `slice` for
+ * LC; for BE, `slice` too while LC waits or inside the gap after this CPU
+ * was preempted (a wake-up the gap turns away waits for it), else be_slice.
+ */
+static __always_inline u64 preempt_slice_here(struct task_struct *p)
+{
+	struct preempt_cpu *pc;
+	u64 claimed;
+
+	if (akts_task_class(p) == AKTS_CLASS_LC || preempt_lc_waits())
+		return lc_slice_ns;
+	pc = preempt_cpu_of(bpf_get_smp_processor_id());
+	claimed = pc ? READ_ONCE(pc->claimed_at) : 0;
+	if (claimed && bpf_ktime_get_ns() - claimed < preempt_gap_ns)
+		return lc_slice_ns;
+	return be_slice_ns;
+}
+
+/* The slice a waking task gets on an idle CPU, or in its queue. */
+static __always_inline u64 preempt_slice(struct task_struct *p)
+{
+	return akts_task_class(p) == AKTS_CLASS_LC ? lc_slice_ns : be_slice_ns;
+}
+
+s32 BPF_STRUCT_OPS(preempt_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+{
+	akts_count_call(AKTS_CB_SELECT_CPU);
+	return akts_select_idle_cpu(p, prev_cpu, wake_flags, preempt_slice(p));
+}
+
+void BPF_STRUCT_OPS(preempt_enqueue, struct task_struct *p, u64 enq_flags)
+{
+	s32 idle;
+
+	akts_count_call(AKTS_CB_ENQUEUE);
+	if (akts_task_class(p) != AKTS_CLASS_LC) {
+		akts_insert_vtime(p, AKTS_DSQ_BE_VTIME, be_slice_ns, enq_flags);
+		akts_kick_idle_cpu(p);
+		return;
+	}
+	akts_insert_vtime(p, AKTS_DSQ_LC_VTIME, lc_slice_ns, enq_flags);
+	idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+	if (idle >= 0)
+		scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
+	else if ((enq_flags & SCX_ENQ_WAKEUP) && kick_on)
+		preempt_for(p);
+}
+
+void BPF_STRUCT_OPS(preempt_dispatch, s32 cpu, struct task_struct *prev)
+{
+	akts_count_call(AKTS_CB_DISPATCH);
+	if (akts_prev_goes_on(prev, PREEMPT_OWN, akts_slot, true)) {
+		/* The run goes on with no ops.stopping: charge it now, so the clock moves. */
+		akts_charge_vtime(prev);
+		akts_advance_vtime(prev);
+		prev->scx.slice = preempt_slice_here(prev);
+		return;
+	}
+	/* What another policy left behind first, then LC before BE. */
+	if (!akts_drain_leftovers(PREEMPT_OWN, akts_slot))
+		akts_drain2(AKTS_DSQ_LC_VTIME, AKTS_DSQ_BE_VTIME);
+}
+
+AKTS_COUNT_ONLY(preempt, runnable)
+
+void BPF_STRUCT_OPS(preempt_running, struct task_struct *p)
+{
+	struct preempt_cpu *pc = preempt_cpu_of(bpf_get_smp_processor_id());
+	struct akts_task_ctx *tctx = akts_task_ctx(p);
+	bool be = akts_task_class(p) != AKTS_CLASS_LC;
+
+	akts_count_call(AKTS_CB_RUNNING);
+	akts_cap_slice(p, preempt_slice_here(p));
+	akts_advance_vtime(p);
+	if (pc) {
+		/* The frame marked a rescued run before this call (dispatcher: akts_mark_running first). */
+		WRITE_ONCE(pc->victim, be && !(tctx && (tctx->flags & AKTS_TASK_RESCUED)));
+		WRITE_ONCE(pc->pid, p->pid);
+	}
+}
+
+void BPF_STRUCT_OPS(preempt_stopping, struct task_struct *p, bool runnable)
+{
+	struct preempt_cpu *pc = preempt_cpu_of(bpf_get_smp_processor_id());
+
+	akts_count_call(AKTS_CB_STOPPING);
+	if (pc && READ_ONCE(pc->pid) == p->pid)
+		WRITE_ONCE(pc->pid, 0);
+	akts_charge_vtime(p);
+}
+
+AKTS_COUNT_ONLY(preempt, quiescent)
+
+AKTS_POLICY_HOLDER(preempt, preempt);
