@@ -187,16 +187,23 @@ run_workloads() {
 	done
 }
 
-# The node's context switches and rescheduling IPIs since boot, all CPUs: "CTXT RES".
+# The node's context switches and rescheduling IPIs since boot, all CPUs, and the time: "CTXT RES EPOCHREALTIME",
+# read with builtins (a fork per sample would itself be scheduled, and under preempt, as apparatus LC, kick).
 node_counters() {
-	echo "$(awk '$1 == "ctxt" {print $2}' /proc/stat) $(awk '$1 == "RES:" {s = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i; print s}' /proc/interrupts)"
+	local k v ctxt=0 res=0 f
+	while read -r k v _; do [[ $k == ctxt ]] && ctxt=$v; done </proc/stat
+	while read -ra f; do
+		[[ ${f[0]} == RES: ]] || continue
+		for v in "${f[@]:1}"; do [[ $v =~ ^[0-9]+$ ]] || break; res=$((res + v)); done
+	done </proc/interrupts
+	echo "$ctxt $res $EPOCHREALTIME"
 }
 
 # {"targets": [{"target": T|null, "lc_ticks", "be_ticks", "lc_share", "context_switches_per_s",
 # "resched_ipis_per_s"}, ...]}: as many LC busy loops as CPUs beside as many BE ones, unpinned; the LC loops'
 # part of the loops' CPU time, and the node's context switches and rescheduling IPIs per second meanwhile.
 colocation() {
-	local row=$1 socket=$2 t a0 b0 a1 b1 c0 c1 t0 t1 out=() lc=() be=() i p n
+	local row=$1 socket=$2 t a0 b0 a1 b1 c0 c1 r0 r1 t0 t1 out=() lc=() be=() i p n
 	n=$(nproc)
 	for ((i = 0; i < n; i++)); do
 		bash -c 'while :; do :; done' &
@@ -218,10 +225,14 @@ colocation() {
 			break
 		fi
 		sleep 0.5
-		a0=$(ticks "${lc[@]}") b0=$(ticks "${be[@]}") c0=$(node_counters) t0=$EPOCHREALTIME
+		a0=$(ticks "${lc[@]}") b0=$(ticks "${be[@]}")
+		node_counters >"$OUT/.node_counters.0"
 		sleep "$COLOC_SECONDS"
-		a1=$(ticks "${lc[@]}") b1=$(ticks "${be[@]}") c1=$(node_counters) t1=$EPOCHREALTIME
-		out+=("$t $((a1 - a0)) $((b1 - b0)) $c0 $c1 $t0 $t1")
+		a1=$(ticks "${lc[@]}") b1=$(ticks "${be[@]}")
+		node_counters >"$OUT/.node_counters.1"
+		read -r c0 r0 t0 <"$OUT/.node_counters.0"
+		read -r c1 r1 t1 <"$OUT/.node_counters.1"
+		out+=("$t $((a1 - a0)) $((b1 - b0)) $c0 $r0 $c1 $r1 $t0 $t1")
 	done
 	kill "${COLOC_PIDS[@]}" 2>/dev/null
 	wait "${COLOC_PIDS[@]}" 2>/dev/null

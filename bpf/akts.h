@@ -99,6 +99,11 @@
  *   on 7.2.11 scx_bpf_get_idle_cpumask, scx_bpf_cpu_node, a direct
  *   scx_bpf_dsq_peek): a policy that calls one does not load there, and
  *   libbpf's error names the kfunc. The library's policies call none of them.
+ *   A policy may read which task another CPU runs: __COMPAT_scx_bpf_cpu_curr
+ *   (scx_bpf_cpu_curr, else scx_bpf_cpu_rq()->curr, else the per-CPU
+ *   runqueues' curr; preempt's victim check). What it could write there (a
+ *   slice, with scx_bpf_task_set_slice) cannot break the bound: a rescued
+ *   run cut short goes on (Bounded wait), and the tick caps a long one.
  *
  * Hand-off
  *   Each policy (and the built-in default) inserts into its "own" queues:
@@ -134,7 +139,13 @@
  *   lands while a higher class holds the CPU ends nothing (the kernel zeroes
  *   a sched_ext current's slice only), so the frame ends the run the kick was
  *   meant for as it resumes (ops.running), the tick as a backstop
- *   (akts_guard_state.local_kicks_finished counts those).
+ *   (akts_guard_state.local_kicks_finished counts those). The other way
+ *   round, a rescued run that something ends before it has had
+ *   rescue_slice_ns of CPU time (a kick meant for the run before it, which
+ *   landed late; a switch's or a policy's kick; a yield) goes on: the
+ *   frame's part of ops.dispatch refills its slice with what is left, so
+ *   every rescued run lasts its rescue slice (unless the CPU's local DSQ
+ *   holds a task: then the kernel runs that one without asking ops.dispatch).
  *
  *   With W = max_wait_ns, P = period_ns, R = rescue_slice_ns (R <= P), J the
  *   timer's lateness plus its own longest run (late_max_ns + run_ns_max), N
@@ -319,8 +330,9 @@
  *   across policies or versions. Per-task state goes in a task-storage map
  *   of its own (a replacement starts empty and must treat a missing entry as
  *   "not seen yet"). struct akts_task_ctx is the frame's and the shared
- *   helpers': a policy reads cls and running_at and writes nothing in it
- *   (vtime only through the shared vtime helpers).
+ *   helpers': a policy reads cls, running_at and flags (AKTS_TASK_RESCUED:
+ *   preempt spares a rescued run) and writes nothing in it (vtime only
+ *   through the shared vtime helpers).
  *   The fair virtual time lives in akts_task_ctx.vtime, not in
  *   p->scx.dsq_vtime: the kernel overwrites the latter with the key of every
  *   vtime insert, so a policy with another key (LJF's, SRPT's) would

@@ -847,15 +847,34 @@ static __always_inline void akts_mark_ready(struct task_struct *p)
  */
 static __always_inline void akts_frame_dispatch(struct task_struct *prev)
 {
+	struct akts_guard_params *gp;
 	struct akts_task_ctx *tctx;
+	u64 cap, used;
+	u32 zero = 0;
 
 	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
 		return;
 	tctx = akts_task_ctx(prev);
 	if (tctx)
 		tctx->cls = akts_lookup_class(prev);
-	if (!prev->scx.slice)
-		akts_quantum_end(akts_cpu_run_here(), prev);
+	if (prev->scx.slice)
+		return;
+	akts_quantum_end(akts_cpu_run_here(), prev);
+	/*
+	 * A rescued run that something ended before its rescue slice of CPU
+	 * time (a kick meant for the run before it, a policy's or a switch's
+	 * kick, a yield) goes on for what is left of it: the bound counts on
+	 * every rescued run lasting that long, and the tick still ends it there
+	 * (akts_frame_tick). Only when this CPU's local DSQ is empty: otherwise
+	 * the kernel runs its head without asking ops.dispatch.
+	 */
+	if (!tctx || !(tctx->flags & AKTS_TASK_RESCUED) || !tctx->rescue_exec0)
+		return;
+	gp = bpf_map_lookup_elem(&akts_guard_params, &zero);
+	cap = akts_clamp(gp ? gp->rescue_slice_ns : 0, AKTS_GUARD_DEFAULT_RESCUE_SLICE_NS, 50000, 1000000000);
+	used = prev->se.sum_exec_runtime - tctx->rescue_exec0;
+	if (used < cap)
+		prev->scx.slice = cap - used;
 }
 
 /* Records how long the task waited, per class, and when it started running. */

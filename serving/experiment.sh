@@ -343,11 +343,13 @@ daemon_config() {
 	local qt=off
 	[[ $arm == latency || $arm == preempt ]] && initial=$arm
 	[[ $arm == latency_q250 ]] && initial=latency qt=250us
+	# Two policies, as the controllers' arms were measured with (the bandit and the learner try every slot);
+	# preempt's arm loads it as a third.
 	# The oracle follows the load's phases as the load generator says them: chosen from the start, it waits
 	# for the first.
 	[[ $arm == oracle || $arm == detector || $arm == bandit || $arm == learner || $arm == llm ]] && ctl=$arm
 	cat <<JSON
-{"socket": "$SOCK", "switch_all": $([[ $NODE == cpu ]] && echo true || echo false), "policies": ["latency", "throughput", "preempt"], "initial": "$initial",
+{"socket": "$SOCK", "switch_all": $([[ $NODE == cpu ]] && echo true || echo false), "policies": ["latency", "throughput"$([[ $arm == preempt ]] && echo ', "preempt"')], "initial": "$initial",
  "objective": {"signal": "request_latency_p99", "max": "$OBJECTIVE_MAX"},
  "telemetry": {"metrics_url": "http://127.0.0.1:8080/metrics", "metrics_timeout": "1s"},
  "controller": {"name": "$ctl", "min_dwell": "500ms",
@@ -549,7 +551,7 @@ why = "" if ok else "sched_ext was %r at the load's start and %r at its end, not
 if ok and has_daemon and e["ALIVE"] != "true":
     ok, why = False, "the akts daemon was gone before the load ended"
 error = e["ERROR"] or None
-slots = ["latency", "throughput", "preempt"] if has_daemon else []
+slots = (["latency", "throughput"] + (["preempt"] if arm == "preempt" else [])) if has_daemon else []
 # Switches a controller applied while the load ran (not the config's or the operator's records).
 switches = 0
 try:

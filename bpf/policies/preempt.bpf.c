@@ -19,21 +19,30 @@
  * task's slice to end, which is what `latency` does.
  *
  * The victim: what this policy's ops.running saw start on that CPU (its
- * pid, its class, whether the frame is running it as a guard rescue),
- * cleared by ops.stopping, and still the CPU's current task
- * (scx_bpf_cpu_curr): so a CPU that runs a higher class (in partial mode
+ * pid, and whether it is a BE run and not a guard rescue), cleared by
+ * ops.stopping, and still the CPU's current task (scx_bpf_cpu_curr) whose
+ * process is still BE: so a CPU that runs a higher class (in partial mode
  * the fair class outranks SCHED_EXT, and a kick cannot preempt it), an LC
- * task, an idle CPU, or a run that began under another policy (whose
- * callbacks did not reach this one) is never a victim. Nor is a BE task in
- * a rescued run: the frame's bounded wait relies on that run lasting its
- * rescue slice.
+ * task or an idle CPU is not a victim, nor a BE task in a rescued run (the
+ * frame's bounded wait relies on that run lasting its rescue slice). The
+ * kick lands a moment later (the waker's CPU sends it once it re-enables
+ * interrupts), and ends whatever sched_ext run is current then: if that is
+ * no longer the victim, the waste is one context switch; a rescued run cut
+ * so goes on (the frame refills it: akts.h, Bounded wait), and an LC run
+ * goes on unless an LC task with an earlier virtual time waits. An entry
+ * written before a switch away and back can name a run that began under
+ * another policy; its class is checked again at the claim, its rescue by
+ * the frame.
  *
  * Slices: LC tasks get `slice` (1 ms). BE tasks get `be_slice` (20 ms)
  * when no LC task waits, so batch work loses only what LC uses plus one
- * preemption per LC wake-up; a BE run that begins while LC tasks wait, or
- * on a CPU preempted less than `preempt_gap` ago, gets `slice` instead
- * (an LC task that wakes inside the gap then waits for that slice: at most
- * a tick, or the frame's quantum timer's period when it is on).
+ * preemption per LC wake-up; a BE run that begins (or goes on) while LC
+ * tasks wait, or on a CPU preempted less than `preempt_gap` ago, gets
+ * `slice` instead: an LC task that wakes inside the gap waits for that
+ * slice to end, which the kernel sees at a tick (up to `slice` plus a tick;
+ * the frame's quantum timer's period instead of the tick when it is on).
+ * A task that slept is charged at most `slice` of vtime budget, in both
+ * classes, as under `latency`.
  *
  * Limits: LC strictly precedes BE, and LC runs weighted vtime within its
  * class, so a CPU-bound LC process holds batch work back to what the frame's
@@ -43,9 +52,11 @@
  * Each kick costs the victim an IPI (unless it is the waker's own CPU) and a
  * context switch: LC that wakes very often (tens of thousands of times a
  * second) and runs very briefly pays more in switches than it gains;
- * `preempt_gap` bounds the kicks to one per victim per gap.
- * `kick` 0 turns the preemption off (for tests: the policy then behaves as
- * `latency` with long BE slices).
+ * `preempt_gap` bounds the kicks to one per victim per gap (0: no bound,
+ * and two wakers may then kick one victim). The victim scan looks at the
+ * task's previous CPU and up to PREEMPT_SCAN others, first fit, not the
+ * best victim. `kick` 0 turns the preemption off (for tests: LC then waits
+ * for the BE task's long slice to end).
  *
  * When to pick it: a node where LC work (an LLM server's per-token CPU work)
  * shares CPUs with batch work and its wake-ups must not wait for a tick.
@@ -59,7 +70,7 @@ AKTS_PARAMS(AKTS_PARAM(0, "slice", AKTS_PARAM_DURATION, 1000000, 100000, 1000000
 	    AKTS_PARAM(1, "be_slice", AKTS_PARAM_DURATION, 20000000, 100000, 1000000000, "ns",
 		       "the slice of a BE task while no LC task waits; long, for warm caches"),
 	    AKTS_PARAM(2, "preempt_gap", AKTS_PARAM_DURATION, 250000, 0, 100000000, "ns",
-		       "a CPU is preempted for a waking LC task at most once per this"),
+		       "a CPU is preempted for a waking LC task at most once per this (0: no limit)"),
 	    AKTS_PARAM(3, "kick", AKTS_PARAM_BOOL, 1, 0, 1, "",
 		       "1: a waking LC task preempts BE at once; 0: it waits for the slice (tests)"));
 #define lc_slice_ns akts_param(0) /* `slice`: every library policy's first parameter is its slice */
@@ -100,17 +111,24 @@ static __always_inline bool preempt_lc_waits(void)
 	return scx_bpf_dsq_nr_queued(AKTS_DSQ_LC_VTIME) > 0;
 }
 
+/* The CPU a task's callbacks are about (not the caller's: a property change runs them from another CPU). */
+static __always_inline struct preempt_cpu *preempt_cpu_of_task(struct task_struct *p)
+{
+	return preempt_cpu_of(scx_bpf_task_cpu(p));
+}
+
 /*
  * Claims `cpu` as the victim of a waking task of `p`'s if it may be one: its
- * current task is the BE run this policy saw begin there, and it was not
- * claimed less than `gap` ago. The compare-and-swap makes two wakers racing
- * for one CPU pick it once. True if claimed (the caller kicks).
+ * current task is the BE run this policy saw begin there, its process is
+ * still BE, and the CPU was not claimed less than `gap` ago (a claim from a
+ * clock ahead of this one counts as recent). The compare-and-swap makes two
+ * wakers racing for one CPU pick it once. True if claimed (the caller kicks).
  */
-static __always_inline bool preempt_claim(struct task_struct *p, s32 cpu, u64 now, u64 gap)
+static __always_inline bool preempt_claim(struct task_struct *p, s32 cpu, u64 gap)
 {
 	struct preempt_cpu *pc = preempt_cpu_of(cpu);
 	struct task_struct *curr;
-	u64 claimed;
+	u64 claimed, now;
 	s32 pid;
 
 	if (!pc || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
@@ -121,8 +139,11 @@ static __always_inline bool preempt_claim(struct task_struct *p, s32 cpu, u64 no
 	curr = __COMPAT_scx_bpf_cpu_curr(cpu);
 	if (!curr || curr->pid != pid)
 		return false; /* it stopped, a higher class runs, or the entry is from before a switch */
+	if (akts_lookup_class(curr) == AKTS_CLASS_LC)
+		return false; /* classified LC since its run began */
 	claimed = READ_ONCE(pc->claimed_at);
-	if (claimed && now - claimed < gap)
+	now = bpf_ktime_get_ns();
+	if (claimed && (s64)(now - claimed) < (s64)gap)
 		return false;
 	return __sync_val_compare_and_swap(&pc->claimed_at, claimed, now) == claimed;
 }
@@ -130,11 +151,11 @@ static __always_inline bool preempt_claim(struct task_struct *p, s32 cpu, u64 no
 /* A waking LC task found no idle CPU: preempt a BE run on a CPU it may use. */
 static __always_inline void preempt_for(struct task_struct *p)
 {
-	u64 now = bpf_ktime_get_ns(), gap = preempt_gap_ns;
+	u64 gap = preempt_gap_ns;
 	s32 prev = scx_bpf_task_cpu(p), cpu;
 	u32 n = scx_bpf_nr_cpu_ids(), i;
 
-	if (preempt_claim(p, prev, now, gap)) {
+	if (preempt_claim(p, prev, gap)) {
 		scx_bpf_kick_cpu(prev, SCX_KICK_PREEMPT);
 		return;
 	}
@@ -142,11 +163,24 @@ static __always_inline void preempt_for(struct task_struct *p)
 		if (i >= n)
 			break;
 		cpu = ((u32)prev + i) % n;
-		if (preempt_claim(p, cpu, now, gap)) {
+		if (preempt_claim(p, cpu, gap)) {
 			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 			return;
 		}
 	}
+}
+
+/* p's run on its CPU begins or goes on: what a waker reads to decide whether to preempt it. */
+static __always_inline void preempt_note_run(struct task_struct *p)
+{
+	struct preempt_cpu *pc = preempt_cpu_of_task(p);
+	struct akts_task_ctx *tctx = akts_task_ctx(p);
+
+	if (!pc)
+		return;
+	/* The frame marked a rescued run before this policy's callback (dispatcher: akts_mark_running first). */
+	WRITE_ONCE(pc->victim, akts_task_class(p) != AKTS_CLASS_LC && !(tctx && (tctx->flags & AKTS_TASK_RESCUED)));
+	WRITE_ONCE(pc->pid, p->pid);
 }
 
 /*
@@ -161,9 +195,9 @@ static __always_inline u64 preempt_slice_here(struct task_struct *p)
 
 	if (akts_task_class(p) == AKTS_CLASS_LC || preempt_lc_waits())
 		return lc_slice_ns;
-	pc = preempt_cpu_of(bpf_get_smp_processor_id());
+	pc = preempt_cpu_of_task(p);
 	claimed = pc ? READ_ONCE(pc->claimed_at) : 0;
-	if (claimed && bpf_ktime_get_ns() - claimed < preempt_gap_ns)
+	if (claimed && (s64)(bpf_ktime_get_ns() - claimed) < (s64)preempt_gap_ns)
 		return lc_slice_ns;
 	return be_slice_ns;
 }
@@ -186,7 +220,8 @@ void BPF_STRUCT_OPS(preempt_enqueue, struct task_struct *p, u64 enq_flags)
 
 	akts_count_call(AKTS_CB_ENQUEUE);
 	if (akts_task_class(p) != AKTS_CLASS_LC) {
-		akts_insert_vtime(p, AKTS_DSQ_BE_VTIME, be_slice_ns, enq_flags);
+		/* A long slice, but a sleeper's vtime budget of `slice`, as every class's. */
+		scx_bpf_dsq_insert_vtime(p, AKTS_DSQ_BE_VTIME, be_slice_ns, akts_fair_vtime(p, lc_slice_ns), enq_flags);
 		akts_kick_idle_cpu(p);
 		return;
 	}
@@ -206,6 +241,7 @@ void BPF_STRUCT_OPS(preempt_dispatch, s32 cpu, struct task_struct *prev)
 		akts_charge_vtime(prev);
 		akts_advance_vtime(prev);
 		prev->scx.slice = preempt_slice_here(prev);
+		preempt_note_run(prev); /* no ops.running for a run that goes on: its class or rescue may have changed */
 		return;
 	}
 	/* What another policy left behind first, then LC before BE. */
@@ -217,23 +253,15 @@ AKTS_COUNT_ONLY(preempt, runnable)
 
 void BPF_STRUCT_OPS(preempt_running, struct task_struct *p)
 {
-	struct preempt_cpu *pc = preempt_cpu_of(bpf_get_smp_processor_id());
-	struct akts_task_ctx *tctx = akts_task_ctx(p);
-	bool be = akts_task_class(p) != AKTS_CLASS_LC;
-
 	akts_count_call(AKTS_CB_RUNNING);
 	akts_cap_slice(p, preempt_slice_here(p));
 	akts_advance_vtime(p);
-	if (pc) {
-		/* The frame marked a rescued run before this call (dispatcher: akts_mark_running first). */
-		WRITE_ONCE(pc->victim, be && !(tctx && (tctx->flags & AKTS_TASK_RESCUED)));
-		WRITE_ONCE(pc->pid, p->pid);
-	}
+	preempt_note_run(p);
 }
 
 void BPF_STRUCT_OPS(preempt_stopping, struct task_struct *p, bool runnable)
 {
-	struct preempt_cpu *pc = preempt_cpu_of(bpf_get_smp_processor_id());
+	struct preempt_cpu *pc = preempt_cpu_of_task(p);
 
 	akts_count_call(AKTS_CB_STOPPING);
 	if (pc && READ_ONCE(pc->pid) == p->pid)

@@ -58,8 +58,8 @@ constexpr Check kAdmission{"admission",
 constexpr Check kBounded{"bounded_wait",
                           "across every switch and under LC precedence, every task runs within the guard's bound"};
 constexpr Check kPreempt{"preempt_wakeup",
-                         "under preempt a waking LC task takes the CPU from BE work at once; under latency it waits "
-                         "for a tick"};
+                         "under preempt a waking LC task takes the CPU from a BE hog at once: its mean wait is a "
+                         "fraction of latency's, and the hog keeps most of the CPU"};
 constexpr Check kOverride{"override", "the override word wins over the selected slot; cleared, selection rules again"};
 
 constexpr Check kBreakerStarver{"breaker_lc_starver",
@@ -929,10 +929,16 @@ uint64_t preemptions_of(pid_t pid) {
 // An LC task that wakes every 2 ms for 100 us beside a BE hog, both on CPU 0,
 // under latency (slot 0) and preempt (slot 1). sched_ext ends a slice only at
 // the tick, so under latency the waking task waits for the hog's slice to end
-// there (up to a tick); under preempt the wake-up kicks the hog off at once.
-// The check: preempt's LC wait p99 is below a tick, the hog keeps most of the
-// CPU, and with the kick turned off (o.preempt_kick false, a negative
-// control) the wait p99 rises to the BE slice and the check fails.
+// there (up to a tick: half a tick on average); under preempt the wake-up
+// kicks the hog off at once. The check, on the exact mean wait (the
+// histogram's buckets are powers of two): preempt's is under 0.75 of
+// latency's and under half a tick, and the hog keeps most of the CPU. With
+// the kick turned off (o.preempt_kick false, a negative control) the waking
+// task waits for the hog's 20 ms slice and the check fails. Not tested here:
+// a kick sent to another CPU (the timer wakes the task on CPU 0, whose hog
+// the waker's own CPU kicks), and wakers racing for one victim. The p99 is
+// reported, not judged: under TCG the fair-class work on CPU 0 (this
+// process, kernel threads) reaches it in either policy.
 CheckResult check_preempt(const SelftestOptions& o, KernelLogWatch* kmsg) {
   CheckResult r = start(kPreempt);
   PlaneOptions po = default_plane();
@@ -988,22 +994,24 @@ CheckResult check_preempt(const SelftestOptions& o, KernelLogWatch* kmsg) {
       r.counts[name] = {{"lc_waits", waits},          {"lc_wait_p50_ms", p50},
                         {"lc_wait_p99_ms", p99},       {"lc_wait_mean_ms", mean},
                         {"be_cpu_share", share},       {"be_preemptions_per_s", static_cast<double>(pre1 - pre0) / secs}};
-      if (waits < 100) fail(r, fmt::format("{}: only {} LC waits measured", name, waits));
+      if (waits < 50) fail(r, fmt::format("{}: only {} LC waits measured", name, waits));
     }
     if (r.status != "pass") return;
     const auto& pre = r.counts["preempt"];
-    const double p99 = pre["lc_wait_p99_ms"].get<double>(), share = pre["be_cpu_share"].get<double>();
-    if (p99 >= tick_ms)
-      fail(r, fmt::format("preempt: the LC wait p99 is {:.2f} ms, not below a tick ({:.0f} ms){}", p99, tick_ms,
-                          o.preempt_kick ? "" : " (its kick is off)"));
+    const double mean = pre["lc_wait_mean_ms"].get<double>(), lat_mean = r.counts["latency"]["lc_wait_mean_ms"].get<double>(),
+                 share = pre["be_cpu_share"].get<double>();
+    if (mean >= 0.75 * lat_mean || mean >= tick_ms / 2)
+      fail(r, fmt::format("preempt: the LC wait is {:.2f} ms on average, not under 0.75 of latency's {:.2f} ms and half "
+                          "a tick ({:.0f} ms){}",
+                          mean, lat_mean, tick_ms, o.preempt_kick ? "" : " (its kick is off)"));
     // The LC task wants about 5% of the CPU; the rest of CPU 0 is the hog's but for this process and kernel threads.
     if (share < 0.6) fail(r, fmt::format("preempt: the BE hog got {:.0f}% of its CPU, under 60%", 100 * share));
     if (r.status == "pass")
       r.detail = fmt::format(
-          "LC wait p99 {:.2f} ms under preempt against {:.2f} ms under latency (a tick: {:.0f} ms); the BE hog kept "
-          "{:.0f}% of its CPU, preempted {:.0f} times a second",
-          p99, r.counts["latency"]["lc_wait_p99_ms"].get<double>(), tick_ms, 100 * share,
-          pre["be_preemptions_per_s"].get<double>());
+          "LC wait mean {:.2f} ms (p99 {:.1f}) under preempt against {:.2f} ms (p99 {:.1f}) under latency (a tick: "
+          "{:.0f} ms); the BE hog kept {:.0f}% of its CPU, preempted {:.0f} times a second",
+          mean, pre["lc_wait_p99_ms"].get<double>(), lat_mean, r.counts["latency"]["lc_wait_p99_ms"].get<double>(),
+          tick_ms, 100 * share, pre["be_preemptions_per_s"].get<double>());
   });
   return r;
 }

@@ -144,7 +144,7 @@ Result<ScenarioArgs> parse_args(const json& a) {
 
 std::optional<json> parse_cyclictest(const std::string& out) {
   // With a histogram (-h): "%06d %06d" rows (microseconds, count; one thread), then "# Min Latencies: 00003" and
-  // the like; without one, the quiet summary line "T: 0 (...) ... Min: 3 Act: 5 Avg: 6 Max: 80".
+  // the like, and "# Histogram Overflows: 00002" (samples past its last row); without one, the quiet summary line "T: 0 (...) ... Min: 3 Act: 5 Avg: 6 Max: 80".
   static const std::regex summary(R"(Min:\s*(\d+)\s+Act:\s*(\d+)\s+Avg:\s*(\d+)\s+Max:\s*(\d+))");
   static const std::regex row(R"(^(\d{6})\s+(\d+)\s*$)");
   static const std::regex footer(R"(^# (Min|Avg|Max) Latencies:\s*(\d+))");
@@ -163,11 +163,13 @@ std::optional<json> parse_cyclictest(const std::string& out) {
     else if (std::regex_search(line, m, overflow))
       overflows = std::stoull(m[1].str());
   }
-  if (foot.size() == 3 && overflows && !hist.empty()) {
+  // rt-tests 2.x prints only the rows with samples; older ones every row. Every sample past the histogram
+  // leaves no row at all: the footer still holds.
+  if (foot.size() == 3 && overflows && (!hist.empty() || *overflows > 0)) {
     uint64_t total = *overflows;
     for (const auto& [us, n] : hist) total += n;
     json j = {{"min", foot["Min"]}, {"avg", foot["Avg"]}, {"max", foot["Max"]}, {"samples", total},
-              {"histogram_us", hist.size()}, {"overflows", *overflows}};
+              {"overflows", *overflows}};
     // A percentile past the histogram's last row is not known, only that it is above: null, never the ceiling.
     for (auto [name, q] : {std::pair{"p50", 0.50}, std::pair{"p99", 0.99}}) {
       uint64_t need = static_cast<uint64_t>(std::ceil(q * static_cast<double>(total))), seen = 0;

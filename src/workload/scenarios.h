@@ -5,8 +5,8 @@
 // checked here.
 //
 //   wakeup_latency  cyclictest (LC) beside stress-ng --cpu <ncpu> (BE):
-//                   {lc_wakeup_us: {min, avg, max, p50, p99, samples, histogram_us, overflows},
-//                    be_bogo_ops_per_s} (p50/p99 from cyclictest's 1 us histogram; null past its 30 ms)
+//                   {lc_wakeup_us: {min, avg, max, p50, p99, samples, overflows}, be_bogo_ops_per_s}
+//                   (p50/p99 from cyclictest's 1 us histogram, -h 30000; null past its 30 ms)
 //   hackbench       hackbench -g 4 -l <loops> (BE): {seconds}
 //   cpu_throughput  sysbench cpu --threads <ncpu> (BE): {events_per_s}
 #pragma once
