@@ -102,8 +102,10 @@
  *   A policy may read which task another CPU runs: __COMPAT_scx_bpf_cpu_curr
  *   (scx_bpf_cpu_curr, else scx_bpf_cpu_rq()->curr, else the per-CPU
  *   runqueues' curr; preempt's victim check). What it could write there (a
- *   slice, with scx_bpf_task_set_slice) cannot break the bound: a rescued
- *   run cut short goes on (Bounded wait), and the tick caps a long one.
+ *   slice, with scx_bpf_task_set_slice) cannot break the bounds: a long
+ *   slice is ended by the guard's local-DSQ check like any infinite one, a
+ *   rescued run's by the tick's cap; a zeroed one ends that run, as a kick
+ *   does (a rescued run cut by a kick goes on: Bounded wait).
  *
  * Hand-off
  *   Each policy (and the built-in default) inserts into its "own" queues:
@@ -142,10 +144,16 @@
  *   (akts_guard_state.local_kicks_finished counts those). The other way
  *   round, a rescued run that something ends before it has had
  *   rescue_slice_ns of CPU time (a kick meant for the run before it, which
- *   landed late; a switch's or a policy's kick; a yield) goes on: the
- *   frame's part of ops.dispatch refills its slice with what is left, so
- *   every rescued run lasts its rescue slice (unless the CPU's local DSQ
- *   holds a task: then the kernel runs that one without asking ops.dispatch).
+ *   landed late; a switch's, the breaker's or a policy's kick; a yield) goes
+ *   on: the frame answers ops.dispatch itself, without the policy, and
+ *   refills its slice with what is left, so a rescue buys the starved task
+ *   its rescue slice of progress (the bounds above are about when a task
+ *   starts running; this is about what it then gets). Not when the CPU's
+ *   local DSQ holds a task (the kernel runs that one without calling
+ *   ops.dispatch), nor when a policy zeroes the run's slice from another
+ *   callback (scx_bpf_task_set_slice): then the rescue ends early. While the
+ *   breaker holds the safe slot, its 5 ms cut of every run does not shorten
+ *   a rescued one below the rescue slice either.
  *
  *   With W = max_wait_ns, P = period_ns, R = rescue_slice_ns (R <= P), J the
  *   timer's lateness plus its own longest run (late_max_ns + run_ns_max), N
@@ -192,8 +200,8 @@
  *   now. It is the frame's, not a policy's, so every policy's slices (and
  *   the guard's rescue slices) get it; infinite slices are never kicked.
  *   A quantum begins when a run begins (ops.running) and again when a
- *   policy lets prev go on after its slice ran out (refilled in
- *   ops.dispatch). Its length is what the policy set, which the frame cannot
+ *   policy (or the frame, for a rescued run cut short) lets prev go on
+ *   after its slice ran out (refilled in ops.dispatch). Its length is what the policy set, which the frame cannot
  *   see after the policy's tail call: it is read from the task (its slice
  *   left plus what was charged since the quantum began) by the timer, from
  *   the CPU's current task (scx_bpf_cpu_curr), and at ticks (so a cut by
@@ -210,7 +218,8 @@
  *   akts_cpu_stats.quantum_hist by how far past it the run went (the
  *   overrun: what the enforced quantum is, against the tick); one that ended
  *   sooner (a kick by the guard, a switch or a policy, a yield) counts in
- *   quantum_cut. A quantum whose length was never read (it ran
+ *   quantum_cut, even when the run then went on (a rescued run, or a prev a
+ *   policy refilled). A quantum whose length was never read (it ran
  *   out before any firing or tick saw its slice) is not counted. Elapsed
  *   time, not CPU time: time a higher class takes from a run counts against
  *   its quantum.
@@ -330,9 +339,9 @@
  *   across policies or versions. Per-task state goes in a task-storage map
  *   of its own (a replacement starts empty and must treat a missing entry as
  *   "not seen yet"). struct akts_task_ctx is the frame's and the shared
- *   helpers': a policy reads cls, running_at and flags (AKTS_TASK_RESCUED:
- *   preempt spares a rescued run) and writes nothing in it (vtime only
- *   through the shared vtime helpers).
+ *   helpers': a policy reads cls, running_at, vtime (wfair's lag) and flags
+ *   (AKTS_TASK_RESCUED: preempt spares a rescued run) and writes nothing in
+ *   it (vtime only through the shared vtime helpers).
  *   The fair virtual time lives in akts_task_ctx.vtime, not in
  *   p->scx.dsq_vtime: the kernel overwrites the latter with the key of every
  *   vtime insert, so a policy with another key (LJF's, SRPT's) would
@@ -549,7 +558,7 @@ struct akts_selector {
 
 /* Per-CPU counters (akts_stats, a one-entry per-CPU array). */
 struct akts_cpu_stats {
-	__u64 entries[AKTS_NR_CALLBACKS];		   /* dispatcher invocations */
+	__u64 entries[AKTS_NR_CALLBACKS];		   /* dispatcher invocations (but dispatches the frame answers: a rescued run goes on) */
 	__u64 calls[AKTS_NR_CALLBACKS][AKTS_MAX_SLOTS];	   /* reached the policy in slot */
 	__u64 fallthrough[AKTS_NR_CALLBACKS];		   /* ran the built-in default */
 	__u64 wait_hist[AKTS_NR_CLASSES][AKTS_WAIT_BUCKETS]; /* enqueue-to-running, ns */
@@ -609,11 +618,14 @@ struct akts_task_ctx {
 
 /*
  * The guard moved the task to a CPU; its rescued run there is capped at
- * rescue_slice_ns of CPU time. Only what zeroes its slice (the cap, a
- * PREEMPT, a kick, a yield, the slice's end) or its going to sleep ends the
- * rescued run: a preemption by a higher scheduling class or a property
- * change (nice, affinity, cgroup), after which the kernel puts it back with
- * its slice, does not, so the cap still holds when it resumes.
+ * rescue_slice_ns of CPU time. The cap ends the rescued run, and so does its
+ * going to sleep, a task waiting in its CPU's local DSQ when its slice is
+ * zeroed (a PREEMPT, a kick, a yield), or a policy's zeroing its slice from a
+ * callback; a slice zeroed with the local DSQ empty is refilled with what is
+ * left of the rescue (Bounded wait). A preemption by a higher scheduling
+ * class or a property change (nice, affinity, cgroup), after which the
+ * kernel puts it back with its slice, does not end it either, so the cap
+ * still holds when it resumes.
  */
 #define AKTS_TASK_RESCUED 1u
 

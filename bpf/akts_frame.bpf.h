@@ -844,37 +844,42 @@ static __always_inline void akts_mark_ready(struct task_struct *p)
  * never enqueued again, so prev's class is refreshed here (a CPU-bound task
  * takes a new class at its next slice's end whatever the policy does); and
  * prev's quantum ended here if its slice ran out (akts_quantum_end).
+ *
+ * True when the frame answers the dispatch itself and the policy must not be
+ * asked: a rescued run that something ended before it had its rescue slice
+ * of CPU time (a kick meant for the run before it, which landed late; a
+ * switch's, the breaker's or a policy's kick; a yield) goes on for what is
+ * left of it, so each rescue buys the starved task its rescue slice of
+ * progress. The tick still ends it there (akts_frame_tick). The policy is
+ * not asked, or the tasks it moved to this CPU would wait behind the run
+ * where no other CPU can take them. Only when this CPU's local DSQ is empty:
+ * otherwise the kernel runs its head without calling ops.dispatch.
  */
-static __always_inline void akts_frame_dispatch(struct task_struct *prev)
+static __always_inline bool akts_frame_dispatch(struct task_struct *prev)
 {
 	struct akts_guard_params *gp;
 	struct akts_task_ctx *tctx;
-	u64 cap, used;
+	u64 cap, used, sum;
 	u32 zero = 0;
 
 	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
-		return;
+		return false;
 	tctx = akts_task_ctx(prev);
 	if (tctx)
 		tctx->cls = akts_lookup_class(prev);
 	if (prev->scx.slice)
-		return;
+		return false;
 	akts_quantum_end(akts_cpu_run_here(), prev);
-	/*
-	 * A rescued run that something ended before its rescue slice of CPU
-	 * time (a kick meant for the run before it, a policy's or a switch's
-	 * kick, a yield) goes on for what is left of it: the bound counts on
-	 * every rescued run lasting that long, and the tick still ends it there
-	 * (akts_frame_tick). Only when this CPU's local DSQ is empty: otherwise
-	 * the kernel runs its head without asking ops.dispatch.
-	 */
 	if (!tctx || !(tctx->flags & AKTS_TASK_RESCUED) || !tctx->rescue_exec0)
-		return;
+		return false;
 	gp = bpf_map_lookup_elem(&akts_guard_params, &zero);
 	cap = akts_clamp(gp ? gp->rescue_slice_ns : 0, AKTS_GUARD_DEFAULT_RESCUE_SLICE_NS, 50000, 1000000000);
-	used = prev->se.sum_exec_runtime - tctx->rescue_exec0;
-	if (used < cap)
-		prev->scx.slice = cap - used;
+	sum = prev->se.sum_exec_runtime;
+	used = sum > tctx->rescue_exec0 ? sum - tctx->rescue_exec0 : 0;
+	if (used >= cap)
+		return false;
+	prev->scx.slice = cap - used;
+	return true;
 }
 
 /* Records how long the task waited, per class, and when it started running. */
@@ -1061,7 +1066,7 @@ static __always_inline void akts_frame_tick(struct task_struct *p)
 	gp = bpf_map_lookup_elem(&akts_guard_params, &zero);
 	cap = akts_clamp(gp ? gp->rescue_slice_ns : 0, AKTS_GUARD_DEFAULT_RESCUE_SLICE_NS, 50000, 1000000000);
 	/* CPU time since the rescued run began, across interruptions by higher classes. */
-	if (p->se.sum_exec_runtime - tctx->rescue_exec0 >= cap) {
+	if (p->se.sum_exec_runtime > tctx->rescue_exec0 && p->se.sum_exec_runtime - tctx->rescue_exec0 >= cap) {
 		p->scx.slice = 0;
 		tctx->flags &= ~AKTS_TASK_RESCUED;
 		tctx->rescue_exec0 = 0;

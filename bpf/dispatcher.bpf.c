@@ -92,8 +92,10 @@ void BPF_STRUCT_OPS(akts_dispatch, s32 cpu, struct task_struct *prev)
 {
 	u32 k = akts_effective_slot();
 
+	/* A rescued run cut short goes on, the policy unasked (not counted: no policy's call). */
+	if (akts_frame_dispatch(prev))
+		return;
 	akts_count_entry(AKTS_CB_DISPATCH, k);
-	akts_frame_dispatch(prev);
 	bpf_tail_call(ctx, &akts_dispatch_progs, k);
 	akts_count_fallthrough(AKTS_CB_DISPATCH);
 

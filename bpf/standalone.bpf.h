@@ -27,8 +27,9 @@ UEI_DEFINE(uei);
 	}                                                                                       \
 	void BPF_STRUCT_OPS(sa_dispatch, s32 cpu, struct task_struct *prev)                    \
 	{                                                                                       \
+		if (akts_frame_dispatch(prev))                                                  \
+			return;                                                                 \
 		akts_count_entry(AKTS_CB_DISPATCH, akts_slot);                                  \
-		akts_frame_dispatch(prev);                                                      \
 		____##pol##_dispatch(ctx, cpu, prev);                                          \
 	}                                                                                       \
 	void BPF_STRUCT_OPS(sa_runnable, struct task_struct *p, u64 enq_flags)                 \

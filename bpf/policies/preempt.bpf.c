@@ -14,17 +14,19 @@
  * SCX_KICK_PREEMPT, which ends the running slice now. The victim's dispatch
  * then finds LC waiting, so it lets no BE prev go on and takes the LC task
  * (or another CPU took it first: the BE task goes on, one context switch
- * lost). sched_ext enforces slices only at the tick (4 ms on the pinned
- * kernels): without the kick, a waking LC task waits for the running BE
- * task's slice to end, which is what `latency` does.
+ * lost; or the run it met is a rescued one, which goes on, and the LC task
+ * waits for the rescue slice to end, as under any policy). sched_ext
+ * enforces slices only at the tick (4 ms on the pinned kernels): without
+ * the kick, a waking LC task waits for the running BE task's slice to end,
+ * which is what `latency` does.
  *
  * The victim: what this policy's ops.running saw start on that CPU (its
  * pid, and whether it is a BE run and not a guard rescue), cleared by
  * ops.stopping, and still the CPU's current task (scx_bpf_cpu_curr) whose
  * process is still BE: so a CPU that runs a higher class (in partial mode
  * the fair class outranks SCHED_EXT, and a kick cannot preempt it), an LC
- * task or an idle CPU is not a victim, nor a BE task in a rescued run (the
- * frame's bounded wait relies on that run lasting its rescue slice). The
+ * task or an idle CPU is not a victim, nor a BE task in a rescued run (a
+ * rescue buys a starved task its rescue slice of progress). The
  * kick lands a moment later (the waker's CPU sends it once it re-enables
  * interrupts), and ends whatever sched_ext run is current then: if that is
  * no longer the victim, the waste is one context switch; a rescued run cut
