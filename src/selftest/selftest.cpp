@@ -674,8 +674,9 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
     }
     // Kicks against rescues: under preempt, two LC tasks that wake every 100 us and want 160% of CPU 0 between
     // them, beside the BE hogs there. Only the guard's rescues run the hogs, and every LC wake-up looks for a BE
-    // run to preempt: a rescued run must not be one (a rescue cut at the next wake-up would give a hog a
-    // fraction of its rescue slice, under the progress floor).
+    // run to preempt: a rescued run must keep its rescue slice (preempt does not pick one, and the frame lets one
+    // that a late kick cut go on). A rescue cut at the next wake-up would give a hog a fraction of its rescue
+    // slice, under the progress floor.
     if (r.status == "pass") {
       WorkerSpec lc = w, be = w;
       lc.count = 2;
