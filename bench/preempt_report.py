@@ -18,16 +18,11 @@ import math
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from plot_matrix import load  # noqa: E402  (the matrix's reader of one workload's JSON, beside this file)
+
 ROWS = [("default", "run{}", "default"), ("latency", "run{}", "latency"),
         ("latency+q250us", "run{}-q250", "latency"), ("preempt", "run{}", "preempt")]
-
-
-def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
 
 
 def stats(xs):

@@ -455,6 +455,20 @@ CheckResult check_storm(const SelftestOptions& o, KernelLogWatch* kmsg) {
   return r;
 }
 
+// LC workers (held until classified LC, then let go) and BE workers beside them.
+Result<std::pair<WorkerGroup, WorkerGroup>> spawn_lc_beside_be(ExecutionPlane& plane, WorkerSpec lc,
+                                                               const WorkerSpec& be) {
+  lc.held = true;
+  auto lc_group = WorkerGroup::spawn(lc);
+  if (!lc_group) return lc_group.error();
+  for (pid_t p : lc_group->pids())
+    if (auto st = plane.set_class(static_cast<uint32_t>(p), AKTS_CLASS_LC); !st) return st.error();
+  lc_group->release();
+  auto be_group = WorkerGroup::spawn(be);
+  if (!be_group) return be_group.error();
+  return std::pair<WorkerGroup, WorkerGroup>(std::move(*lc_group), std::move(*be_group));
+}
+
 CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
   CheckResult r = start(kBounded);
   PlaneOptions po = default_plane();
@@ -641,17 +655,12 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
     if (r.status == "pass") {
       WorkerSpec lc = w, be = w;
       lc.count = 2;
-      lc.held = true;
       be.count = 1;
       lc.until = be.until = Clock::now() + o.hold + settle + std::chrono::seconds(1);
-      auto lc_group = WorkerGroup::spawn(lc);
-      if (!lc_group) return fail(r, lc_group.error().to_string());
-      for (pid_t p : lc_group->pids())
-        if (auto st = plane.set_class(static_cast<uint32_t>(p), AKTS_CLASS_LC); !st)
-          return fail(r, st.error().to_string());
-      lc_group->release();
-      auto be_group = WorkerGroup::spawn(be);
-      if (!be_group) return fail(r, be_group.error().to_string());
+      auto groups = spawn_lc_beside_be(plane, lc, be);
+      if (!groups) return fail(r, groups.error().to_string());
+      WorkerGroup* lc_group = &groups->first;
+      WorkerGroup* be_group = &groups->second;
       std::this_thread::sleep_for(settle);
       if (auto st = plane.reset_longest_waits(); !st) return fail(r, st.error().to_string());
       std::vector<pid_t> pids = lc_group->pids();
@@ -680,20 +689,15 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
     if (r.status == "pass") {
       WorkerSpec lc = w, be = w;
       lc.count = 2;
-      lc.held = true;
       lc.spin = std::chrono::microseconds(400);
       lc.sleep = std::chrono::microseconds(100);
       be.count = kHogs;
       lc.until = be.until = Clock::now() + o.hold + settle + std::chrono::seconds(1);
       plane.select(preempt);
-      auto lc_group = WorkerGroup::spawn(lc);
-      if (!lc_group) return fail(r, lc_group.error().to_string());
-      for (pid_t p : lc_group->pids())
-        if (auto st = plane.set_class(static_cast<uint32_t>(p), AKTS_CLASS_LC); !st)
-          return fail(r, st.error().to_string());
-      lc_group->release();
-      auto be_group = WorkerGroup::spawn(be);
-      if (!be_group) return fail(r, be_group.error().to_string());
+      auto groups = spawn_lc_beside_be(plane, lc, be);
+      if (!groups) return fail(r, groups.error().to_string());
+      WorkerGroup* lc_group = &groups->first;
+      WorkerGroup* be_group = &groups->second;
       std::this_thread::sleep_for(settle);
       if (auto st = plane.reset_longest_waits(); !st) return fail(r, st.error().to_string());
       std::vector<pid_t> pids = be_group->pids();
@@ -964,15 +968,11 @@ CheckResult check_preempt(const SelftestOptions& o, KernelLogWatch* kmsg) {
       be.sleep = std::chrono::microseconds(0);
       lc.spin = std::chrono::microseconds(100);
       lc.sleep = std::chrono::microseconds(2000);
-      lc.held = true;
       be.until = lc.until = Clock::now() + run_for + std::chrono::milliseconds(500);
-      auto lc_group = WorkerGroup::spawn(lc);
-      if (!lc_group) return fail(r, lc_group.error().to_string());
-      if (auto st = plane.set_class(static_cast<uint32_t>(lc_group->pids()[0]), AKTS_CLASS_LC); !st)
-        return fail(r, st.error().to_string());
-      lc_group->release();
-      auto be_group = WorkerGroup::spawn(be);
-      if (!be_group) return fail(r, be_group.error().to_string());
+      auto groups = spawn_lc_beside_be(plane, lc, be);
+      if (!groups) return fail(r, groups.error().to_string());
+      WorkerGroup* lc_group = &groups->first;
+      WorkerGroup* be_group = &groups->second;
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
       const pid_t hog = be_group->pids()[0];
       auto s0 = plane.read_stats();
