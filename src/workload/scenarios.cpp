@@ -144,7 +144,8 @@ Result<ScenarioArgs> parse_args(const json& a) {
 
 std::optional<json> parse_cyclictest(const std::string& out) {
   // With a histogram (-h): "%06d %06d" rows (microseconds, count; one thread), then "# Min Latencies: 00003" and
-  // the like, and "# Histogram Overflows: 00002" (samples past its last row); without one, the quiet summary line "T: 0 (...) ... Min: 3 Act: 5 Avg: 6 Max: 80".
+  // the like, and "# Histogram Overflows: 00002" (samples past its last row); without one, the quiet summary
+  // line "T: 0 (...) ... Min: 3 Act: 5 Avg: 6 Max: 80".
   static const std::regex summary(R"(Min:\s*(\d+)\s+Act:\s*(\d+)\s+Avg:\s*(\d+)\s+Max:\s*(\d+))");
   static const std::regex row(R"(^(\d{6})\s+(\d+)\s*$)");
   static const std::regex footer(R"(^# (Min|Avg|Max) Latencies:\s*(\d+))");
