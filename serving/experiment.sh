@@ -73,7 +73,9 @@
 # the stand-in), MEASURED, APPARATUS, HOGS (antagonists), CALIBRATION_RUNS, CAPACITY_SECONDS (the capacity
 # probe's length), SLO_SCALE, SLO_TTFT and SLO_TPOT
 # (limits given, not measured), OBJECTIVE_MAX (the online arms' TTFT objective; default the TTFT limit),
-# DETECTOR (its settings, JSON), LEARNER_STATE (the learner's state file,
+# STANDIN_NICE (the stand-in's nice, -20), DETECTOR (its settings, JSON), PARAMS (live parameters,
+# "POLICY.PARAM=VALUE ...", set with akts set in each arm whose daemon loads POLICY, before its load),
+# LEARNER_STATE (the learner's state file,
 # shared by its runs: default, each run's own), LIVE (arms whose requests and switches are
 # printed to stderr as they happen: the demo). The model's shape, the hogs and the multiples of the capacity
 # are the nodes' defaults (docs/serving.md); DETECTOR was chosen on the CPU-bound node's closed loop and kept.
@@ -119,6 +121,11 @@ CALIBRATION_RUNS=${CALIBRATION_RUNS:-2}
 CAPACITY_SECONDS=${CAPACITY_SECONDS:-8}
 SLO_SCALE=${SLO_SCALE:-2}
 OBJECTIVE_MAX=${OBJECTIVE_MAX:-}
+PARAMS=${PARAMS:-}
+[[ ${STANDIN_NICE:-} =~ ^(-?[0-9]+)?$ ]] || { echo "[serving] error: STANDIN_NICE is a nice value, not '$STANDIN_NICE'" >&2; exit 2; }
+STANDIN_NICE=${STANDIN_NICE:--20}
+[[ $PARAMS =~ ^([a-z_]+\.[a-z_]+=[^[:space:]]+[[:space:]]*)*$ ]] ||
+	{ echo "[serving] error: PARAMS is POLICY.PARAM=VALUE words, not '$PARAMS'" >&2; exit 2; }
 MEASURED=${MEASURED:-0}
 APPARATUS=${APPARATUS:-1}
 # The detector's settings (docs/serving.md says why, from the closed-loop runs they were chosen on):
@@ -190,10 +197,11 @@ LOAD_PHASES=""  # PHASES with the capacity's multiples turned into rates (the ca
 write_meta() {
 	python3 - "$OUT/meta.json" "$PHASES" "$RUNS" "$MEASURED" "$APPARATUS" "$HOGS" "$N_PREDICT" "$NODE" \
 		"${MODEL_SHAPE:-}" "$OBJECTIVE_MAX" "$DETECTOR" "$offloaded" "$rpc_connected" "$versions" "$NGL" "$LOAD_PHASES" \
-		"$SEED" "$BURSTINESS" "$DRAIN" "$OUT/calibration/calibration.json" "${ARMS[@]}" <<'PY' ||
+		"$SEED" "$BURSTINESS" "$DRAIN" "$OUT/calibration/calibration.json" "$PARAMS" "$STANDIN_NICE" "${ARMS[@]}" <<'PY' ||
 import json, os, sys
 (path, phases, runs, measured, apparatus, hogs, n_predict, node, shape, objective, detector, offloaded,
- connected, versions, ngl, load_phases, seed, burstiness, drain, calibration, *arms) = sys.argv[1:]
+ connected, versions, ngl, load_phases, seed, burstiness, drain, calibration, params, standin_nice,
+ *arms) = sys.argv[1:]
 try:
     cal = json.load(open(calibration))
 except (OSError, ValueError):
@@ -204,6 +212,7 @@ json.dump({"phases": phases, "load_phases": load_phases or None, "runs": int(run
            "model_shape": shape or None, "offloaded": offloaded or None,
            "rpc_connected": {"true": True, "false": False}.get(connected),
            "objective_max": objective, "detector": json.loads(detector),
+           "params": dict(w.split("=", 1) for w in params.split()), "standin_nice": int(standin_nice),
            "versions": dict(l.split("=", 1) for l in versions.splitlines() if "=" in l),
            "measured_cpus": measured, "apparatus_cpus": apparatus, "antagonists": int(hogs),
            "n_predict": int(n_predict), "cpus": os.cpu_count()}, open(path, "w"), indent=1)
@@ -224,8 +233,11 @@ cleanup() {
 trap cleanup EXIT
 if ((GPU)); then
 	# The stand-in for the accelerator, on the apparatus CPU in the fair class (the daemon's classes name
-	# llama-server and stress-ng only, and partial mode leaves every other task where it is).
-	taskset -c "$APPARATUS" "$RPC_SERVER" -H 127.0.0.1 -p "$RPC_PORT" -t 1 >"$OUT/rpc-server.log" 2>&1 &
+	# llama-server and stress-ng only, and partial mode leaves every other task where it is), at nice
+	# STANDIN_NICE (-20): an accelerator is nobody else's, so the apparatus beside it (the daemon, the load
+	# generator) must not slow it. At nice 0 it did, and only in the akts arms, the ones with a daemon: the
+	# stand-in waited on the run queue 3-4 times as long as under the default (docs/serving.md).
+	nice -n "$STANDIN_NICE" taskset -c "$APPARATUS" "$RPC_SERVER" -H 127.0.0.1 -p "$RPC_PORT" -t 1 >"$OUT/rpc-server.log" 2>&1 &
 	RPC=$!
 	for _ in $(seq 1 100); do (: <"/dev/tcp/127.0.0.1/$RPC_PORT") 2>/dev/null && break; sleep 0.2; done
 	(: <"/dev/tcp/127.0.0.1/$RPC_PORT") 2>/dev/null || die "ggml-rpc-server did not listen on port $RPC_PORT: $(tail -n 3 "$OUT/rpc-server.log" | tr '\n' ' ')"
@@ -338,6 +350,9 @@ sample_batch() {
 	done
 }
 
+# The policies an akts arm's daemon loads (preempt's arm adds it as a third).
+arm_policies() { echo "latency throughput$([[ $1 == preempt ]] && echo ' preempt')"; }
+
 daemon_config() {
 	local arm=$1 dir=$2 ctl=none initial=throughput
 	local qt=off
@@ -348,10 +363,12 @@ daemon_config() {
 	# The oracle follows the load's phases as the load generator says them: chosen from the start, it waits
 	# for the first.
 	[[ $arm == oracle || $arm == detector || $arm == bandit || $arm == learner || $arm == llm ]] && ctl=$arm
+	# A static arm reads nothing from the server: its daemon does not scrape /metrics (llama-server answers a
+	# scrape on its main loop, on the measured CPU: 10 a second is a cost only the switching arms have to pay).
 	cat <<JSON
-{"socket": "$SOCK", "switch_all": $([[ $NODE == cpu ]] && echo true || echo false), "policies": ["latency", "throughput"$([[ $arm == preempt ]] && echo ', "preempt"')], "initial": "$initial",
+{"socket": "$SOCK", "switch_all": $([[ $NODE == cpu ]] && echo true || echo false), "policies": [$(arm_policies "$arm" | sed 's/[a-z_][a-z_]*/"&"/g; s/ /, /g')], "initial": "$initial",
  "objective": {"signal": "request_latency_p99", "max": "$OBJECTIVE_MAX"},
- "telemetry": {"metrics_url": "http://127.0.0.1:8080/metrics", "metrics_timeout": "1s"},
+ "telemetry": {$([[ $ctl != none ]] && echo '"metrics_url": "http://127.0.0.1:8080/metrics", ')"metrics_timeout": "1s"},
  "controller": {"name": "$ctl", "min_dwell": "500ms",
                 "oracle": {"schedule": "$OUT/oracle.json"},
                 "detector": $DETECTOR,
@@ -445,6 +462,13 @@ run_arm() {
 		taskset -c "$APPARATUS" akts daemon -c "$dir/akts.json" >"$dir/daemon.log" 2>&1 &
 		dpid=$!
 		for _ in $(seq 1 100); do [[ -S $SOCK ]] && akts status --socket $SOCK >/dev/null 2>&1 && break; sleep 0.1; done
+		# PARAMS: live parameters, each set before the load in every arm whose daemon loads its policy.
+		local kv
+		for kv in $PARAMS; do
+			[[ " $(arm_policies "$arm") " == *" ${kv%%.*} "* ]] || continue
+			akts set --socket $SOCK "${kv%%=*}" "${kv#*=}" >>"$dir/daemon.log" 2>&1 ||
+				error=${error:-"PARAMS: akts set ${kv%%=*} ${kv#*=} was refused (daemon.log)"}
+		done
 		sleep 1
 		if ((GPU)); then
 			# Partial mode: the daemon moves llama-server's threads and the antagonists into SCHED_EXT.

@@ -11,11 +11,14 @@
  * then up to PREEMPT_SCAN others), claims it with a compare-and-swap on the
  * victim's last-claim time (two wakers never pick one victim, and a victim is
  * preempted at most once per `preempt_gap`), and kicks it with
- * SCX_KICK_PREEMPT, which ends the running slice now. The victim's dispatch
- * then finds LC waiting, so it lets no BE prev go on and takes the LC task
- * (or another CPU took it first: the BE task goes on, one context switch
- * lost; or the run it met is a rescued one, which goes on, and the LC task
- * waits for the rescue slice to end, as under any policy). sched_ext
+ * SCX_KICK_PREEMPT, which ends the running slice now. With no LC task
+ * queued ahead of it, the waking task goes straight to the tail of the
+ * victim's local DSQ, which the victim runs next without calling
+ * ops.dispatch (one callback less per preemption: under emulation a
+ * dispatch costs about three other callbacks). Else it joins the LC queue,
+ * and the victim's dispatch finds LC waiting, so it lets no BE prev go on
+ * and takes the LC task with the earliest virtual time (or another CPU took
+ * it first: the BE task goes on, one context switch lost). sched_ext
  * enforces slices only at the tick (4 ms on the pinned kernels): without
  * the kick, a waking LC task waits for the running BE task's slice to end,
  * which is what `latency` does.
@@ -28,10 +31,14 @@
  * task or an idle CPU is not a victim, nor a BE task in a rescued run (a
  * rescue buys a starved task its rescue slice of progress). The
  * kick lands a moment later (the waker's CPU sends it once it re-enables
- * interrupts), and ends whatever sched_ext run is current then: if that is
- * no longer the victim, the waste is one context switch; a rescued run cut
- * so goes on (the frame refills it: akts.h, Bounded wait), and an LC run
- * goes on unless an LC task with an earlier virtual time waits. An entry
+ * interrupts; on the waker's own CPU, as for a timer's wake-up, nothing can
+ * run in between), and ends whatever sched_ext run is current then. If that
+ * is no longer the victim, the waste is one context switch, and what the cut
+ * run loses depends on where the waking task went: queued, a rescued run
+ * goes on (the frame refills it: akts.h, Bounded wait) and an LC run goes on
+ * unless an LC task with an earlier virtual time waits; in the local DSQ, the
+ * cut run is queued again and the waking task runs first (a rescue then ends
+ * early, as akts.h says of a local DSQ that holds a task). An entry
  * written before a switch away and back can name a run that began under
  * another policy; its class is checked again at the claim, its rescue by
  * the frame.
@@ -150,26 +157,23 @@ static __always_inline bool preempt_claim(struct task_struct *p, s32 cpu, u64 ga
 	return __sync_val_compare_and_swap(&pc->claimed_at, claimed, now) == claimed;
 }
 
-/* A waking LC task found no idle CPU: preempt a BE run on a CPU it may use. */
-static __always_inline void preempt_for(struct task_struct *p)
+/* A waking LC task found no idle CPU: the CPU of a BE run it may take, claimed; -1 if none. */
+static __always_inline s32 preempt_victim(struct task_struct *p)
 {
 	u64 gap = preempt_gap_ns;
 	s32 prev = scx_bpf_task_cpu(p), cpu;
 	u32 n = scx_bpf_nr_cpu_ids(), i;
 
-	if (preempt_claim(p, prev, gap)) {
-		scx_bpf_kick_cpu(prev, SCX_KICK_PREEMPT);
-		return;
-	}
+	if (preempt_claim(p, prev, gap))
+		return prev;
 	bpf_for(i, 1, PREEMPT_SCAN + 1) {
 		if (i >= n)
 			break;
 		cpu = ((u32)prev + i) % n;
-		if (preempt_claim(p, cpu, gap)) {
-			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
-			return;
-		}
+		if (preempt_claim(p, cpu, gap))
+			return cpu;
 	}
+	return -1;
 }
 
 /* p's run on its CPU begins or goes on: what a waker reads to decide whether to preempt it. */
@@ -218,7 +222,7 @@ s32 BPF_STRUCT_OPS(preempt_select_cpu, struct task_struct *p, s32 prev_cpu, u64 
 
 void BPF_STRUCT_OPS(preempt_enqueue, struct task_struct *p, u64 enq_flags)
 {
-	s32 idle;
+	s32 idle, victim;
 
 	akts_count_call(AKTS_CB_ENQUEUE);
 	if (akts_task_class(p) != AKTS_CLASS_LC) {
@@ -227,12 +231,27 @@ void BPF_STRUCT_OPS(preempt_enqueue, struct task_struct *p, u64 enq_flags)
 		akts_kick_idle_cpu(p);
 		return;
 	}
-	akts_insert_vtime(p, AKTS_DSQ_LC_VTIME, lc_slice_ns, enq_flags);
 	idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+	if (idle < 0 && (enq_flags & SCX_ENQ_WAKEUP) && kick_on) {
+		victim = preempt_victim(p);
+		if (victim >= 0 && !preempt_lc_waits()) {
+			/*
+			 * No LC task is ahead of it: straight to the victim's local DSQ (at the
+			 * tail), so the victim's next pick is this task with no ops.dispatch.
+			 */
+			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | victim, lc_slice_ns, enq_flags);
+			akts_fair_vtime(p, lc_slice_ns); /* its vtime as the LC queue would have had it */
+			scx_bpf_kick_cpu(victim, SCX_KICK_PREEMPT);
+			return;
+		}
+		akts_insert_vtime(p, AKTS_DSQ_LC_VTIME, lc_slice_ns, enq_flags);
+		if (victim >= 0)
+			scx_bpf_kick_cpu(victim, SCX_KICK_PREEMPT);
+		return;
+	}
+	akts_insert_vtime(p, AKTS_DSQ_LC_VTIME, lc_slice_ns, enq_flags);
 	if (idle >= 0)
 		scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
-	else if ((enq_flags & SCX_ENQ_WAKEUP) && kick_on)
-		preempt_for(p);
 }
 
 void BPF_STRUCT_OPS(preempt_dispatch, s32 cpu, struct task_struct *prev)
