@@ -20,33 +20,42 @@
 namespace akts {
 namespace {
 
-constexpr int kStateVersion = 1;
+constexpr int kStateVersion = 2;  // 1: counts without their ages
+// Miss rates this close are a tie (to the running policy): the same outcomes, aged apart, read apart.
+constexpr double kMissTie = 0.05;
+
+// A cell's fields as the state file names them.
+constexpr std::array<std::pair<const char*, double Learner::Cell::*>, 7> kCellFields = {{
+    {"met", &Learner::Cell::met},
+    {"missed", &Learner::Cell::missed},
+    {"share_sum", &Learner::Cell::share_sum},
+    {"share_n", &Learner::Cell::share_n},
+    {"at", &Learner::Cell::at},
+    {"tries", &Learner::Cell::tries},
+    {"retry_at", &Learner::Cell::retry_at},
+}};
 
 nlohmann::json cells_json(const Learner::Cells& c) {
-  nlohmann::json met = nlohmann::json::array(), missed = nlohmann::json::array(), sum = nlohmann::json::array(),
-                 n = nlohmann::json::array();
-  for (const auto& cell : c) {
-    met.push_back(cell.met);
-    missed.push_back(cell.missed);
-    sum.push_back(cell.share_sum);
-    n.push_back(cell.share_n);
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [key, field] : kCellFields) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto& cell : c) a.push_back(cell.*field);
+    j[key] = a;
   }
-  return {{"met", met}, {"missed", missed}, {"share_sum", sum}, {"share_n", n}};
+  return j;
 }
 
-// A policy's entry, checked whole: four arrays of kBins finite, non-negative numbers, sums within their counts.
+// A policy's entry, checked whole: seven arrays of kBins finite, non-negative numbers, sums within their counts.
 std::optional<Learner::Cells> cells_from(const nlohmann::json& j) {
   if (!j.is_object()) return std::nullopt;
   Learner::Cells c{};
-  for (const char* key : {"met", "missed", "share_sum", "share_n"}) {
+  for (const auto& [key, field] : kCellFields) {
     if (!j.contains(key) || !j[key].is_array() || j[key].size() != Learner::kBins) return std::nullopt;
     for (size_t b = 0; b < Learner::kBins; ++b) {
       const auto& v = j[key][b];
       if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > 1e12)
         return std::nullopt;
-      double x = v.get<double>();
-      std::string_view k = key;
-      (k == "met" ? c[b].met : k == "missed" ? c[b].missed : k == "share_sum" ? c[b].share_sum : c[b].share_n) = x;
+      c[b].*field = v.get<double>();
     }
   }
   for (const auto& cell : c)
@@ -67,6 +76,12 @@ void cap_evidence(Learner::Cell& c, double cap) {
     c.share_sum *= k;
     c.share_n *= k;
   }
+}
+
+// The weight left to counts last aged at `at`, at `now`: half per half-life (none lost to a clock that went back).
+double age_factor(const Learner::Cell& c, double now, double half_life) {
+  if (!(now > c.at) || !(half_life > 0)) return 1;
+  return std::exp2(-(now - c.at) / half_life);
 }
 
 }  // namespace
@@ -121,23 +136,62 @@ Learner::Estimate Learner::estimate(const std::string& policy, size_t bin) const
   auto it = all.find(policy);
   if (it == all.end() || bin >= kBins) return e;
   const Cells& c = it->second;
+  auto k = [&](size_t b) { return age_factor(c[b], now_s_, o_.half_life_s); };
   double met = 0, missed = 0;
-  for (size_t b = bin; b < kBins; ++b) met += c[b].met;     // it met the objective at this load or above
-  for (size_t b = 0; b <= bin; ++b) missed += c[b].missed;  // it missed at this load or below
+  for (size_t b = bin; b < kBins; ++b) met += c[b].met * k(b);     // it met the objective at this load or above
+  for (size_t b = 0; b <= bin; ++b) missed += c[b].missed * k(b);  // it missed at this load or below
   e.windows = met + missed;
+  if (c[bin].retry_at > now_s_) e.retry_in_s = c[bin].retry_at - now_s_;
   e.known = e.windows >= o_.min_evidence;
   e.miss_rate = (missed + 1) / (e.windows + 2);
   e.good = e.known && (missed + 0.5) / (e.windows + 1) <= o_.miss_rate;
   // The batch share at this load, else at the nearest load it ran at.
   for (size_t d = 0; d < kBins; ++d) {
     for (size_t b : {bin - std::min(bin, d), bin + d}) {
-      if (b < kBins && c[b].share_n > 0) {
-        e.share = c[b].share_sum / c[b].share_n;
+      if (b < kBins && c[b].share_n * k(b) > 1e-9) {
+        e.share = c[b].share_sum / c[b].share_n;  // a ratio: ageing scales both alike
         return e;
       }
     }
   }
   return e;
+}
+
+Learner::Cell& Learner::aged(const std::string& policy, size_t bin) {
+  Cell& c = cells()[policy][std::min(bin, kBins - 1)];
+  double k = age_factor(c, now_s_, o_.half_life_s);
+  c.met *= k;
+  c.missed *= k;
+  c.share_sum *= k;
+  c.share_n *= k;
+  c.at = std::max(c.at, now_s_);
+  return c;
+}
+
+void Learner::judge(const std::string& policy, size_t bin) {
+  Cell& c = aged(policy, bin);
+  c.tries += 1;
+  c.retry_at = now_s_ + std::min(o_.retry_max_s, o_.retry_after_s * std::exp2(std::min(c.tries - 1, 60.0)));
+  dirty_ = true;
+}
+
+void Learner::forget(const std::string& policy, size_t bin) {
+  // What the estimate at `bin` sums (misses at bin and below, meets at bin and above), forgotten: the retry is
+  // judged on its own windows (kept, a miss rate past miss_rate would outvote any number of them that a
+  // single exploration gathers). The verdicts stay, for the next back-off.
+  for (size_t b = 0; b < kBins; ++b) {
+    Cell& c = aged(policy, b);
+    if (b <= bin) c.missed = 0;
+    if (b >= bin) c.met = 0;
+  }
+  aged(policy, bin).retry_at = 0;
+  dirty_ = true;
+}
+
+void Learner::end_exploration(const std::string& policy, const char* how) {
+  exploring_ = AKTS_SLOT_NONE;
+  if (!first_exploration_end_) first_exploration_end_ = windows_;
+  last_exploration_ = fmt::format("{} at bin {}: {}", policy, explore_bin_, how);
 }
 
 std::string Learner::name_of(const ControllerContext& ctx, uint32_t slot) const {
@@ -195,7 +249,7 @@ void Learner::credit(const Window& w, const ControllerContext& ctx) {
   }
   size_t k = static_cast<size_t>(std::ceil(outcome_ms / period_ms));
   const size_t bin = bin_of(peak_load(std::max<size_t>(k, 1)));
-  Cell& c = cells()[policy][bin];
+  Cell& c = aged(policy, bin);
   c.share_sum += std::clamp(w.batch_share(), 0.0, 1.0);
   c.share_n += 1;
   if (met) {
@@ -344,6 +398,8 @@ Status Learner::wait_saved() {
 
 ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx) {
   ++windows_;
+  // The clock evidence ages by: the window's wall-clock time, else its period added (never backwards).
+  now_s_ = w.unix_s > 0 ? std::max(now_s_, w.unix_s) : now_s_ + std::max(w.period_s, 0.0);
   if (!loaded_ || ctx.objective.to_json().dump() != objective_key_) {
     if (loaded_ && dirty_) {
       try {
@@ -386,27 +442,64 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
   auto label = [&](uint32_t slot) { return fmt::format("slot {} ({})", slot, name_of(ctx, slot)); };
   const std::string where = fmt::format("load {:.2g} (bin {})", last_load_, bin);
 
-  // An exploration runs its course: min_evidence credited windows, or to its first miss.
+  // An exploration runs its course: until the policy is known at the load it began at, for explore_max windows
+  // at most; it ends early at its first miss, when the load leaves its bin, or on the early signal of a wait.
+  // Each way but "known good" is a verdict (the back-off); only a miss of its own is counted.
   if (exploring_ != AKTS_SLOT_NONE) {
-    uint32_t q = exploring_;
-    if (ctx.running != q || !ctx.filled(q)) {
-      exploring_ = AKTS_SLOT_NONE;
-    } else if (ran_slot_ == q && ran_ms_ > 0 && !ctx.objective.met(w)) {
-      // The experiment's answer, attributable or not: this policy does not serve this load.
-      Cell& c = cells()[name_of(ctx, q)][explore_bin_];
-      // The window credit() counted is one of them when it landed at or below this load (misses count upward).
-      c.missed += o_.min_evidence - (last_credit_missed_ && last_credit_bin_ <= explore_bin_ ? 1 : 0);
+    const uint32_t q = exploring_;
+    const std::string qn = explore_name_;
+    const double waiting = ctx.objective.waiting_ms(w);
+    if (ctx.running != q || !ctx.filled(q) || name_of(ctx, q) != qn) {
+      end_exploration(qn, "something else moved the selection");  // no verdict: it was not the policy's doing
+    } else if (last_credit_missed_ && w.effective_slot == q) {
+      // The experiment's answer: a miss of its own, at the load it was credited at (credit() counted one).
+      Cell& c = aged(qn, last_credit_bin_);
+      c.missed += o_.min_evidence > 0 ? o_.min_evidence - 1 : 0;
       cap_evidence(c, o_.max_evidence);
-      dirty_ = true;
-      exploring_ = AKTS_SLOT_NONE;
-      if (!first_exploration_end_) first_exploration_end_ = windows_;
-      // On to the choice below: back to the best policy known good here, else the least expected to miss.
-    } else if (explore_left_ == 0 || est(q).known) {
-      exploring_ = AKTS_SLOT_NONE;
-      if (!first_exploration_end_) first_exploration_end_ = windows_;
+      judge(qn, last_credit_bin_);
+      if (last_credit_bin_ != explore_bin_) judge(qn, explore_bin_);
+      end_exploration(qn, fmt::format("a miss of its own, counted at bin {}", last_credit_bin_).c_str());
+    } else if (!ctx.objective.met(w)) {
+      judge(qn, explore_bin_);  // not its own (it began before the switch): a verdict without a count
+      end_exploration(qn, "a miss that is not its own: backing off, nothing counted");
+    } else if (bin != explore_bin_) {
+      judge(qn, explore_bin_);
+      end_exploration(qn, "the load left its bin: backing off, nothing counted");
+    } else if (w.effective_slot == q && waiting > o_.early_wait * ctx.objective.max_ms &&
+               waiting <= ran_ms_ + (w.period_s > 0 ? w.period_s * 1e3 : 100)) {
+      // (the switch's own window counts here: it ran partly under q, and this ends nothing but the exploration)
+      judge(qn, explore_bin_);
+      end_exploration(qn, "a wait that began under it passed the early signal: backing off, nothing counted");
+    } else if (Estimate e = estimate(qn, explore_bin_); e.known) {
+      if (!e.good) judge(qn, explore_bin_);
+      end_exploration(qn, e.good ? "known good" : "known not to serve it");
+    } else if (explore_left_ == 0) {
+      judge(qn, explore_bin_);
+      end_exploration(qn, "out of windows before it was known: backing off");
     } else {
       --explore_left_;
       return {std::nullopt, fmt::format("exploring {} at {}: {} window(s) left", label(q), where, explore_left_)};
+    }
+    // Back to the policy it left, unless it was shown good or something else moved the selection: the load it
+    // is back to may be one the exploration raised (a closed loop), where the choice below knows nothing yet.
+    if (exploring_ == AKTS_SLOT_NONE && ctx.running == q && explore_from_ != q && ctx.filled(explore_from_) &&
+        !estimate(qn, explore_bin_).good && !ctx.locked) {
+      return {explore_from_, fmt::format("exploration of {} ended ({}): back to {}", label(q), last_exploration_,
+                                         label(explore_from_))};
+    }
+    // Else on to the choice below: the best policy known good here, else the least expected to miss.
+  }
+  // Verdicts reached by running: a policy known here not to serve backs off here (once a verdict); one that
+  // serves here has no verdict against it here.
+  for (const auto& s : ctx.slots) {
+    Estimate e = est(s.slot);
+    Cell& c = aged(s.name, bin);
+    if (e.known && !e.good && c.retry_at == 0) {
+      judge(s.name, bin);
+    } else if (e.good && (c.tries > 0 || c.retry_at > 0)) {
+      c.tries = 0;
+      c.retry_at = 0;
+      dirty_ = true;
     }
   }
 
@@ -429,8 +522,12 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
       unknown = s.slot;
       un = e;
     }
-    if (!least_miss || e.miss_rate < lm.miss_rate ||
-        (e.miss_rate == lm.miss_rate && (running || (*least_miss != ctx.running && e.share > lm.share)))) {
+    // Expected to miss less, ties (within kMissTie: evidence of one outcome aged apart reads apart) to the running
+    // policy, then to more batch work.
+    const bool lm_running = least_miss && *least_miss == ctx.running;
+    const bool tie = least_miss && std::abs(e.miss_rate - lm.miss_rate) <= kMissTie;
+    if (!least_miss || (tie ? running || (!lm_running && e.share > lm.share)
+                            : e.miss_rate < lm.miss_rate)) {
       least_miss = s.slot;
       lm = e;
     }
@@ -490,18 +587,21 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
       bin_stable_for_ >= o_.explore_stable) {
     for (const auto& s : ctx.slots) {
       Estimate e = est(s.slot);
-      if (s.slot != ctx.running && !e.known && e.share > est(ctx.running).share) {
-        exploring_ = s.slot;
-        explore_bin_ = bin;
-        // Long enough for a miss to show: a latency past the objective is seen only once it has passed it.
-        double period_ms = w.period_s > 0 ? w.period_s * 1e3 : 100;
-        explore_left_ = std::max<uint32_t>(
-            4 * o_.min_evidence, static_cast<uint32_t>(std::ceil((2 * ctx.objective.max_ms + 1000) / period_ms)));
-        last_explore_ = windows_;
-        ++explorations_;
-        return {s.slot, fmt::format("explore {} at {}: batch share {:.2f} against {:.2f}, {:.0f} windows known",
-                                    label(s.slot), where, e.share, est(ctx.running).share, e.windows)};
-      }
+      if (s.slot == ctx.running || e.good || e.retry_in_s > 0 || e.share <= est(ctx.running).share) continue;
+      // Unknown here, or judged here and its back-off over: tried again (its evidence here scaled to unknown).
+      const bool retry = e.known;
+      if (retry) forget(s.name, bin);
+      exploring_ = s.slot;
+      explore_from_ = ctx.running;
+      explore_name_ = s.name;
+      explore_bin_ = bin;
+      explore_left_ = o_.explore_max;
+      last_explore_ = windows_;
+      ++explorations_;
+      return {s.slot, fmt::format("explore {} at {}: batch share {:.2f} against {:.2f}, {}", label(s.slot), where,
+                                  e.share, est(ctx.running).share,
+                                  retry ? fmt::format("tried again after {:.0f} verdict(s)", aged(s.name, bin).tries)
+                                        : fmt::format("{:.1f} windows known", e.windows))};
     }
   }
   return {std::nullopt, "stay: " + why};
@@ -511,8 +611,12 @@ nlohmann::json Learner::state() const {
   nlohmann::json policies = nlohmann::json::object();
   for (const auto& [name, c] : cells()) {
     Estimate e = estimate(name, last_bin_);
-    policies[name] = {{"windows_here", e.windows}, {"miss_rate_here", e.miss_rate}, {"good_here", e.good},
-                      {"batch_share_here", e.share}};
+    policies[name] = {{"windows_here", e.windows},
+                      {"miss_rate_here", e.miss_rate},
+                      {"good_here", e.good},
+                      {"batch_share_here", e.share},
+                      {"verdicts_here", last_bin_ < kBins ? c[last_bin_].tries : 0},
+                      {"retry_in_s", e.retry_in_s}};
   }
   return {{"load", last_load_},
           {"bin", last_bin_},
@@ -522,6 +626,8 @@ nlohmann::json Learner::state() const {
           {"exploring", exploring_ == AKTS_SLOT_NONE ? nlohmann::json(nullptr) : nlohmann::json(exploring_)},
           {"first_exploration_ended_at_window",
            first_exploration_end_ ? nlohmann::json(*first_exploration_end_) : nlohmann::json(nullptr)},
+          {"last_exploration", last_exploration_.empty() ? nlohmann::json(nullptr) : nlohmann::json(last_exploration_)},
+          {"clock_s", now_s_},
           {"credited_windows", credited_},
           {"state_path", o_.state_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(o_.state_path)},
           {"state_error", load_error_.empty() ? nlohmann::json(nullptr) : nlohmann::json(load_error_)}};

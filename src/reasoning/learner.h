@@ -23,6 +23,21 @@
 // at b (`good`) when that evidence has at least min_evidence windows and
 // a miss rate, (misses + 1/2) / (windows + 1), of at most miss_rate.
 //
+// Evidence ages: every count is discounted by half every half_life_s (10 min)
+// of the learner's clock (the windows' wall-clock time, Window::unix_s; the
+// sum of their periods, from 0, for windows without it). A discount, not a
+// sliding window: it needs no history of windows, only a count and the time
+// it was last aged per cell, so the state file stays small and ages across a
+// restart (a cell read from the file is aged by the time since it was
+// written); and old evidence fades smoothly instead of vanishing at once.
+// Verdicts are taken back: a policy judged not to serve a load (known there
+// and not good, or an exploration there that missed or did not finish) is
+// tried again after a back-off of retry_after_s (1 min) doubled at each
+// verdict since it last served there, at most retry_max_s (1 h): what it
+// knew of it there is then forgotten (the misses at that load and below, the
+// meets at it and above), so it is unknown there and may be explored. Once it
+// is known good there, its verdicts there are cleared.
+//
 // A window is credited to the policy that ran all of it, with an outcome that
 // is that policy's own (the objective's two parts, Objective::ended_ms and
 // waiting_ms):
@@ -60,27 +75,40 @@
 //     it is known not good there, a policy not yet known there and not
 //     missing more than meeting there is tried, the one with the most batch
 //     work: only trying can show it good. With no such policy, the one least
-//     expected to miss (posterior mean, prior 1/2), ties to the running
-//     policy, then to more batch work; when both are known there, away from
+//     expected to miss (posterior mean, prior 1/2), ties (within 0.05: one
+//     outcome aged apart reads apart) to the running policy, then to more
+//     batch work; when both are known there, away from
 //     the running policy only for one expected to miss less by at least
 //     miss_rate (policies that miss alike would otherwise trade places on
 //     the evidence each gathers).
 //   - exploring: when the present window met the objective, the load's bin has
 //     held for explore_stable (10) windows after the one it changed in, and a
-//     policy with more batch work than the choice is unknown at this bin, it
-//     runs until it is known at the present load's bin, which may have moved
-//     since (evidence is shared along the load); at most 4 min_evidence
-//     windows, or twice the objective's ceiling plus a second if longer (a
-//     latency past the ceiling shows only once it has passed it). It is back
-//     at its first miss, which counts as min_evidence misses at the load it
-//     began at, attributable or not: that is the experiment's answer, and one
-//     exploration of a load is enough. At most one per explore_every windows.
+//     policy with more batch work than the choice is unknown at this bin and
+//     not backing off there, it runs until it is known at the bin it began at,
+//     for at most explore_max (30) windows whatever the objective's ceiling
+//     (shorter than a phase). It ends at once when the load's bin leaves the
+//     one it began at (the load moved, or the policy moved it: a closed loop)
+//     and when the oldest wait that began under it passes early_wait (1/2) of
+//     the ceiling (an early signal, before a full ceiling of violation): both
+//     are verdicts without a count. It ends at its first miss that is its own
+//     (credit() says whose a window's outcome is), which counts as
+//     min_evidence misses at the load that miss was credited at: that is the
+//     experiment's answer; a miss that is not its own is not. Every
+//     exploration that does not show the policy good is a verdict (the
+//     back-off above), and goes back to the policy that ran before it (the
+//     load it returns to may be one the exploration raised, a closed loop,
+//     where nothing is known yet). At most one per explore_every windows.
 //
 // Learnt state persists in a file of its own (LearnerOptions::state_path,
 // never the daemon's state file: the config refuses that path, its lock and
 // selection files, the decision log, the audit log and the socket):
 // {"format": "akts learner state",
-// "version": 1, "objectives": {OBJECTIVE JSON: {"policies": {NAME: cells}}}}.
+// "version": 2, "objectives": {OBJECTIVE JSON: {"policies": {NAME: cells}}}}, cells
+// being kBins-long arrays "met", "missed", "share_sum", "share_n" (aged counts),
+// "at" (the clock, in seconds, they were last aged at), "tries" (verdicts
+// since it last served) and "retry_at" (the clock it may be tried again at; 0:
+// no verdict). A version 1 file (counts without ages) is set aside as any file
+// of this format that fails to load (below): its evidence has no age to keep.
 // It is read at the first window (when the objective is known; a regular file
 // of at most 16 MiB, the one read decide() waits for) and written, on a thread
 // of its own (decide() never waits for a write), every
@@ -116,6 +144,11 @@ struct LearnerOptions {
   uint32_t explore_stable = 10;  // windows the load's bin must have held before an exploration
   uint32_t explore_every = 50;   // windows between explorations (at most)
   double max_evidence = 400;     // per bin and policy, older evidence is scaled down past this
+  double half_life_s = 600;      // evidence's weight halves every this long (the learner's clock)
+  uint32_t explore_max = 30;     // an exploration's windows at most, whatever the objective's ceiling
+  double early_wait = 0.5;       // an exploration ends once a wait that began under it passes this share of the ceiling
+  double retry_after_s = 60;     // a verdict's first back-off; doubled at each verdict since the policy last served
+  double retry_max_s = 3600;     // ... up to this
   std::string state_path;        // "" keeps what it learns in memory only
   uint32_t save_every = 50;      // windows between writes of the state file (when it learnt something)
 };
@@ -124,13 +157,17 @@ class Learner : public Controller {
  public:
   static constexpr size_t kBins = 10;
   struct Cell {
-    double met = 0, missed = 0;        // credited windows
-    double share_sum = 0, share_n = 0;  // batch share, every window it ran
+    double met = 0, missed = 0;        // credited windows (aged)
+    double share_sum = 0, share_n = 0;  // batch share, every window it ran (aged)
+    double at = 0;                     // the learner's clock (s) the counts were last aged at
+    double tries = 0;                  // verdicts against it here since it last served here
+    double retry_at = 0;               // the clock (s) it may be tried again here at; 0: no verdict
   };
   using Cells = std::array<Cell, kBins>;
   struct Estimate {
     double windows = 0, miss_rate = 0.5, share = 1;  // share: 1 (optimism) for a policy never seen run
     bool good = false, known = false;  // known: windows >= min_evidence
+    double retry_in_s = 0;             // how long until it may be tried again here (0: it may)
   };
 
   explicit Learner(LearnerOptions o = {});
@@ -144,6 +181,7 @@ class Learner : public Controller {
   static double load(const Window& w);
   static size_t bin_of(double load);
   Estimate estimate(const std::string& policy, size_t bin) const;
+  double clock_s() const { return now_s_; }
   // Hands the state to the writer (a no-op without a file, or one it must not write); wait_saved() waits for
   // the write and returns its outcome, the error naming the path.
   void save();
@@ -157,6 +195,10 @@ class Learner : public Controller {
   void load_state(const Objective& obj);
   std::string read_state(const Objective& obj);  // "" when loaded (or no file); else why not
   void credit(const Window& w, const ControllerContext& ctx);
+  Cell& aged(const std::string& policy, size_t bin);  // the cell, aged to now
+  void judge(const std::string& policy, size_t bin);  // a verdict: it backs off there
+  void forget(const std::string& policy, size_t bin);  // what its estimate there sums, forgotten
+  void end_exploration(const std::string& policy, const char* how);
   std::string name_of(const ControllerContext& ctx, uint32_t slot) const;
   std::map<std::string, Cells>& cells() { return all_[objective_key_]; }
   const std::map<std::string, Cells>& cells() const;
@@ -192,6 +234,10 @@ class Learner : public Controller {
   uint32_t preferred_ = AKTS_SLOT_NONE, preferred_for_ = 0;
   uint32_t exploring_ = AKTS_SLOT_NONE, explore_left_ = 0;
   size_t explore_bin_ = 0;  // the load the exploration was started at
+  std::string explore_name_;  // the policy explored
+  uint32_t explore_from_ = AKTS_SLOT_NONE;  // the slot that ran before it
+  std::string last_exploration_;  // how the last exploration ended
+  double now_s_ = 0;         // the learner's clock: Window::unix_s, else the windows' periods summed
   uint64_t windows_ = 0, last_explore_ = 0, explorations_ = 0, credited_ = 0;
   std::optional<uint64_t> first_exploration_end_;
   size_t last_bin_ = 0;
