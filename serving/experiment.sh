@@ -73,10 +73,10 @@
 # the stand-in), MEASURED, APPARATUS, HOGS (antagonists), CALIBRATION_RUNS, CAPACITY_SECONDS (the capacity
 # probe's length), SLO_SCALE, SLO_TTFT and SLO_TPOT
 # (limits given, not measured), OBJECTIVE_MAX (the online arms' TTFT objective; default the TTFT limit),
-# STANDIN_NICE (the stand-in's nice, -20), DETECTOR (its settings, JSON), PARAMS (live parameters,
-# "POLICY.PARAM=VALUE ...", set with akts set in each arm whose daemon loads POLICY, before its load),
-# LEARNER_STATE (the learner's state file,
-# shared by its runs: default, each run's own), LIVE (arms whose requests and switches are
+# STANDIN_NICE (the stand-in's nice, -20), SCRAPE_STATIC (1: the static arms scrape /metrics too), DETECTOR
+# (its settings, JSON), PARAMS (live parameters, "POLICY.PARAM=VALUE ...", set with akts set in each arm whose
+# daemon loads POLICY, before its load), LEARNER_STATE (the learner's state file, shared by its runs: default,
+# each run's own), LIVE (arms whose requests and switches are
 # printed to stderr as they happen: the demo). The model's shape, the hogs and the multiples of the capacity
 # are the nodes' defaults (docs/serving.md); DETECTOR was chosen on the CPU-bound node's closed loop and kept.
 # Folders of an earlier experiment in OUT are replaced arm by arm; start from an empty OUT to be sure.
@@ -121,11 +121,17 @@ CALIBRATION_RUNS=${CALIBRATION_RUNS:-2}
 CAPACITY_SECONDS=${CAPACITY_SECONDS:-8}
 SLO_SCALE=${SLO_SCALE:-2}
 OBJECTIVE_MAX=${OBJECTIVE_MAX:-}
-PARAMS=${PARAMS:-}
-[[ ${STANDIN_NICE:-} =~ ^(-?[0-9]+)?$ ]] || { echo "[serving] error: STANDIN_NICE is a nice value, not '$STANDIN_NICE'" >&2; exit 2; }
 STANDIN_NICE=${STANDIN_NICE:--20}
-[[ $PARAMS =~ ^([a-z_]+\.[a-z_]+=[^[:space:]]+[[:space:]]*)*$ ]] ||
-	{ echo "[serving] error: PARAMS is POLICY.PARAM=VALUE words, not '$PARAMS'" >&2; exit 2; }
+SCRAPE_STATIC=${SCRAPE_STATIC:-0}
+[[ $SCRAPE_STATIC == 0 || $SCRAPE_STATIC == 1 ]] || { echo "[serving] error: SCRAPE_STATIC is 0 or 1, not '$SCRAPE_STATIC'" >&2; exit 2; }
+[[ $STANDIN_NICE =~ ^-?[0-9]+$ ]] && ((STANDIN_NICE >= -20 && STANDIN_NICE <= 19)) ||
+	{ echo "[serving] error: STANDIN_NICE is a nice value from -20 to 19, not '$STANDIN_NICE'" >&2; exit 2; }
+read -ra PARAMS_KV <<<"${PARAMS:-}"  # words, never globbed
+for kv in "${PARAMS_KV[@]}"; do
+	[[ $kv =~ ^[a-z0-9_]+\.[a-z0-9_]+=.+$ ]] ||
+		{ echo "[serving] error: PARAMS is POLICY.PARAM=VALUE words; '$kv' is not one" >&2; exit 2; }
+done
+PARAMS=${PARAMS_KV[*]}
 MEASURED=${MEASURED:-0}
 APPARATUS=${APPARATUS:-1}
 # The detector's settings (docs/serving.md says why, from the closed-loop runs they were chosen on):
@@ -151,6 +157,17 @@ for a in "${ARMS[@]}"; do
 	alone | default | scx_simple | latency | latency_q250 | preempt | throughput | oracle | detector | bandit | learner | llm) ;;
 	*) die "no arm named '$a' (arms: alone default scx_simple latency latency_q250 preempt throughput oracle detector bandit learner llm)" ;;
 	esac
+done
+# The policies an akts arm's daemon loads (preempt's arm adds it as a third).
+arm_policies() { echo "latency throughput$([[ $1 == preempt ]] && echo ' preempt')"; }
+# A parameter of a policy no arm here loads would be set nowhere: a typo, refused before anything runs.
+for kv in "${PARAMS_KV[@]}"; do
+	loaded=""
+	for a in "${ARMS[@]}"; do
+		[[ $a == alone || $a == default || $a == scx_simple ]] && continue
+		[[ " $(arm_policies "$a") " == *" ${kv%%.*} "* ]] && loaded=1
+	done
+	[[ -n $loaded ]] || die "PARAMS: no arm here loads a policy named '${kv%%.*}' ($kv)"
 done
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a whole number, 1 or more (not '$RUNS')"
 [[ $CAPACITY_SECONDS =~ ^[1-9][0-9]*$ ]] || die "CAPACITY_SECONDS must be a whole number of seconds (not '$CAPACITY_SECONDS')"
@@ -212,7 +229,8 @@ json.dump({"phases": phases, "load_phases": load_phases or None, "runs": int(run
            "model_shape": shape or None, "offloaded": offloaded or None,
            "rpc_connected": {"true": True, "false": False}.get(connected),
            "objective_max": objective, "detector": json.loads(detector),
-           "params": dict(w.split("=", 1) for w in params.split()), "standin_nice": int(standin_nice),
+           "params": dict(w.split("=", 1) for w in params.split()),
+           "standin_nice": int(standin_nice) if node != "cpu" else None,
            "versions": dict(l.split("=", 1) for l in versions.splitlines() if "=" in l),
            "measured_cpus": measured, "apparatus_cpus": apparatus, "antagonists": int(hogs),
            "n_predict": int(n_predict), "cpus": os.cpu_count()}, open(path, "w"), indent=1)
@@ -240,6 +258,10 @@ if ((GPU)); then
 	nice -n "$STANDIN_NICE" taskset -c "$APPARATUS" "$RPC_SERVER" -H 127.0.0.1 -p "$RPC_PORT" -t 1 >"$OUT/rpc-server.log" 2>&1 &
 	RPC=$!
 	for _ in $(seq 1 100); do (: <"/dev/tcp/127.0.0.1/$RPC_PORT") 2>/dev/null && break; sleep 0.2; done
+	# The nice it runs at (field 19 of /proc/PID/stat), not the one asked for: nice only warns when it cannot.
+	read -r rpc_stat <"/proc/$RPC/stat" 2>/dev/null
+	read -ra rpc_f <<<"${rpc_stat##*) }"
+	[[ ${rpc_f[16]:-} == "$STANDIN_NICE" ]] || die "the stand-in runs at nice '${rpc_f[16]:-?}', not $STANDIN_NICE"
 	(: <"/dev/tcp/127.0.0.1/$RPC_PORT") 2>/dev/null || die "ggml-rpc-server did not listen on port $RPC_PORT: $(tail -n 3 "$OUT/rpc-server.log" | tr '\n' ' ')"
 	offload=(--rpc "127.0.0.1:$RPC_PORT" -ngl "$NGL")
 	# The layers the node puts on the stand-in (NGL: every one on gpu, one on gpu-hostwork), or the node is not
@@ -350,9 +372,6 @@ sample_batch() {
 	done
 }
 
-# The policies an akts arm's daemon loads (preempt's arm adds it as a third).
-arm_policies() { echo "latency throughput$([[ $1 == preempt ]] && echo ' preempt')"; }
-
 daemon_config() {
 	local arm=$1 dir=$2 ctl=none initial=throughput
 	local qt=off
@@ -365,10 +384,13 @@ daemon_config() {
 	[[ $arm == oracle || $arm == detector || $arm == bandit || $arm == learner || $arm == llm ]] && ctl=$arm
 	# A static arm reads nothing from the server: its daemon does not scrape /metrics (llama-server answers a
 	# scrape on its main loop, on the measured CPU: 10 a second is a cost only the switching arms have to pay).
+	# The oracle, which switches on the load's phases, scrapes as the controllers it is the reference for do.
+	# SCRAPE_STATIC=1 makes the static arms scrape too, to read what the server says under each policy in their
+	# telemetry (as the detector's threshold was chosen), at that cost.
 	cat <<JSON
 {"socket": "$SOCK", "switch_all": $([[ $NODE == cpu ]] && echo true || echo false), "policies": [$(arm_policies "$arm" | sed 's/[a-z_][a-z_]*/"&"/g; s/ /, /g')], "initial": "$initial",
  "objective": {"signal": "request_latency_p99", "max": "$OBJECTIVE_MAX"},
- "telemetry": {$([[ $ctl != none ]] && echo '"metrics_url": "http://127.0.0.1:8080/metrics", ')"metrics_timeout": "1s"},
+ "telemetry": {$([[ $ctl != none || $SCRAPE_STATIC == 1 ]] && echo '"metrics_url": "http://127.0.0.1:8080/metrics", ')"metrics_timeout": "1s"},
  "controller": {"name": "$ctl", "min_dwell": "500ms",
                 "oracle": {"schedule": "$OUT/oracle.json"},
                 "detector": $DETECTOR,
@@ -464,10 +486,10 @@ run_arm() {
 		for _ in $(seq 1 100); do [[ -S $SOCK ]] && akts status --socket $SOCK >/dev/null 2>&1 && break; sleep 0.1; done
 		# PARAMS: live parameters, each set before the load in every arm whose daemon loads its policy.
 		local kv
-		for kv in $PARAMS; do
+		for kv in "${PARAMS_KV[@]}"; do
 			[[ " $(arm_policies "$arm") " == *" ${kv%%.*} "* ]] || continue
-			akts set --socket $SOCK "${kv%%=*}" "${kv#*=}" >>"$dir/daemon.log" 2>&1 ||
-				error=${error:-"PARAMS: akts set ${kv%%=*} ${kv#*=} was refused (daemon.log)"}
+			akts set --socket $SOCK "${kv%%=*}" "${kv#*=}" >>"$dir/params.log" 2>&1 ||
+				error=${error:-"PARAMS: akts set ${kv%%=*} ${kv#*=} was refused (params.log)"}
 		done
 		sleep 1
 		if ((GPU)); then

@@ -12,10 +12,13 @@
  * victim's last-claim time (two wakers never pick one victim, and a victim is
  * preempted at most once per `preempt_gap`), and kicks it with
  * SCX_KICK_PREEMPT, which ends the running slice now. With no LC task
- * queued ahead of it, the waking task goes straight to the tail of the
- * victim's local DSQ, which the victim runs next without calling
- * ops.dispatch (one callback less per preemption: under emulation a
- * dispatch costs about three other callbacks). Else it joins the LC queue,
+ * queued ahead of it (nor any task another policy left behind), the waking
+ * task goes straight to the victim's local DSQ, which was empty at the
+ * claim (a CPU whose local DSQ holds a task is no victim), so the victim
+ * runs it next without calling ops.dispatch (one callback less per
+ * preemption: under emulation a dispatch costs about three other
+ * callbacks), unless a task reached that DSQ's head in between (a guard
+ * rescue, a task the kernel put back there). Else it joins the LC queue,
  * and the victim's dispatch finds LC waiting, so it lets no BE prev go on
  * and takes the LC task with the earliest virtual time (or another CPU took
  * it first: the BE task goes on, one context switch lost). sched_ext
@@ -29,16 +32,23 @@
  * process is still BE: so a CPU that runs a higher class (in partial mode
  * the fair class outranks SCHED_EXT, and a kick cannot preempt it), an LC
  * task or an idle CPU is not a victim, nor a BE task in a rescued run (a
- * rescue buys a starved task its rescue slice of progress). The
- * kick lands a moment later (the waker's CPU sends it once it re-enables
- * interrupts; on the waker's own CPU, as for a timer's wake-up, nothing can
- * run in between), and ends whatever sched_ext run is current then. If that
- * is no longer the victim, the waste is one context switch, and what the cut
- * run loses depends on where the waking task went: queued, a rescued run
- * goes on (the frame refills it: akts.h, Bounded wait) and an LC run goes on
- * unless an LC task with an earlier virtual time waits; in the local DSQ, the
- * cut run is queued again and the waking task runs first (a rescue then ends
- * early, as akts.h says of a local DSQ that holds a task). An entry
+ * rescue buys a starved task its rescue slice of progress), nor a CPU
+ * whose local DSQ holds a task (a rescue on its way in, or a task that will
+ * run next anyway). The kick lands a moment later (the CPU that ran
+ * ops.enqueue sends it once it re-enables interrupts; when that is the
+ * victim itself, as for a timer's wake-up, nothing runs there in between),
+ * and ends whatever sched_ext run is current then. If that is no longer
+ * the victim, the waste is one context switch, and what the cut run loses
+ * depends on where the waking task went: queued, a rescued run goes on
+ * (the frame refills it: akts.h, Bounded wait) and an LC run goes on unless
+ * an LC task with an earlier virtual time waits; in the local DSQ, the cut
+ * run is queued again and the waking task runs first (a rescue then ends
+ * early, as akts.h says of a local DSQ that holds a task; the claim's
+ * check of that DSQ leaves only a rescue that began between the claim and
+ * the kick). If a higher class holds the victim when the kick lands, the
+ * kick ends nothing, and the BE run it was meant for resumes later ahead
+ * of the waking task (the kernel puts a preempted run back at the DSQ's
+ * head); it then runs `slice`, not `be_slice` (below). An entry
  * written before a switch away and back can name a run that began under
  * another policy; its class is checked again at the claim, its rescue by
  * the frame.
@@ -46,8 +56,9 @@
  * Slices: LC tasks get `slice` (1 ms). BE tasks get `be_slice` (20 ms)
  * when no LC task waits, so batch work loses only what LC uses plus one
  * preemption per LC wake-up; a BE run that begins (or goes on) while LC
- * tasks wait, or on a CPU preempted less than `preempt_gap` ago, gets
- * `slice` instead: an LC task that wakes inside the gap waits for that
+ * tasks wait (in the LC queue, or any task in its CPU's local DSQ), or on a
+ * CPU preempted less than `preempt_gap` ago, gets `slice` instead: an LC
+ * task behind it, or one that wakes inside the gap, waits for that
  * slice to end, which the kernel sees at a tick (up to `slice` plus a tick;
  * the frame's quantum timer's period instead of the tick when it is on).
  * A task that slept is charged at most `slice` of vtime budget, in both
@@ -142,6 +153,8 @@ static __always_inline bool preempt_claim(struct task_struct *p, s32 cpu, u64 ga
 
 	if (!pc || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 		return false;
+	if (scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | cpu) > 0)
+		return false; /* a task will run there next anyway (a rescue on its way in among them) */
 	pid = READ_ONCE(pc->pid);
 	if (!pid || !READ_ONCE(pc->victim))
 		return false;
@@ -191,8 +204,9 @@ static __always_inline void preempt_note_run(struct task_struct *p)
 
 /*
  * The slice of a run of p beginning (or going on) on this CPU: `slice` for
- * LC; for BE, `slice` too while LC waits or inside the gap after this CPU
- * was preempted (a wake-up the gap turns away waits for it), else be_slice.
+ * LC; for BE, `slice` too while LC waits, while this CPU's local DSQ holds a
+ * task, or inside the gap after this CPU was preempted (a wake-up the gap
+ * turns away waits for it), else be_slice.
  */
 static __always_inline u64 preempt_slice_here(struct task_struct *p)
 {
@@ -201,6 +215,8 @@ static __always_inline u64 preempt_slice_here(struct task_struct *p)
 
 	if (akts_task_class(p) == AKTS_CLASS_LC || preempt_lc_waits())
 		return lc_slice_ns;
+	if (scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0)
+		return lc_slice_ns; /* a task handed to this CPU (a waking LC one among them) waits behind this run */
 	pc = preempt_cpu_of_task(p);
 	claimed = pc ? READ_ONCE(pc->claimed_at) : 0;
 	if (claimed && (s64)(bpf_ktime_get_ns() - claimed) < (s64)preempt_gap_ns)
@@ -234,7 +250,8 @@ void BPF_STRUCT_OPS(preempt_enqueue, struct task_struct *p, u64 enq_flags)
 	idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 	if (idle < 0 && (enq_flags & SCX_ENQ_WAKEUP) && kick_on) {
 		victim = preempt_victim(p);
-		if (victim >= 0 && !preempt_lc_waits()) {
+		if (victim >= 0 && !preempt_lc_waits() && !akts_leftovers_queued(PREEMPT_OWN, akts_slot) &&
+		    (victim == scx_bpf_task_cpu(p) || !p->migration_disabled)) {
 			/*
 			 * No LC task is ahead of it: straight to the victim's local DSQ (at the
 			 * tail), so the victim's next pick is this task with no ops.dispatch.

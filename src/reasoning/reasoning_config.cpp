@@ -90,13 +90,25 @@ Status parse_learner(const json& v, LearnerOptions& l) {
       auto n = number(x, where, 0.01, 0.5);
       if (!n) return n.error();
       l.miss_rate = *n;
-    } else if (k == "min_evidence" || k == "relax_after" || k == "explore_every" || k == "save_every") {
+    } else if (k == "min_evidence" || k == "relax_after" || k == "explore_every" || k == "save_every" ||
+               k == "explore_max") {
       // min_evidence stays well below the evidence a bin keeps (max_evidence, 400).
       auto n = whole(x, where, 1, k == "min_evidence" ? 100 : 100000);
       if (!n) return n.error();
-      (k == "min_evidence" ? l.min_evidence : k == "relax_after" ? l.relax_after
-                                            : k == "explore_every" ? l.explore_every
-                                                                   : l.save_every) = *n;
+      (k == "min_evidence"    ? l.min_evidence
+       : k == "relax_after"   ? l.relax_after
+       : k == "explore_every" ? l.explore_every
+       : k == "explore_max"   ? l.explore_max
+                              : l.save_every) = *n;
+    } else if (k == "early_wait") {
+      auto n = number(x, where, 0.05, 1);
+      if (!n) return n.error();
+      l.early_wait = *n;
+    } else if (k == "half_life" || k == "retry_after" || k == "retry_max") {
+      // A minute to a year: evidence that fades in seconds is no memory; one that never fades is issue 37's defect.
+      auto ms = duration_ms(x, where, k == "half_life" ? 60e3 : 1e3, 365 * 86400e3);
+      if (!ms) return ms.error();
+      (k == "half_life" ? l.half_life_s : k == "retry_after" ? l.retry_after_s : l.retry_max_s) = ms->count() / 1e3;
     } else if (k == "state") {
       if (!x.is_string() || (!x.get<std::string>().empty() && x.get<std::string>().front() != '/'))
         return bad(where, "must be an absolute path, or \"\" to keep what it learns in memory only");
@@ -104,10 +116,13 @@ Status parse_learner(const json& v, LearnerOptions& l) {
     } else {
       return bad("controller.learner",
                  fmt::format("unknown key \"{}\" (expected state, miss_rate, min_evidence, relax_after, "
-                             "explore_every, save_every)",
+                             "explore_every, explore_max, early_wait, half_life, retry_after, retry_max, "
+                             "save_every)",
                              excerpt(k)));
     }
   }
+  if (l.retry_max_s < l.retry_after_s)
+    return bad("controller.learner", "\"retry_max\" must be at least \"retry_after\"");
   return {};
 }
 

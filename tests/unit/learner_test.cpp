@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "reasoning/learner.h"
+#include "reasoning/reasoning_config.h"
 
 using namespace akts;
 
@@ -717,4 +718,29 @@ TEST(Learner, EvidenceAgesAndARestartKeepsItsAge) {
   EXPECT_EQ(j["version"], 2);
   auto at = j["objectives"][ttft_800().to_json().dump()]["policies"]["latency"]["at"];
   EXPECT_GE(at[bin].get<double>(), 1.8e9) << "the age is the clock's, in seconds";
+}
+
+TEST(Learner, ItsAgeingBackOffAndExplorationSettingsAreCheckedInTheConfig) {
+  ReasoningConfig rc;
+  auto ok = parse_reasoning_key("controller",
+                                {{"name", "learner"},
+                                 {"learner", {{"half_life", "30m"}, {"retry_after", "2m"}, {"retry_max", "120m"},
+                                              {"explore_max", 20u}, {"early_wait", 0.25}}}},
+                                rc);
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(rc.controller.learner.half_life_s, 1800);
+  EXPECT_EQ(rc.controller.learner.retry_after_s, 120);
+  EXPECT_EQ(rc.controller.learner.retry_max_s, 7200);
+  EXPECT_EQ(rc.controller.learner.explore_max, 20u);
+  EXPECT_EQ(rc.controller.learner.early_wait, 0.25);
+  for (const auto& bad : {nlohmann::json{{"half_life", "5s"}}, nlohmann::json{{"half_life", 600}},
+                          nlohmann::json{{"retry_after", "120m"}, {"retry_max", "60m"}},
+                          nlohmann::json{{"explore_max", 0u}}, nlohmann::json{{"early_wait", 2}},
+                          nlohmann::json{{"early_wait", "half"}}}) {
+    SCOPED_TRACE(bad.dump());
+    ReasoningConfig r;
+    auto st = parse_reasoning_key("controller", {{"name", "learner"}, {"learner", bad}}, r);
+    ASSERT_FALSE(st);
+    EXPECT_NE(st.error().message.find("controller.learner"), std::string::npos) << st.error().message;
+  }
 }
