@@ -176,15 +176,13 @@ void Learner::judge(const std::string& policy, size_t bin) {
 }
 
 void Learner::forget(const std::string& policy, size_t bin) {
-  // What the estimate at `bin` sums (misses at bin and below, meets at bin and above), forgotten: the retry is
-  // judged on its own windows (kept, a miss rate past miss_rate would outvote any number of them that a
-  // single exploration gathers). The verdicts stay, for the next back-off.
-  for (size_t b = 0; b < kBins; ++b) {
-    Cell& c = aged(policy, b);
-    if (b <= bin) c.missed = 0;
-    if (b >= bin) c.met = 0;
-  }
-  aged(policy, bin).retry_at = 0;
+  // What it knew at `bin` itself, forgotten: the retry is judged on its own windows (kept, a miss rate past
+  // miss_rate would outvote any number of them that one exploration gathers). Other loads' evidence stays, and
+  // with it their verdicts: misses at a lighter load still count here (a policy that misses there misses here),
+  // so a retry here cannot lift a ban there. The verdicts here stay too, for the next back-off.
+  Cell& c = aged(policy, bin);
+  c.met = c.missed = 0;
+  c.retry_at = 0;
   dirty_ = true;
 }
 
@@ -317,6 +315,14 @@ std::string Learner::read_state(const Objective& obj) {
     }
   }
   if (why.empty()) {
+    // Dated after this run's start (a clock that was ahead when it was written): as of now, and no back-off
+    // longer than retry_max from now.
+    for (auto& [key, policies] : all)
+      for (auto& [name, cells] : policies)
+        for (auto& c : cells) {
+          c.at = std::min(c.at, now_s_);
+          c.retry_at = std::min(c.retry_at, now_s_ + o_.retry_max_s);
+        }
     all_ = std::move(all);
     spdlog::info("learner: {} polic{} learnt for {} read from {}", cells().size(), cells().size() == 1 ? "y" : "ies",
                  obj.describe(), o_.state_path);
@@ -398,8 +404,14 @@ Status Learner::wait_saved() {
 
 ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx) {
   ++windows_;
-  // The clock evidence ages by: the window's wall-clock time, else its period added (never backwards).
-  now_s_ = w.unix_s > 0 ? std::max(now_s_, w.unix_s) : now_s_ + std::max(w.period_s, 0.0);
+  // The clock evidence ages by: the wall-clock time of its first window (0 without one), then the windows'
+  // periods, so a step of the wall clock during a run (NTP) neither freezes nor rushes it.
+  if (!clock_started_) {
+    clock_started_ = true;
+    now_s_ = w.unix_s > 0 ? w.unix_s : 0;
+  } else {
+    now_s_ += std::isfinite(w.period_s) ? std::clamp(w.period_s, 0.0, 3600.0) : 0;
+  }
   if (!loaded_ || ctx.objective.to_json().dump() != objective_key_) {
     if (loaded_ && dirty_) {
       try {
@@ -445,12 +457,34 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
   // An exploration runs its course: until the policy is known at the load it began at, for explore_max windows
   // at most; it ends early at its first miss, when the load leaves its bin, or on the early signal of a wait.
   // Each way but "known good" is a verdict (the back-off); only a miss of its own is counted.
+  // Back from an exploration that did not show its policy good: proposed until it is done (the arbiter may
+  // refuse it for a while: min_dwell, a lock), or something else moves the selection, or the slot is refilled.
+  if (returning_) {
+    if (ctx.running != exploring_was_ || name_of(ctx, explore_from_) != explore_from_name_ ||
+        !ctx.filled(explore_from_)) {
+      returning_ = false;
+    } else if (!ctx.locked) {
+      return {explore_from_, fmt::format("exploration of {} ended ({}): back to {}", label(exploring_was_),
+                                         last_exploration_, label(explore_from_))};
+    } else {
+      return {std::nullopt, fmt::format("locked: the exploration of {} ended ({}), back to {} when unlocked",
+                                        label(exploring_was_), last_exploration_, label(explore_from_))};
+    }
+  }
   if (exploring_ != AKTS_SLOT_NONE) {
     const uint32_t q = exploring_;
     const std::string qn = explore_name_;
     const double waiting = ctx.objective.waiting_ms(w);
+    if (ctx.running == q && explore_forget_) {
+      // A retry: once it runs (the arbiter took the proposal), what it knew at this load is forgotten.
+      explore_forget_ = false;
+      forget(qn, explore_bin_);
+    }
     if (ctx.running != q || !ctx.filled(q) || name_of(ctx, q) != qn) {
-      end_exploration(qn, "something else moved the selection");  // no verdict: it was not the policy's doing
+      // Not the policy's doing (a person, the breaker, a refused proposal): no count; a verdict only when a lock
+      // (the breaker's, an operator's) took it away, which it may have earned.
+      if (ctx.locked && ctx.filled(q) && name_of(ctx, q) == qn) judge(qn, explore_bin_);
+      end_exploration(qn, "something else moved the selection");
     } else if (last_credit_missed_ && w.effective_slot == q) {
       // The experiment's answer: a miss of its own, at the load it was credited at (credit() counted one).
       Cell& c = aged(qn, last_credit_bin_);
@@ -462,9 +496,11 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
     } else if (!ctx.objective.met(w)) {
       judge(qn, explore_bin_);  // not its own (it began before the switch): a verdict without a count
       end_exploration(qn, "a miss that is not its own: backing off, nothing counted");
-    } else if (bin != explore_bin_) {
-      judge(qn, explore_bin_);
-      end_exploration(qn, "the load left its bin: backing off, nothing counted");
+    } else if (bin > explore_bin_) {
+      judge(qn, explore_bin_);  // it rose: the load moved, or the policy moved it (a closed loop)
+      end_exploration(qn, "the load rose out of its bin: backing off, nothing counted");
+    } else if (bin < explore_bin_) {
+      end_exploration(qn, "the load fell out of its bin: nothing counted");  // no verdict: a lighter load
     } else if (w.effective_slot == q && waiting > o_.early_wait * ctx.objective.max_ms &&
                waiting <= ran_ms_ + (w.period_s > 0 ? w.period_s * 1e3 : 100)) {
       // (the switch's own window counts here: it ran partly under q, and this ends nothing but the exploration)
@@ -473,7 +509,7 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
     } else if (Estimate e = estimate(qn, explore_bin_); e.known) {
       if (!e.good) judge(qn, explore_bin_);
       end_exploration(qn, e.good ? "known good" : "known not to serve it");
-    } else if (explore_left_ == 0) {
+    } else if (explore_left_ <= 1) {
       judge(qn, explore_bin_);
       end_exploration(qn, "out of windows before it was known: backing off");
     } else {
@@ -482,10 +518,13 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
     }
     // Back to the policy it left, unless it was shown good or something else moved the selection: the load it
     // is back to may be one the exploration raised (a closed loop), where the choice below knows nothing yet.
-    if (exploring_ == AKTS_SLOT_NONE && ctx.running == q && explore_from_ != q && ctx.filled(explore_from_) &&
-        !estimate(qn, explore_bin_).good && !ctx.locked) {
-      return {explore_from_, fmt::format("exploration of {} ended ({}): back to {}", label(q), last_exploration_,
-                                         label(explore_from_))};
+    if (ctx.running == q && explore_from_ != q && ctx.filled(explore_from_) &&
+        name_of(ctx, explore_from_) == explore_from_name_ && !estimate(qn, explore_bin_).good) {
+      returning_ = true;
+      exploring_was_ = q;
+      if (!ctx.locked)
+        return {explore_from_, fmt::format("exploration of {} ended ({}): back to {}", label(q), last_exploration_,
+                                           label(explore_from_))};
     }
     // Else on to the choice below: the best policy known good here, else the least expected to miss.
   }
@@ -518,16 +557,20 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
       best_good = s.slot;
       bg = e;
     }
-    if (!e.known && !running && e.miss_rate <= 0.5 && (!unknown || e.share > un.share)) {
+    if (!e.known && !running && e.miss_rate <= 0.5 && e.retry_in_s <= 0 && (!unknown || e.share > un.share)) {
       unknown = s.slot;
       un = e;
     }
-    // Expected to miss less, ties (within kMissTie: evidence of one outcome aged apart reads apart) to the running
-    // policy, then to more batch work.
-    const bool lm_running = least_miss && *least_miss == ctx.running;
-    const bool tie = least_miss && std::abs(e.miss_rate - lm.miss_rate) <= kMissTie;
-    if (!least_miss || (tie ? running || (!lm_running && e.share > lm.share)
-                            : e.miss_rate < lm.miss_rate)) {
+  }
+  // The least expected to miss: of those within kMissTie of the lowest miss rate (evidence of one outcome, aged
+  // apart, reads apart), the running policy, else the one with the most batch work.
+  double lowest = 1;
+  for (const auto& s : ctx.slots) lowest = std::min(lowest, est(s.slot).miss_rate);
+  for (const auto& s : ctx.slots) {
+    Estimate e = est(s.slot);
+    if (e.miss_rate > lowest + kMissTie) continue;
+    const bool running = s.slot == ctx.running;
+    if (!least_miss || running || (*least_miss != ctx.running && e.share > lm.share)) {
       least_miss = s.slot;
       lm = e;
     }
@@ -590,12 +633,14 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
       if (s.slot == ctx.running || e.good || e.retry_in_s > 0 || e.share <= est(ctx.running).share) continue;
       // Unknown here, or judged here and its back-off over: tried again (its evidence here scaled to unknown).
       const bool retry = e.known;
-      if (retry) forget(s.name, bin);
+      explore_forget_ = retry;  // at its first window that it runs
       exploring_ = s.slot;
       explore_from_ = ctx.running;
+      explore_from_name_ = name_of(ctx, ctx.running);
+      returning_ = false;
       explore_name_ = s.name;
       explore_bin_ = bin;
-      explore_left_ = o_.explore_max;
+      explore_left_ = o_.explore_max;  // the windows it runs, this decision's next one the first
       last_explore_ = windows_;
       ++explorations_;
       return {s.slot, fmt::format("explore {} at {}: batch share {:.2f} against {:.2f}, {}", label(s.slot), where,

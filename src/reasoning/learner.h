@@ -24,19 +24,23 @@
 // a miss rate, (misses + 1/2) / (windows + 1), of at most miss_rate.
 //
 // Evidence ages: every count is discounted by half every half_life_s (10 min)
-// of the learner's clock (the windows' wall-clock time, Window::unix_s; the
-// sum of their periods, from 0, for windows without it). A discount, not a
-// sliding window: it needs no history of windows, only a count and the time
-// it was last aged per cell, so the state file stays small and ages across a
-// restart (a cell read from the file is aged by the time since it was
-// written); and old evidence fades smoothly instead of vanishing at once.
-// Verdicts are taken back: a policy judged not to serve a load (known there
-// and not good, or an exploration there that missed or did not finish) is
-// tried again after a back-off of retry_after_s (1 min) doubled at each
-// verdict since it last served there, at most retry_max_s (1 h): what it
-// knew of it there is then forgotten (the misses at that load and below, the
-// meets at it and above), so it is unknown there and may be explored. Once it
-// is known good there, its verdicts there are cleared.
+// of the learner's clock: the wall-clock time of its first window
+// (Window::unix_s; 0 for windows without it), then the windows' periods
+// added, so a step of the wall clock during a run neither freezes nor rushes
+// it. A discount, not a sliding window: it needs no history of windows, only
+// a count and the time it was last aged per cell, so the state file stays
+// small and ages across a restart (a cell read from the file is aged by the
+// time since it was last aged, on the wall clock; one dated after the new
+// run's start counts as of that start, and a back-off is never longer than
+// retry_max_s from then); and old evidence fades smoothly instead of
+// vanishing at once. Verdicts are taken back: a policy judged not to serve a
+// load (known there and not good, or an exploration there that ended without
+// showing it good) is tried again after a back-off of retry_after_s (1 min)
+// doubled at each verdict since it last served there, at most retry_max_s
+// (1 h): what it knew at that load itself is then forgotten (once the retry
+// runs), so it may be explored there. Misses at lighter loads are kept, and
+// still count at that load: a retry cannot lift a ban at a lighter one. Once
+// it is known good there, its verdicts there are cleared.
 //
 // A window is credited to the policy that ran all of it, with an outcome that
 // is that policy's own (the objective's two parts, Objective::ended_ms and
@@ -75,9 +79,9 @@
 //     it is known not good there, a policy not yet known there and not
 //     missing more than meeting there is tried, the one with the most batch
 //     work: only trying can show it good. With no such policy, the one least
-//     expected to miss (posterior mean, prior 1/2), ties (within 0.05: one
-//     outcome aged apart reads apart) to the running policy, then to more
-//     batch work; when both are known there, away from
+//     expected to miss (posterior mean, prior 1/2): of those within 0.05 of
+//     the lowest (one outcome aged apart reads apart), the running policy,
+//     else the one with more batch work; when both are known there, away from
 //     the running policy only for one expected to miss less by at least
 //     miss_rate (policies that miss alike would otherwise trade places on
 //     the evidence each gathers).
@@ -86,18 +90,25 @@
 //     policy with more batch work than the choice is unknown at this bin and
 //     not backing off there, it runs until it is known at the bin it began at,
 //     for at most explore_max (30) windows whatever the objective's ceiling
-//     (shorter than a phase). It ends at once when the load's bin leaves the
-//     one it began at (the load moved, or the policy moved it: a closed loop)
-//     and when the oldest wait that began under it passes early_wait (1/2) of
-//     the ceiling (an early signal, before a full ceiling of violation): both
-//     are verdicts without a count. It ends at its first miss that is its own
-//     (credit() says whose a window's outcome is), which counts as
-//     min_evidence misses at the load that miss was credited at: that is the
-//     experiment's answer; a miss that is not its own is not. Every
-//     exploration that does not show the policy good is a verdict (the
-//     back-off above), and goes back to the policy that ran before it (the
-//     load it returns to may be one the exploration raised, a closed loop,
-//     where nothing is known yet). At most one per explore_every windows.
+//     (shorter than a phase; a policy whose own latencies take longer than
+//     that to be its own, p99 plus a period, cannot be shown good by one).
+//     It ends at once when the load's bin rises out of the one it began at
+//     (the load moved, or the policy moved it: a closed loop) and when the
+//     oldest wait that began under it passes early_wait (1/2) of the ceiling
+//     (an early signal, before a full ceiling of violation): verdicts without
+//     a count; when the bin falls (no verdict: a lighter load); and at its
+//     first window that misses the objective: a miss of its own (credit()
+//     says whose a window's outcome is) counts as min_evidence misses at the
+//     load it was credited at, the experiment's answer; one that is not its
+//     own is a verdict without a count. An exploration that did not show the
+//     policy good goes back to the policy that ran before it (the load it
+//     returns to may be one the exploration raised, a closed loop, where
+//     nothing is known yet), proposed until the arbiter takes it or something
+//     else moves the selection. Something else moving the selection away
+//     from the explored policy ends it without a count, and with a verdict
+//     when a lock (the breaker's, an operator's) did. A retry forgets what it
+//     knew at that load once the retry runs. At most one per explore_every
+//     windows.
 //
 // Learnt state persists in a file of its own (LearnerOptions::state_path,
 // never the daemon's state file: the config refuses that path, its lock and
@@ -235,9 +246,14 @@ class Learner : public Controller {
   uint32_t exploring_ = AKTS_SLOT_NONE, explore_left_ = 0;
   size_t explore_bin_ = 0;  // the load the exploration was started at
   std::string explore_name_;  // the policy explored
-  uint32_t explore_from_ = AKTS_SLOT_NONE;  // the slot that ran before it
+  uint32_t explore_from_ = AKTS_SLOT_NONE;  // the slot that ran before it ...
+  std::string explore_from_name_;           // ... and its policy
+  bool explore_forget_ = false;             // a retry: forget what it knew here once it runs
+  bool returning_ = false;                  // back to explore_from_ is proposed until it runs
+  uint32_t exploring_was_ = AKTS_SLOT_NONE;  // the slot explored, while returning
+  bool clock_started_ = false;
   std::string last_exploration_;  // how the last exploration ended
-  double now_s_ = 0;         // the learner's clock: Window::unix_s, else the windows' periods summed
+  double now_s_ = 0;         // the learner's clock: its first window's Window::unix_s (else 0) plus the periods since
   uint64_t windows_ = 0, last_explore_ = 0, explorations_ = 0, credited_ = 0;
   std::optional<uint64_t> first_exploration_end_;
   size_t last_bin_ = 0;

@@ -105,7 +105,8 @@ Status parse_learner(const json& v, LearnerOptions& l) {
       if (!n) return n.error();
       l.early_wait = *n;
     } else if (k == "half_life" || k == "retry_after" || k == "retry_max") {
-      // A minute to a year: evidence that fades in seconds is no memory; one that never fades is issue 37's defect.
+      // half_life from a minute (evidence that fades in seconds is no memory), back-offs from a second, all up to
+      // a year (evidence that never fades, a verdict never taken back: what issue 37 mended).
       auto ms = duration_ms(x, where, k == "half_life" ? 60e3 : 1e3, 365 * 86400e3);
       if (!ms) return ms.error();
       (k == "half_life" ? l.half_life_s : k == "retry_after" ? l.retry_after_s : l.retry_max_s) = ms->count() / 1e3;
@@ -121,8 +122,14 @@ Status parse_learner(const json& v, LearnerOptions& l) {
                              excerpt(k)));
     }
   }
+  if (l.explore_max < l.min_evidence)
+    return bad("controller.learner", fmt::format("\"explore_max\" ({}) must be at least \"min_evidence\" ({}): an "
+                                                 "exploration could never make a policy known",
+                                                 l.explore_max, l.min_evidence));
   if (l.retry_max_s < l.retry_after_s)
-    return bad("controller.learner", "\"retry_max\" must be at least \"retry_after\"");
+    return bad("controller.learner", fmt::format("\"retry_max\" ({:g} s) must be at least \"retry_after\" ({:g} s); "
+                                                 "retry_max is 60m unless given",
+                                                 l.retry_max_s, l.retry_after_s));
   return {};
 }
 

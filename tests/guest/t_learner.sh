@@ -135,7 +135,7 @@ PY
 	wait $dpid
 	local rc=$?
 	# A state file that fails to load: reported, set aside whole, and the daemon starts all the same.
-	echo '{"format": "akts learner state", "version": 1, "objectives": {"x": {"policies": {"latency": {"met": "many"}}}}}' >"$learnt"
+	echo '{"format": "akts learner state", "version": 2, "objectives": {"x": {"policies": {"latency": {"met": "many"}}}}}' >"$learnt"
 	lrn_start "$OUT/learner_daemon3.log"
 	local started=0 err=""
 	akts status --socket $sock >/dev/null 2>&1 && started=1

@@ -471,7 +471,15 @@ TEST(Learner, WhatItLearntOutlivesARestartKeyedByPolicyNameAndObjective) {
   }
   auto k = nlohmann::json::parse(std::ifstream(path));
   EXPECT_EQ(k["objectives"].size(), 2u);
-  EXPECT_EQ(k["objectives"][ttft_800().to_json().dump()], j["objectives"][ttft_800().to_json().dump()]);
+  // Kept as it was, but for its ages: dated after the third learner's start (whose windows carry no wall clock,
+  // so its clock starts at 0), they read as of that start.
+  auto first_entry = [&](nlohmann::json doc) {
+    auto e = doc["objectives"][ttft_800().to_json().dump()];
+    for (auto& [name, cells] : e["policies"].items()) cells.erase("at");
+    return e;
+  };
+  EXPECT_EQ(first_entry(k), first_entry(j));
+  for (double at : k["objectives"][ttft_800().to_json().dump()]["policies"]["latency"]["at"]) EXPECT_EQ(at, 0);
 }
 
 namespace {
@@ -624,13 +632,22 @@ TEST(Learner, ALoadThatChangesDuringAnExplorationIsNotCountedAtTheLoadItBeganAt)
   Learner l;
   Sim sim{l, kLatency};
   std::optional<size_t> burst_from;
+  std::string ended;
   World world = [&](uint32_t p, size_t i) {
     if (!burst_from && sim.exploring()) burst_from = i + 3;
     double load = burst_from && i >= *burst_from && i < *burst_from + 40 ? 6.0 : 1.0;
-    return truth_at(p, load);
+    Step st = truth_at(p, load);
+    // The burst's first first tokens take a while: nothing ends in its first 5 windows, so no window misses
+    // before the load's rise shows.
+    if (burst_from && i >= *burst_from && i < *burst_from + 5) st.samples = 0;
+    if (ended.empty() && burst_from && i > *burst_from && !sim.exploring() &&
+        l.state()["last_exploration"].is_string())
+      ended = l.state()["last_exploration"].get<std::string>();
+    return st;
   };
   sim.run(1000, world);  // 100 s
   ASSERT_TRUE(burst_from.has_value()) << "no exploration";
+  EXPECT_NE(ended.find("rose out of its bin"), std::string::npos) << ended;
   auto t = l.estimate("throughput", Learner::bin_of(1.0));
   EXPECT_TRUE(t.good) << "banned from the steady load by the burst's misses: " << l.state().dump();
   EXPECT_EQ(sim.tail_ran(200, kThroughput), 200u);
@@ -640,21 +657,23 @@ TEST(Learner, ALoadThatChangesDuringAnExplorationIsNotCountedAtTheLoadItBeganAt)
 
 TEST(Learner, AMissThatBelongsToThePreviousPolicyDoesNotBanTheExploredOne) {
   // Two requests in flight: throughput serves them in 600 ms (and gives batch work 0.95 against latency's 0.6).
-  // The first window after the switch to it reads a 1.5 s latency that began 1.4 s before the switch, under
-  // latency: not throughput's. It is not counted against throughput; throughput is used after the back-off.
+  // Its second window reads a 1.5 s latency that began 1.3 s before the switch, under latency: not
+  // throughput's. It is not counted against throughput; throughput is used after the back-off.
   Truth t;
   t.ttft_ms = [](uint32_t slot, double) { return slot == kLatency ? 300.0 : 600.0; };
   Learner l;
   Sim sim{l, kLatency};
-  uint32_t last = kLatency;
+  size_t under = 0;  // windows under throughput since the switch to it
   bool inherited = false;
   World world = [&](uint32_t p, size_t) {
     Step st{2.0, t.ttft_ms(p, 2.0), t.share(p, 2.0), std::nullopt};
-    if (p == kThroughput && last == kLatency && !inherited) {
+    under = p == kThroughput ? under + 1 : 0;
+    // In its second window (the first is the switch's, credited to nothing): not the switch's window, so only
+    // the rule of whose it is can keep it off throughput.
+    if (under == 2 && !inherited) {
       st.p99_ms = 1500;
       inherited = true;
     }
-    last = p;
     return st;
   };
   sim.run(1000, world);
@@ -680,8 +699,7 @@ TEST(Learner, AClosedLoopWhoseLoadTheExploredPolicyRaisesBacksOffAndIsTriedAgain
   };
   sim.run(part1, world);
   uint32_t first = sim.explorations();
-  EXPECT_GE(first, 2u);
-  EXPECT_LE(first, 3u) << "a back-off that doubles: at most 3 explorations in 3 minutes";
+  EXPECT_EQ(first, 2u) << "a back-off that doubles: at about 5 s, then 65 s, then 185 s";
   size_t missed = std::count(sim.r.met.begin(), sim.r.met.end(), false);
   EXPECT_LE(missed, 3u * 1) << "each exploration ends at its first miss";
   sim.run(6000, world);  // 10 min
@@ -735,7 +753,8 @@ TEST(Learner, ItsAgeingBackOffAndExplorationSettingsAreCheckedInTheConfig) {
   EXPECT_EQ(rc.controller.learner.early_wait, 0.25);
   for (const auto& bad : {nlohmann::json{{"half_life", "5s"}}, nlohmann::json{{"half_life", 600}},
                           nlohmann::json{{"retry_after", "120m"}, {"retry_max", "60m"}},
-                          nlohmann::json{{"explore_max", 0u}}, nlohmann::json{{"early_wait", 2}},
+                          nlohmann::json{{"explore_max", 0u}}, nlohmann::json{{"explore_max", 4u}},
+                          nlohmann::json{{"early_wait", 2}},
                           nlohmann::json{{"early_wait", "half"}}}) {
     SCOPED_TRACE(bad.dump());
     ReasoningConfig r;
@@ -743,4 +762,64 @@ TEST(Learner, ItsAgeingBackOffAndExplorationSettingsAreCheckedInTheConfig) {
     ASSERT_FALSE(st);
     EXPECT_NE(st.error().message.find("controller.learner"), std::string::npos) << st.error().message;
   }
+}
+
+TEST(Learner, AnExplorationEndsOnTheEarlySignalOfAWaitThatBeganUnderIt) {
+  // At two in flight throughput answers nothing (a starved server): the oldest request's wait, which began after
+  // the switch, grows 100 ms a window. The exploration ends once it passes half the 800 ms ceiling, before any
+  // window misses, and backs off.
+  Learner l;
+  ControllerContext ctx = context(ttft_800());
+  uint32_t running = kLatency;
+  double oldest = 0;
+  SimResult r;
+  for (int i = 0; i < 200; ++i) {
+    Window w = window_on(ctx, running, 2.0);
+    w.unix_s = 1.8e9 + 0.1 * i;
+    if (running == kThroughput) {
+      oldest += 100;
+    } else {
+      oldest = 0;
+      w.app_latency_samples = 5;
+      w.app_latency_p99_ms = 300;
+    }
+    w.app_waiting_oldest_ms = oldest;
+    w.run_ms[AKTS_CLASS_BE] = running == kThroughput ? 95 : 60;
+    step(l, w, ctx, running, running, r);
+  }
+  EXPECT_EQ(l.state()["explorations"], 1u);
+  EXPECT_NE(l.state()["last_exploration"].get<std::string>().find("early signal"), std::string::npos)
+      << l.state()["last_exploration"];
+  EXPECT_EQ(std::count(r.met.begin(), r.met.end(), false), 0) << "it ended before a window missed";
+  EXPECT_LE(std::count(r.ran.begin(), r.ran.end(), kThroughput), 7);
+  EXPECT_GT(l.estimate("throughput", Learner::bin_of(2.0)).retry_in_s, 0);
+}
+
+TEST(Learner, AReturnTheArbiterRefusesIsProposedAgainAndAWallClockStepMovesNothing) {
+  // The exploration of throughput misses at once (its first window reads 1000 ms); the way back to latency is
+  // refused for five windows (as min_dwell would): it is proposed in each of them, and taken in the sixth.
+  // Meanwhile the wall clock steps back a day: the back-off still ends a minute on.
+  Learner l;
+  ControllerContext ctx = context(ttft_800());
+  uint32_t running = kLatency;
+  int refused = 0, proposals_back = 0;
+  for (int i = 0; i < 800; ++i) {
+    Window w = window_on(ctx, running, 2.0);
+    w.unix_s = 1.8e9 + 0.1 * i - (i >= 100 ? 86400 : 0);
+    w.app_latency_samples = 5;
+    w.app_latency_p99_ms = running == kThroughput ? 1000 : 300;
+    w.run_ms[AKTS_CLASS_BE] = running == kThroughput ? 95 : 60;
+    auto d = l.decide(w, ctx);
+    if (d.slot && *d.slot == kLatency && running == kThroughput) {
+      ++proposals_back;
+      if (refused < 5) {
+        ++refused;
+        continue;
+      }
+    }
+    if (d.slot) running = *d.slot;
+  }
+  EXPECT_EQ(proposals_back, 6 + 1) << "the first way back, proposed until taken (6), and the second's";
+  EXPECT_EQ(running, kLatency);
+  EXPECT_EQ(l.state()["explorations"], 2u) << "the back-off (60 s) ended on the learner's clock, not the wall's";
 }
