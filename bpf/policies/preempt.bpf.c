@@ -16,8 +16,8 @@
  * task goes straight to the victim's local DSQ, which was empty at the
  * claim (a CPU whose local DSQ holds a task is no victim), so the victim
  * runs it next without calling ops.dispatch (one callback less per
- * preemption: under emulation a dispatch costs about three other
- * callbacks), unless a task reached that DSQ's head in between (a guard
+ * preemption: under emulation a dispatch costs several others, 15.5 us
+ * against 1-7 us: docs/benchmarks.md), unless a task reached that DSQ's head in between (a guard
  * rescue, a task the kernel put back there). Else it joins the LC queue,
  * and the victim's dispatch finds LC waiting, so it lets no BE prev go on
  * and takes the LC task with the earliest virtual time (or another CPU took
