@@ -34,8 +34,8 @@
 // run's start counts as of that start, and a back-off is never longer than
 // retry_max_s from then); and old evidence fades smoothly instead of
 // vanishing at once. Verdicts are taken back: a policy judged not to serve a
-// load (known there and not good, or an exploration there that ended without
-// showing it good) is tried again after a back-off of retry_after_s (1 min)
+// load (known there and not good, or an exploration there that ended with a
+// verdict, below) is tried again after a back-off of retry_after_s (1 min)
 // doubled at each verdict since it last served there, at most retry_max_s
 // (1 h): what it knew at that load itself is then forgotten (once the retry
 // runs), so it may be explored there. Misses at lighter loads are kept, and
