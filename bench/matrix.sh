@@ -215,8 +215,11 @@ colocation() {
 	local targets=(null) failed=""
 	[[ $row == share ]] && targets=($SHARE_TARGETS)
 	if [[ -n $socket ]]; then
-		for p in "${lc[@]}"; do akts classify --socket "$socket" "$p" lc >/dev/null || failed="cannot classify $p LC"; done
+		# BE first: once the LC loops are LC, a policy that runs LC strictly first (latency, preempt) leaves the
+		# daemon, in SCHED_EXT with every task here, only the guard's rescues, and a classify after that could time
+		# out (seen once, latency with the quantum timer at 250 us).
 		for p in "${be[@]}"; do akts classify --socket "$socket" "$p" be >/dev/null || failed="cannot classify $p BE"; done
+		for p in "${lc[@]}"; do akts classify --socket "$socket" "$p" lc >/dev/null || failed="cannot classify $p LC"; done
 	fi
 	for t in "${targets[@]}"; do
 		[[ -n $failed ]] && break
