@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -550,8 +551,12 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
   // then to batch work, and between two policies known here only by a margin of miss_rate.
   std::optional<uint32_t> best_good, least_miss, unknown;
   Estimate bg, lm, un;
-  for (const auto& s : ctx.slots) {
-    Estimate e = est(s.slot);
+  std::vector<Estimate> ests;  // each slot's, once (after the verdicts above, which move retry_in_s)
+  ests.reserve(ctx.slots.size());
+  for (const auto& s : ctx.slots) ests.push_back(est(s.slot));
+  for (size_t i = 0; i < ctx.slots.size(); ++i) {
+    const auto& s = ctx.slots[i];
+    const Estimate& e = ests[i];
     const bool running = s.slot == ctx.running;
     if (e.good && (!best_good || e.share > bg.share || (e.share == bg.share && running))) {
       best_good = s.slot;
@@ -565,9 +570,10 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
   // The least expected to miss: of those within kMissTie of the lowest miss rate (evidence of one outcome, aged
   // apart, reads apart), the running policy, else the one with the most batch work.
   double lowest = 1;
-  for (const auto& s : ctx.slots) lowest = std::min(lowest, est(s.slot).miss_rate);
-  for (const auto& s : ctx.slots) {
-    Estimate e = est(s.slot);
+  for (const auto& e : ests) lowest = std::min(lowest, e.miss_rate);
+  for (size_t i = 0; i < ctx.slots.size(); ++i) {
+    const auto& s = ctx.slots[i];
+    const Estimate& e = ests[i];
     if (e.miss_rate > lowest + kMissTie) continue;
     const bool running = s.slot == ctx.running;
     if (!least_miss || running || (*least_miss != ctx.running && e.share > lm.share)) {

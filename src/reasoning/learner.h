@@ -192,7 +192,6 @@ class Learner : public Controller {
   static double load(const Window& w);
   static size_t bin_of(double load);
   Estimate estimate(const std::string& policy, size_t bin) const;
-  double clock_s() const { return now_s_; }
   // Hands the state to the writer (a no-op without a file, or one it must not write); wait_saved() waits for
   // the write and returns its outcome, the error naming the path.
   void save();
