@@ -6,8 +6,9 @@
 Per row (default, latency, latency with the quantum timer at 250 us, preempt), mean +- sample std over the runs
 that count (a workload matrix.sh marked invalid, or missing, is left out and counted):
   cyclictest beside stress-ng on every CPU: cyclictest's wake-up latency p50, p99 and max (us, from its
-  1 us histogram), stress-ng's bogo ops/s (the BE work) and its share of the default's, the node's context
-  switches and rescheduling IPIs per second;
+  1 us histogram), stress-ng's bogo ops/s (the BE work), its share of the default's (the ratio of the means,
+  and the mean +- std of each run's own ratio: the rows of one run share the machine's state), the node's
+  context switches, rescheduling IPIs and irq_work interrupts per second (a sched_ext kick is an irq_work);
   colocation (as many LC busy loops as CPUs beside as many BE ones): the LC loops' CPU share, the BE loops' CPU
   ticks, context switches and IPIs per second.
 The verdict lines say where preempt's p99 is at most the default's, with BE work within 5% of the default's.
@@ -37,7 +38,7 @@ def stats(xs):
 def collect(out):
     runs = sorted({int(os.path.basename(p)[3:]) for p in glob.glob(os.path.join(out, "run*"))
                    if os.path.basename(p)[3:].isdigit()})
-    table, left_out = {}, []
+    table, left_out, per_run = {}, [], {}
     for label, pattern, row in ROWS:
         vals = {}
         for i in runs:
@@ -55,8 +56,10 @@ def collect(out):
                              ("cyc_max_us", lat.get("max")), ("cyc_avg_us", lat.get("avg")),
                              ("be_bogo_ops_per_s", cyc.get("metrics", {}).get("be_bogo_ops_per_s")),
                              ("cyc_ctxt_per_s", sysc.get("context_switches_per_s")),
-                             ("cyc_res_ipis_per_s", sysc.get("resched_ipis_per_s"))):
+                             ("cyc_res_ipis_per_s", sysc.get("resched_ipis_per_s")),
+                             ("cyc_irq_work_per_s", sysc.get("irq_work_per_s"))):
                     vals.setdefault(k, []).append(v)
+                per_run.setdefault(label, {})[i] = cyc.get("metrics", {}).get("be_bogo_ops_per_s")
             else:
                 left_out.append(f"{label} run {i}: cyclictest")
             col = load(os.path.join(d, "colocation.json"))
@@ -69,6 +72,10 @@ def collect(out):
             else:
                 left_out.append(f"{label} run {i}: colocation")
         table[label] = {k: stats(v) for k, v in vals.items()}
+    base = per_run.get("default", {})
+    for label, by_run in per_run.items():
+        table[label]["be_of_default_per_run"] = stats(
+            [v / base[i] for i, v in by_run.items() if isinstance(v, (int, float)) and base.get(i)])
     return runs, table, left_out
 
 
@@ -108,14 +115,18 @@ def main():
         return 0
     base = (table.get("default", {}).get("be_bogo_ops_per_s") or {}).get("mean")
     print(f"cyclictest beside stress-ng ({len(runs)} runs; mean ± std; QEMU TCG: emulated)")
-    print("| row | p50 (us) | p99 (us) | max (us) | BE bogo ops/s | of default's | ctx switches/s | resched IPIs/s |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| row | p50 (us) | p99 (us) | max (us) | BE bogo ops/s | of default's | per run | ctx switches/s | "
+          "resched IPIs/s | irq_work/s |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for label, *_ in ROWS:
         r = table.get(label, {})
         be = r.get("be_bogo_ops_per_s")
         share = f"{be['mean'] / base:.1%}" if be and base else "-"
+        pr = r.get("be_of_default_per_run")
+        pr_s = "-" if not pr else f"{pr['mean']:.1%}" + ("" if pr["std"] is None else f" ± {pr['std']:.1%}")
         print(f"| {label} | {fmt(r.get('cyc_p50_us'))} | {fmt(r.get('cyc_p99_us'))} | {fmt(r.get('cyc_max_us'))} | "
-              f"{fmt(be, 1)} | {share} | {fmt(r.get('cyc_ctxt_per_s'))} | {fmt(r.get('cyc_res_ipis_per_s'))} |")
+              f"{fmt(be, 1)} | {share} | {pr_s} | {fmt(r.get('cyc_ctxt_per_s'))} | {fmt(r.get('cyc_res_ipis_per_s'))} | "
+              f"{fmt(r.get('cyc_irq_work_per_s'))} |")
     print()
     print("colocation: as many LC busy loops as CPUs beside as many BE ones")
     print("| row | LC share of CPU | BE ticks | ctx switches/s | resched IPIs/s |")

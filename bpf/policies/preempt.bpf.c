@@ -10,45 +10,53 @@
  * current task is a sched_ext BE task (its previous CPU first, for the cache,
  * then up to PREEMPT_SCAN others), claims it with a compare-and-swap on the
  * victim's last-claim time (two wakers never pick one victim, and a victim is
- * preempted at most once per `preempt_gap`), and kicks it with
- * SCX_KICK_PREEMPT, which ends the running slice now. With no LC task
- * queued ahead of it (nor any task another policy left behind), the waking
- * task goes straight to the victim's local DSQ, which was empty at the
- * claim (a CPU whose local DSQ holds a task is no victim), so the victim
- * runs it next without calling ops.dispatch (one callback less per
- * preemption: under emulation a dispatch costs several others, 15.5 us
- * against 1-7 us: docs/benchmarks.md), unless a task reached that DSQ's head in between (a guard
- * rescue, a task the kernel put back there). Else it joins the LC queue,
- * and the victim's dispatch finds LC waiting, so it lets no BE prev go on
- * and takes the LC task with the earliest virtual time (or another CPU took
- * it first: the BE task goes on, one context switch lost). sched_ext
- * enforces slices only at the tick (4 ms on the pinned kernels): without
- * the kick, a waking LC task waits for the running BE task's slice to end,
- * which is what `latency` does.
+ * preempted at most once per `preempt_gap`), and ends the victim's run now
+ * (sched_ext enforces slices only at the tick, 4 ms on the pinned kernels:
+ * without this, a waking LC task waits for the running BE task's slice to
+ * end, which is what `latency` does). How depends on where the task goes:
+ * - With no LC task queued ahead of it (nor any task another policy left
+ *   behind), straight to the victim's local DSQ with SCX_ENQ_PREEMPT: the
+ *   kernel zeroes the victim CPU's current sched_ext run's slice and
+ *   reschedules that CPU as the task lands there (on the waker's own CPU,
+ *   as for a timer's wake-up, with no interrupt; on another with one
+ *   rescheduling IPI). The DSQ was empty at the claim (a CPU whose local
+ *   DSQ holds a task is no victim), so the victim runs the task next
+ *   without calling ops.dispatch (one callback less per preemption: under
+ *   emulation a dispatch costs several others, 15.5 us against 1-7 us:
+ *   docs/benchmarks.md), unless a task reached that DSQ's head in between
+ *   (a guard rescue, a task the kernel put back there).
+ * - Else into the LC queue, and the victim is kicked with SCX_KICK_PREEMPT
+ *   (an irq_work interrupt on the waker's CPU, and an IPI when the victim
+ *   is another), which ends its running slice; its dispatch finds LC
+ *   waiting, so it lets no BE prev go on and takes the LC task with the
+ *   earliest virtual time (or another CPU took it first: the BE task goes
+ *   on, one context switch lost).
  *
  * The victim: what this policy's ops.running saw start on that CPU (its
  * pid, and whether it is a BE run and not a guard rescue), cleared by
  * ops.stopping, and still the CPU's current task (scx_bpf_cpu_curr) whose
  * process is still BE: so a CPU that runs a higher class (in partial mode
- * the fair class outranks SCHED_EXT, and a kick cannot preempt it), an LC
- * task or an idle CPU is not a victim, nor a BE task in a rescued run (a
+ * the fair class outranks SCHED_EXT, and sched_ext cannot preempt it), an
+ * LC task or an idle CPU is not a victim, nor a BE task in a rescued run (a
  * rescue buys a starved task its rescue slice of progress), nor a CPU
  * whose local DSQ holds a task (a rescue on its way in, or a task that will
- * run next anyway). The kick lands a moment later (the CPU that ran
- * ops.enqueue sends it once it re-enables interrupts; when that is the
- * victim itself, as for a timer's wake-up, nothing runs there in between),
- * and ends whatever sched_ext run is current then. If that is no longer
- * the victim, the waste is one context switch, and what the cut run loses
- * depends on where the waking task went: queued, a rescued run goes on
- * (the frame refills it: akts.h, Bounded wait) and an LC run goes on unless
- * an LC task with an earlier virtual time waits; in the local DSQ, the cut
- * run is queued again and the waking task runs first (a rescue then ends
- * early, as akts.h says of a local DSQ that holds a task; the claim's
- * check of that DSQ leaves only a rescue that began between the claim and
- * the kick). If a higher class holds the victim when the kick lands, the
- * kick ends nothing, and the BE run it was meant for resumes later ahead
- * of the waking task (the kernel puts a preempted run back at the DSQ's
- * head); it then runs `slice`, not `be_slice` (below). An entry
+ * run next anyway). The preemption lands a moment after the claim: on the
+ * waker's own CPU at once (under its run queue's lock for the hand-off, at
+ * the irq_work once interrupts are on again for the kick, with nothing run
+ * there in between); on another CPU when the waker's run queue is unlocked
+ * (the kernel defers an insert into a remote local DSQ, and sends a kick
+ * once interrupts are on again). It ends whatever sched_ext run is current
+ * then. If that is no longer the victim, the waste is one context switch,
+ * and what the cut run loses depends on where the waking task went:
+ * queued, a rescued run goes on (the frame refills it: akts.h, Bounded
+ * wait) and an LC run goes on unless an LC task with an earlier virtual
+ * time waits; in the local DSQ, the cut run is queued again and the waking
+ * task runs first (a rescue then ends early, as akts.h says of a local DSQ
+ * that holds a task; the claim's check of that DSQ leaves only a rescue
+ * that began between the claim and the preemption). If a higher class
+ * holds the victim then, nothing is ended, and the BE run meant to be cut
+ * resumes later ahead of the waking task (the kernel puts a preempted run
+ * back at the DSQ's head); it then runs `slice`, not `be_slice` (below). An entry
  * written before a switch away and back can name a run that began under
  * another policy; its class is checked again at the claim, its rescue by
  * the frame.
@@ -67,13 +75,14 @@
  * Limits: LC strictly precedes BE, and LC runs weighted vtime within its
  * class, so a CPU-bound LC process holds batch work back to what the frame's
  * bounded-wait guard grants it (a rescue slice about every max_wait), as
- * under `latency`; only a wake-up kicks, never an LC task whose slice ended,
- * so a CPU-bound LC task takes no CPU from BE beyond those it already holds.
- * Each kick costs the victim an IPI (unless it is the waker's own CPU) and a
- * context switch: LC that wakes very often (tens of thousands of times a
- * second) and runs very briefly pays more in switches than it gains;
- * `preempt_gap` bounds the kicks to one per victim per gap (0: no bound,
- * and two wakers may then kick one victim). The victim scan looks at the
+ * under `latency`; only a wake-up preempts, never an LC task whose slice
+ * ended, so a CPU-bound LC task takes no CPU from BE beyond those it already
+ * holds. Each preemption costs the victim a context switch, and an
+ * interrupt unless it is a hand-off on the waker's own CPU: LC that wakes
+ * very often (tens of thousands of times a second) and runs very briefly
+ * pays more in switches than it gains; `preempt_gap` bounds the
+ * preemptions to one per victim per gap (0: no bound, and two wakers may
+ * then preempt one victim). The victim scan looks at the
  * task's previous CPU and up to PREEMPT_SCAN others, first fit, not the
  * best victim. `kick` 0 turns the preemption off (for tests: LC then waits
  * for the BE task's long slice to end).
@@ -142,7 +151,7 @@ static __always_inline struct preempt_cpu *preempt_cpu_of_task(struct task_struc
  * current task is the BE run this policy saw begin there, its process is
  * still BE, and the CPU was not claimed less than `gap` ago (a claim from a
  * clock ahead of this one counts as recent). The compare-and-swap makes two
- * wakers racing for one CPU pick it once. True if claimed (the caller kicks).
+ * wakers racing for one CPU pick it once. True if claimed (the caller preempts it).
  */
 static __always_inline bool preempt_claim(struct task_struct *p, s32 cpu, u64 gap)
 {
@@ -255,10 +264,13 @@ void BPF_STRUCT_OPS(preempt_enqueue, struct task_struct *p, u64 enq_flags)
 			/*
 			 * No LC task is ahead of it: straight to the victim's local DSQ (at the
 			 * tail), so the victim's next pick is this task with no ops.dispatch.
+			 * SCX_ENQ_PREEMPT ends the victim's current sched_ext run where the task
+			 * lands in that DSQ (the kernel zeroes its slice and reschedules that
+			 * CPU): on the waker's own CPU with no interrupt at all, on another with
+			 * one rescheduling IPI, where a kick would add an irq_work interrupt.
 			 */
-			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | victim, lc_slice_ns, enq_flags);
+			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | victim, lc_slice_ns, enq_flags | SCX_ENQ_PREEMPT);
 			akts_fair_vtime(p, lc_slice_ns); /* its vtime as the LC queue would have had it */
-			scx_bpf_kick_cpu(victim, SCX_KICK_PREEMPT);
 			return;
 		}
 		akts_insert_vtime(p, AKTS_DSQ_LC_VTIME, lc_slice_ns, enq_flags);

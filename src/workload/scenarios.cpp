@@ -206,7 +206,10 @@ SystemCounters read_system_counters(const std::string& proc) {
     std::istringstream f(line);
     std::string name, tok;
     f >> name;
-    uint64_t* dst = name == "RES:" ? &c.resched_ipis : name == "CAL:" ? &c.call_ipis : nullptr;
+    uint64_t* dst = name == "RES:"   ? &c.resched_ipis
+                    : name == "CAL:" ? &c.call_ipis
+                    : name == "IWI:" ? &c.irq_work
+                                     : nullptr;
     if (!dst) continue;
     // One count per CPU, then the description: the counts are the leading numbers.
     while (f >> tok && !tok.empty() && std::isdigit(static_cast<unsigned char>(tok[0])))
@@ -317,7 +320,8 @@ Result<json> run(const ScenarioArgs& a, const Hooks& hooks, const std::atomic<bo
   // The whole node's, not the scenario's alone: what the scheduler's preemptions cost everyone.
   const json system = {{"context_switches_per_s", rate(sys0.context_switches, sys1.context_switches)},
                        {"resched_ipis_per_s", rate(sys0.resched_ipis, sys1.resched_ipis)},
-                       {"call_ipis_per_s", rate(sys0.call_ipis, sys1.call_ipis)}};
+                       {"call_ipis_per_s", rate(sys0.call_ipis, sys1.call_ipis)},
+                       {"irq_work_per_s", rate(sys0.irq_work, sys1.irq_work)}};
 
   json processes = json::array();
   std::vector<std::string> outs;

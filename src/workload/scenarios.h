@@ -45,11 +45,13 @@ struct Hooks {
 };
 
 // The node's counters since boot, all CPUs: context switches (/proc/stat ctxt), rescheduling and function-call
-// IPIs (/proc/interrupts RES and CAL). Zero where a file or line is missing.
+// IPIs and irq_work interrupts (/proc/interrupts RES, CAL and IWI: a sched_ext kick is an irq_work, on the
+// kicking CPU, even when it kicks itself). Zero where a file or line is missing.
 struct SystemCounters {
   uint64_t context_switches = 0;
   uint64_t resched_ipis = 0;
   uint64_t call_ipis = 0;
+  uint64_t irq_work = 0;
 };
 SystemCounters read_system_counters(const std::string& proc = "/proc");
 

@@ -107,11 +107,13 @@ TEST(Workload, SystemCountersSumEveryCpu) {
                                         "  0:         41          0   IO-APIC    2-edge      timer\n"
                                         "RES:       1500       2500   Rescheduling interrupts\n"
                                         "CAL:         10         20   Function call interrupts\n"
-                                        "TLB:          1          2   TLB shootdowns\n";
+                                        "TLB:          1          2   TLB shootdowns\n"
+                                        "IWI:          7          8   IRQ work interrupts\n";
   SystemCounters c = read_system_counters(dir.string());
   EXPECT_EQ(c.context_switches, 123456u);
   EXPECT_EQ(c.resched_ipis, 4000u);
   EXPECT_EQ(c.call_ipis, 30u);
+  EXPECT_EQ(c.irq_work, 15u);
   SystemCounters none = read_system_counters((dir / "absent").string());
   EXPECT_EQ(none.context_switches, 0u);
   EXPECT_EQ(none.resched_ipis, 0u);
