@@ -19,12 +19,21 @@
  *   kernel zeroes the victim CPU's current sched_ext run's slice and
  *   reschedules that CPU as the task lands there (on the waker's own CPU,
  *   as for a timer's wake-up, with no interrupt; on another with one
- *   rescheduling IPI). The DSQ was empty at the claim (a CPU whose local
- *   DSQ holds a task is no victim), so the victim runs the task next
- *   without calling ops.dispatch (one callback less per preemption: under
+ *   IPI). ops.select_cpu does this when it finds no idle CPU, by returning
+ *   the victim with the task inserted into SCX_DSQ_LOCAL, so ops.enqueue is
+ *   not called; ops.enqueue does it for a wake-up select_cpu did not see
+ *   (a task allowed one CPU, or with migration disabled) or that found no
+ *   victim then. The DSQ was empty at the claim (a CPU whose local DSQ
+ *   holds a task is no victim), so the victim runs the task next without
+ *   calling ops.dispatch (one callback less per preemption: under
  *   emulation a dispatch costs several others, 15.5 us against 1-7 us:
  *   docs/benchmarks.md), unless a task reached that DSQ's head in between
- *   (a guard rescue, a task the kernel put back there).
+ *   (a guard rescue, a task the kernel put back there). The BE run it cut
+ *   goes back into that local DSQ, behind it, when nothing else waits for
+ *   BE or LC and the CPU was claimed less than `preempt_gap` ago: it
+ *   resumes there, as EEVDF keeps a preempted task on its CPU, without an
+ *   ops.dispatch either (if the LC task then runs out its slice, that BE
+ *   run comes before it: one `slice`, plus up to a tick, of BE ahead of LC).
  * - Else into the LC queue, and the victim is kicked with SCX_KICK_PREEMPT
  *   (an irq_work interrupt on the waker's CPU, and an IPI when the victim
  *   is another), which ends its running slice; its dispatch finds LC
@@ -72,7 +81,8 @@
  * A task that slept is charged at most `slice` of vtime budget, in both
  * classes, as under `latency`.
  *
- * Limits: LC strictly precedes BE, and LC runs weighted vtime within its
+ * Limits: LC strictly precedes BE (but for a cut BE run resumed behind the
+ * LC task that cut it, above), and LC runs weighted vtime within its
  * class, so a CPU-bound LC process holds batch work back to what the frame's
  * bounded-wait guard grants it (a rescue slice about every max_wait), as
  * under `latency`; only a wake-up preempts, never an LC task whose slice
@@ -239,10 +249,61 @@ static __always_inline u64 preempt_slice(struct task_struct *p)
 	return akts_task_class(p) == AKTS_CLASS_LC ? lc_slice_ns : be_slice_ns;
 }
 
+/*
+ * A waking LC task may go straight to a victim's local DSQ, preempting its
+ * run: nothing queued may go ahead of it (no LC task waits, no task another
+ * policy left behind), and the kick is on. Then ops.enqueue is not called.
+ */
+static __always_inline bool preempt_may_hand_off(struct task_struct *p)
+{
+	return kick_on && akts_task_class(p) == AKTS_CLASS_LC && !preempt_lc_waits() &&
+	       !akts_leftovers_queued(PREEMPT_OWN, akts_slot);
+}
+
 s32 BPF_STRUCT_OPS(preempt_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
+	bool is_idle = false;
+	s32 cpu, victim;
+
 	akts_count_call(AKTS_CB_SELECT_CPU);
-	return akts_select_idle_cpu(p, prev_cpu, wake_flags, preempt_slice(p));
+	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
+	if (is_idle) {
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, preempt_slice(p), 0);
+		return cpu;
+	}
+	if (!(wake_flags & SCX_WAKE_TTWU) || !preempt_may_hand_off(p))
+		return cpu;
+	victim = preempt_victim(p);
+	if (victim < 0)
+		return cpu;
+	/*
+	 * The hand-off from here: the kernel puts the task on the victim's run
+	 * queue and into its local DSQ with SCX_ENQ_PREEMPT, with no ops.enqueue
+	 * (one callback and one idle scan less per preemption).
+	 */
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, lc_slice_ns, SCX_ENQ_PREEMPT);
+	akts_fair_vtime(p, lc_slice_ns); /* its vtime as the LC queue would have had it */
+	return victim;
+}
+
+/*
+ * A BE run just cut on this CPU for an LC task handed to its local DSQ, with
+ * nothing else waiting for BE or LC: it resumes here after that task, with
+ * no ops.dispatch, as EEVDF keeps a preempted task on its CPU.
+ */
+static __always_inline bool preempt_resumes_here(struct task_struct *p, u64 enq_flags)
+{
+	struct preempt_cpu *pc;
+	u64 claimed;
+
+	if (enq_flags & SCX_ENQ_WAKEUP || scx_bpf_task_cpu(p) != (s32)bpf_get_smp_processor_id())
+		return false;
+	if (!scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) || scx_bpf_dsq_nr_queued(AKTS_DSQ_BE_VTIME) || preempt_lc_waits() ||
+	    akts_leftovers_queued(PREEMPT_OWN, akts_slot))
+		return false;
+	pc = preempt_cpu_of_task(p);
+	claimed = pc ? READ_ONCE(pc->claimed_at) : 0;
+	return claimed && (s64)(bpf_ktime_get_ns() - claimed) < (s64)preempt_gap_ns;
 }
 
 void BPF_STRUCT_OPS(preempt_enqueue, struct task_struct *p, u64 enq_flags)
@@ -251,6 +312,10 @@ void BPF_STRUCT_OPS(preempt_enqueue, struct task_struct *p, u64 enq_flags)
 
 	akts_count_call(AKTS_CB_ENQUEUE);
 	if (akts_task_class(p) != AKTS_CLASS_LC) {
+		if (preempt_resumes_here(p, enq_flags)) {
+			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, lc_slice_ns, enq_flags);
+			return;
+		}
 		/* A long slice, but a sleeper's vtime budget of `slice`, as every class's. */
 		scx_bpf_dsq_insert_vtime(p, AKTS_DSQ_BE_VTIME, be_slice_ns, akts_fair_vtime(p, lc_slice_ns), enq_flags);
 		akts_kick_idle_cpu(p);
@@ -258,9 +323,9 @@ void BPF_STRUCT_OPS(preempt_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 	idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 	if (idle < 0 && (enq_flags & SCX_ENQ_WAKEUP) && kick_on) {
+		/* Here when ops.select_cpu was not called (one allowed CPU, migration disabled) or found no victim. */
 		victim = preempt_victim(p);
-		if (victim >= 0 && !preempt_lc_waits() && !akts_leftovers_queued(PREEMPT_OWN, akts_slot) &&
-		    (victim == scx_bpf_task_cpu(p) || !p->migration_disabled)) {
+		if (victim >= 0 && preempt_may_hand_off(p) && (victim == scx_bpf_task_cpu(p) || !p->migration_disabled)) {
 			/*
 			 * No LC task is ahead of it: straight to the victim's local DSQ (at the
 			 * tail), so the victim's next pick is this task with no ops.dispatch.
