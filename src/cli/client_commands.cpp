@@ -101,6 +101,22 @@ int cmd_release(const ClientOptions& o) {
   return kExitOk;
 }
 
+// The objective's limits in the latest window ("objective_now" of the reasoning state), one line each.
+static void print_margins(const json& now) {
+  if (!now.is_array()) return;
+  for (const auto& l : now) {
+    std::string name = l.value("signal", "?");
+    double max = l.value("max_ms", 0.0);
+    if (!l.contains("observed_ms") || !l["observed_ms"].is_number()) {
+      std::cout << fmt::format("  {:<20} no sample in the last window (limit {:g} ms)\n", name, max);
+      continue;
+    }
+    double v = l["observed_ms"].get<double>(), margin = l.value("margin_ms", 0.0);
+    std::cout << fmt::format("  {:<20} {:.1f} ms of {:g} ms: {} {:.1f} ms ({:+.0f}%)\n", name, v, max,
+                             margin >= 0 ? "margin" : "MISSED by", std::abs(margin), max > 0 ? 100 * margin / max : 0);
+  }
+}
+
 int cmd_objective(const ClientOptions& o, const std::vector<std::string>& words) {
   json params = json::object();
   if (!words.empty()) params["goal"] = fmt::format("{}", fmt::join(words, " "));
@@ -128,6 +144,7 @@ int cmd_controller(const ClientOptions& o, const std::string& name, std::optiona
   std::cout << fmt::format("controller  {}{}\n", (*r)["controller"].get<std::string>(),
                            a["dry_run"].get<bool>() ? " (dry run: decisions logged, not applied)" : "");
   std::cout << fmt::format("objective   {}\n", (*r)["objective"]["describe"].get<std::string>());
+  print_margins(r->value("objective_now", json(nullptr)));
   std::cout << fmt::format("limits      min dwell {:g} s, at most {} controller switches a minute, operator grace "
                            "{:g} s\n",
                            a["min_dwell_s"].get<double>(), a["max_switches_per_minute"].get<uint32_t>(),
@@ -238,13 +255,14 @@ int cmd_telemetry(const ClientOptions& o, uint32_t last) {
 }
 
 int cmd_push(const ClientOptions& o, const std::vector<double>& latency_ms, std::optional<double> waiting_ms,
-             const std::optional<std::string>& phase) {
-  if (latency_ms.empty() && !waiting_ms && !phase) {
-    std::cerr << "akts: push: give latencies (ms), --waiting MS, --phase NAME, or several\n";
+             const std::optional<std::string>& phase, const std::vector<double>& tpot_ms) {
+  if (latency_ms.empty() && tpot_ms.empty() && !waiting_ms && !phase) {
+    std::cerr << "akts: push: give latencies (ms), --tpot MS..., --waiting MS, --phase NAME, or several\n";
     return kExitUsage;
   }
   json params = json::object();
   if (!latency_ms.empty()) params["latency_ms"] = latency_ms;
+  if (!tpot_ms.empty()) params["tpot_ms"] = tpot_ms;
   if (waiting_ms) params["waiting_ms"] = *waiting_ms;
   if (phase) params["phase"] = *phase;
   auto r = call(o, "v1.push", params);
@@ -258,6 +276,12 @@ int cmd_push(const ClientOptions& o, const std::vector<double>& latency_ms, std:
                              r->value("dropped", uint64_t{0})
                                  ? fmt::format(" ({} dropped: the window holds 100,000 at most)",
                                                r->value("dropped", uint64_t{0}))
+                                 : "");
+  if (!tpot_ms.empty())
+    std::cout << fmt::format("accepted {} time-per-output-token samples{}\n", r->value("tpot_accepted", uint64_t{0}),
+                             r->value("tpot_dropped", uint64_t{0})
+                                 ? fmt::format(" ({} dropped: the window holds 100,000 at most)",
+                                               r->value("tpot_dropped", uint64_t{0}))
                                  : "");
   if (waiting_ms) std::cout << fmt::format("reported the oldest request waiting {:g} ms for its first token\n", *waiting_ms);
   if (phase) std::cout << fmt::format("said that the load's phase {} begins now\n", quote_escaped(*phase, 64));
@@ -354,6 +378,10 @@ int cmd_status(const ClientOptions& o) {
                                                         : "");
   }
   std::cout << fmt::format("uptime      {:.1f} s\n", s["uptime_seconds"].get<double>());
+  if (s.contains("reasoning") && s["reasoning"].is_object() && s["reasoning"].contains("objective")) {
+    std::cout << fmt::format("objective   {}\n", s["reasoning"]["objective"].value("describe", std::string("?")));
+    print_margins(s["reasoning"].value("objective_now", json(nullptr)));
+  }
   const auto& managed = s["managed_processes"];
   std::cout << fmt::format("managed     {} process{}\n", managed.size(), managed.size() == 1 ? "" : "es");
   for (const auto& m : managed)
@@ -607,10 +635,13 @@ void add_client_commands(Commands& c) {
   auto* objc = app.add_subcommand(
       "objective",
       "Show the objective, or set it from the goal in words: one signal (\"wait\": the LC tasks' scheduling\n"
-      "wait; \"request\" or \"TTFT\": the latency the application pushes) and one ceiling, e.g.\n"
+      "wait; \"request\" or \"TTFT\": the application's time to first token; \"TPOT\": its time per output\n"
+      "token) and one ceiling, e.g.\n"
       "  akts objective keep the LC wait p99 under 20 ms\n"
       "  akts objective request latency p99 below 500ms\n"
-      "Controllers, the bandit's reward and the decision log use it from the next window.");
+      "Several limits, all required, go in the daemon's config (\"objective\": {\"ttft_p99\": \"2s\",\n"
+      "\"tpot_p99\": \"200ms\"}) or v1.objective. Controllers, the bandit's reward and the decision log use it\n"
+      "from the next window; `akts status` shows each limit's margin in the latest window.");
   objc->add_option("goal", objective_words, "the goal in words (none: show the objective)");
   add_client_flags(objc, co);
   auto& ctl_name = c.keep<std::string>();
@@ -650,6 +681,7 @@ void add_client_commands(Commands& c) {
 
   auto& push_ms = c.keep<std::vector<double>>();
   auto& push_waiting = c.keep<std::optional<double>>();
+  auto& push_tpot = c.keep<std::vector<double>>();
   auto& push_phase = c.keep<std::optional<std::string>>();
   auto* pushc = app.add_subcommand(
       "push",
@@ -659,6 +691,8 @@ void add_client_commands(Commands& c) {
       "the window's end; a proxy reports it every period while a request waits, and 0 when none does. With\n"
       "--phase, the load's phase that begins now (an oracle of phases follows it: controller.oracle \"phases\").");
   pushc->add_option("latency_ms", push_ms, "latencies in milliseconds")->check(CLI::Range(0.0, 3600e3));
+  pushc->add_option("--tpot", push_tpot, "times per output token of requests that ended, in ms (the TPOT limit's signal)")
+      ->check(CLI::Range(0.0, 3600e3));
   pushc->add_option("--waiting", push_waiting, "the oldest unanswered request's wait so far, in ms (0: none waits)")
       ->check(CLI::Range(0.0, 3600e3));
   pushc->add_option("--phase", push_phase, "the name of the load's phase that begins now (1 to 64 bytes, no control characters)");
@@ -701,6 +735,11 @@ void add_client_commands(Commands& c) {
   c.on(logc, [&] { return cmd_log(co, log_limit, log_follow); });
   c.on(telc, [&] { return cmd_telemetry(co, telemetry_last); });
   c.on(pushc, [&] {
+    for (double v : push_tpot)
+      if (!std::isfinite(v)) {
+        std::cerr << "akts: push: every --tpot must be a finite number of milliseconds\n";
+        return kExitUsage;
+      }
     for (double v : push_ms)
       if (!std::isfinite(v)) {
         std::cerr << "akts: push: every latency must be a finite number of milliseconds\n";
@@ -710,7 +749,7 @@ void add_client_commands(Commands& c) {
       std::cerr << "akts: push: --waiting must be a finite number of milliseconds\n";
       return kExitUsage;
     }
-    return cmd_push(co, push_ms, push_waiting, push_phase);
+    return cmd_push(co, push_ms, push_waiting, push_phase, push_tpot);
   });
 }
 

@@ -1,6 +1,6 @@
 // `akts loadgen`: parses the phases strictly, runs the load, prints each
 // request as it ends and the per-phase report (vLLM's metric names), and can
-// push each request's TTFT, and how long its oldest unanswered request has
+// push each request's TTFT and TPOT, and how long its oldest unanswered request has
 // waited, to the daemon so controllers see them.
 #include "cli/serving_commands.h"
 
@@ -176,6 +176,13 @@ int cmd_loadgen(const LoadgenFlags& f) {
         std::cerr << "akts: loadgen: cannot push to the daemon: " << res.error().to_string() << "\n";
     };
   o.on_request = [&](const RequestRecord& r) {
+    // Its time per output token, as it ends (the objective's TPOT limit; a request of one token has none).
+    if (!f.push_socket.empty() && r.ok && r.tpot_ms) {
+      auto res = control::rpc_call(f.push_socket, "v1.push", {{"tpot_ms", {*r.tpot_ms}}}, 500);
+      std::lock_guard lock(push_mu);
+      if (!res && push_failures++ == 0)
+        std::cerr << "akts: loadgen: cannot push TPOT to the daemon: " << res.error().to_string() << "\n";
+    }
     if (f.quiet || f.json) return;
     std::lock_guard lock(print_mu);
     if (r.ok)
@@ -239,8 +246,8 @@ void add_serving_commands(Commands& c) {
       "arrivals on a seeded schedule (RATE/s; the same flags replay the same schedule). Prints each request as it\n"
       "ends and, per phase, TTFT, TPOT, ITL and E2EL (ms) as `vllm bench serve` defines them, and with\n"
       "--slo-ttft/--slo-tpot the goodput: requests per second that met every limit (a failed or unanswered\n"
-      "request never does). With --push-socket each TTFT also goes to the daemon (v1.push), where controllers\n"
-      "see it, with the wait of the oldest request still waiting for its first token and each phase as it\n"
+      "request never does). With --push-socket each TTFT and TPOT also goes to the daemon (v1.push), where\n"
+      "controllers see them, with the wait of the oldest request still waiting for its first token and each phase as it\n"
       "begins. Ctrl-C stops early and still reports.\n"
       "  akts loadgen --phases steady:10s:1:1s,burst:6s:6,steady:10s:1:1s\n"
       "  akts loadgen --phases steady:10s:1/s,burst:6s:5/s,steady:10s:1/s --seed 7 --slo-ttft 2s --slo-tpot 300ms");
@@ -264,7 +271,7 @@ void add_serving_commands(Commands& c) {
       ->capture_default_str();
   loadgen->add_option("--prompt", lg.prompt, "the prompt every request sends (default: a fixed sentence)");
   loadgen->add_option("--timeout", lg.timeout, "a request is cut (failed) after this")->capture_default_str();
-  loadgen->add_option("--push-socket", lg.push_socket, "push each TTFT to the daemon at this socket as its first token arrives, every 50 ms while a request waits how long the oldest has waited, each phase's name as it begins, and that the load is over at its end");
+  loadgen->add_option("--push-socket", lg.push_socket, "push each TTFT to the daemon at this socket as its first token arrives, each TPOT as its request ends, every 50 ms while a request waits how long the oldest has waited, each phase's name as it begins, and that the load is over at its end");
   loadgen->add_flag("--quiet", lg.quiet, "no line per request");
   loadgen->add_flag("--json", lg.json, "print the report (phases and every request) as JSON");
   loadgen->add_option("--out", lg.out, "also write the JSON report to this file");

@@ -410,27 +410,33 @@ Result<json> v1_log(Dispatcher&, ControlBackend& b, const json& params) {
 }
 
 Result<json> v1_push(Dispatcher&, ControlBackend& b, const json& params) {
-  const bool has_latency = params.contains("latency_ms"), has_waiting = params.contains("waiting_ms"),
-             has_phase = params.contains("phase");
-  if (!has_latency && !has_waiting && !has_phase)
+  const bool has_latency = params.contains("latency_ms"), has_tpot = params.contains("tpot_ms"),
+             has_waiting = params.contains("waiting_ms"), has_phase = params.contains("phase");
+  if (!has_latency && !has_tpot && !has_waiting && !has_phase)
     return make_error(ErrorKind::kInvalidArgument,
-                      "give latency_ms (a list of 1 to 10000 latencies in ms), waiting_ms (how long the oldest "
-                      "request still waiting for its first token has waited, in ms; 0: none), phase (the name of "
-                      "the load's phase that begins now), or several");
-  std::vector<double> ms;
-  if (has_latency) {
-    if (!params["latency_ms"].is_array() || params["latency_ms"].empty() || params["latency_ms"].size() > 10000)
-      return make_error(ErrorKind::kInvalidArgument, "latency_ms must be a list of 1 to 10000 numbers (milliseconds)");
-    ms.reserve(params["latency_ms"].size());
-    for (size_t i = 0; i < params["latency_ms"].size(); ++i) {
-      const json& v = params["latency_ms"][i];
+                      "give latency_ms (a list of 1 to 10000 times to first token in ms), tpot_ms (a list of 1 to "
+                      "10000 times per output token in ms, one per request that ended), waiting_ms (how long the "
+                      "oldest request still waiting for its first token has waited, in ms; 0: none), phase (the "
+                      "name of the load's phase that begins now), or several");
+  auto list = [&](const char* key, const char* what, std::vector<double>& out) -> Status {
+    const json& a = params[key];
+    if (!a.is_array() || a.empty() || a.size() > 10000)
+      return errorf(ErrorKind::kInvalidArgument, "{} must be a list of 1 to 10000 numbers (milliseconds)", key);
+    out.reserve(a.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      const json& v = a[i];
       if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > 3600e3)
-        return errorf(ErrorKind::kInvalidArgument,
-                      "latency_ms[{}] = {} is not a latency in [0, 3600000] ms; none taken", i,
-                      excerpt(v.dump(-1, ' ', false, json::error_handler_t::replace)));
-      ms.push_back(v.get<double>());
+        return errorf(ErrorKind::kInvalidArgument, "{}[{}] = {} is not {} in [0, 3600000] ms; nothing taken", key, i,
+                      excerpt(v.dump(-1, ' ', false, json::error_handler_t::replace)), what);
+      out.push_back(v.get<double>());
     }
-  }
+    return {};
+  };
+  std::vector<double> ms, tpot;
+  if (has_latency)
+    if (auto st = list("latency_ms", "a latency", ms); !st) return st.error();
+  if (has_tpot)
+    if (auto st = list("tpot_ms", "a time per output token", tpot); !st) return st.error();
   std::optional<double> waiting;
   if (has_waiting) {
     const json& v = params["waiting_ms"];
@@ -459,6 +465,12 @@ Result<json> v1_push(Dispatcher&, ControlBackend& b, const json& params) {
     if (!kept) return kept.error();
     out["accepted"] = *kept;
     out["dropped"] = ms.size() - *kept;
+  }
+  if (has_tpot) {
+    auto kept = b.push_tpot(tpot);
+    if (!kept) return kept.error();
+    out["tpot_accepted"] = *kept;
+    out["tpot_dropped"] = tpot.size() - *kept;
   }
   if (waiting) {
     if (auto st = b.push_waiting(*waiting); !st) return st.error();
@@ -508,7 +520,7 @@ const std::vector<Method>& v1_methods() {
       {"v1.params", {"target"}, v1_params},
       {"v1.set", {"target", "value"}, v1_set},
       {"v1.log", {"limit"}, v1_log},
-      {"v1.push", {"latency_ms", "waiting_ms", "phase"}, v1_push},
+      {"v1.push", {"latency_ms", "tpot_ms", "waiting_ms", "phase"}, v1_push},
       {"v1.unclassify", {"pid"}, v1_unclassify},
   };
   return methods;

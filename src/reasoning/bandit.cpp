@@ -73,7 +73,7 @@ Bandit::Arm Bandit::fresh(const std::string& name) {
 Bandit::Context Bandit::context(const Window& w, const Objective& obj) {
   Context x{};
   x[0] = 1;
-  if (auto v = obj.observed_ms(w); v && obj.max_ms > 0) x[1] = finite01(std::min(*v / obj.max_ms, 4.0) / 4);
+  if (auto p = obj.pressure(w)) x[1] = finite01(std::min(*p, 4.0) / 4);  // the worst limit's observed / max
   x[2] = finite01(w.cpu_pressure);
   x[3] = finite01(w.batch_share());
   if (w.app_requests_processing && std::isfinite(*w.app_requests_processing)) {
@@ -221,7 +221,7 @@ Window sim_window(uint32_t step, double r, const Objective& obj) {
     w.run_ms[AKTS_CLASS_BE] = (2 * r - 1) * w.period_s * 1000.0;
   } else {
     w.waits[AKTS_CLASS_LC] = 1;
-    w.wait_p99_ms[AKTS_CLASS_LC] = obj.max_ms * 0.5 / std::max(r, 1e-6);
+    w.wait_p99_ms[AKTS_CLASS_LC] = obj.limits.front().max_ms * 0.5 / std::max(r, 1e-6);
   }
   return w;
 }
@@ -239,7 +239,7 @@ BanditSimResult simulate_bandit(const BanditOptions& o, const std::vector<std::v
   const size_t k = means_by_phase[0].size();
   ControllerContext ctx;
   for (uint32_t i = 0; i < k; ++i) ctx.slots.push_back({i, fmt::format("arm{}", i), "", ""});
-  ctx.objective.max_ms = 20;
+  ctx.objective = Objective::single(Limit::Signal::kLcWaitP99, 20);
 
   std::vector<double> total(k, 0.0);
   for (const auto& m : means_by_phase) {

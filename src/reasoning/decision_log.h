@@ -17,7 +17,9 @@
 //   {"type":"decision","id":7,"time":"2026-11-30T10:15:02.113Z","t_s":12.3,"source":"detector",
 //    "window":{...summary...},"raw":null,"proposed":0,"applied":true,"verdict":"applied: slot 1 -> 0",
 //    "why":"burst: ...","selected_after":0,"dry_run":false}
-//   {"type":"outcome","ref":7,"after_periods":1,"observed_ms":31.5,"met":false,"reward":0.27,"batch_share":0.1}
+//   {"type":"outcome","ref":7,"after_periods":1,"observed_ms":31.5,"binding":"lc_wait_p99",
+//    "limits":[{"signal":"lc_wait_p99","max_ms":20,"observed_ms":31.5,"margin_ms":-11.5,"met":false,...}],
+//    "met":false,"reward":0.27,"batch_share":0.1}
 #pragma once
 
 #include <condition_variable>

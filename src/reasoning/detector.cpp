@@ -9,7 +9,7 @@
 namespace akts {
 
 double Detector::signal(const Window& w, const Objective& obj) const {
-  double s = obj.observed_ms(w).value_or(0.0) / (obj.max_ms > 0 ? obj.max_ms : 1);
+  double s = obj.pressure(w).value_or(0.0);  // the worst limit's observed / max
   double capacity_ms = w.period_s * 1e3 * std::max<uint32_t>(w.cpus, 1);
   // LC demand: the share of the CPUs LC tasks ran, plus the LC tasks waiting
   // per CPU (on average at the guard's firings, in the registered queues: a

@@ -26,15 +26,13 @@ Features Features::of(const Window& w, const Objective& obj) {
   }
   f.load = f.running ? *f.running + f.waiting.value_or(0) : f.lc_busy_tasks;
   f.prompt_tokens_per_s = finite_nonneg(w.app_prompt_tokens_per_s);
-  f.observed_ms = obj.observed_ms(w);
-  f.ended_ms = finite_nonneg(obj.ended_ms(w));
-  f.waiting_ms = finite_nonneg(obj.waiting_ms(w)).value_or(0);
+  f.margins = obj.margins(w);
   f.met = obj.met(w);
   f.batch_share = w.batch_share();
   return f;
 }
 
-std::string Features::describe(const Objective& obj) const {
+std::string Features::describe() const {
   std::string s = fmt::format("load {:.3g}", load);
   if (running)
     s += fmt::format(" (requests running {:g}{})", *running, waiting ? fmt::format(", waiting {:g}", *waiting) : "");
@@ -42,11 +40,7 @@ std::string Features::describe(const Objective& obj) const {
     s += " (LC tasks running or waiting)";
   s += fmt::format(", LC tasks running or waiting {:.2f}", lc_busy_tasks);
   if (prompt_tokens_per_s) s += fmt::format(", prompt tokens {:.0f}/s", *prompt_tokens_per_s);
-  s += observed_ms ? fmt::format(", objective signal {:.1f} ms of {:g} ms ({}; ended p99 {}, oldest still waiting "
-                                 "{:.1f} ms)",
-                                 *observed_ms, obj.max_ms, met ? "met" : "missed",
-                                 ended_ms ? fmt::format("{:.1f} ms", *ended_ms) : std::string("none"), waiting_ms)
-                   : std::string(", objective signal: no sample (met)");
+  s += ", objective: " + margins;
   s += fmt::format(", batch CPU share {:.0f}%", 100 * batch_share);
   return s;
 }

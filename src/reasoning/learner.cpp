@@ -219,14 +219,8 @@ void Learner::credit(const Window& w, const ControllerContext& ctx) {
   // What ended in the window (its p99), and the oldest still waiting at its end (a starved server's requests,
   // an LC task not run: they end nothing, so only their wait shows them).
   const Objective& obj = ctx.objective;
-  auto ended = obj.ended_ms(w);
-  const double waiting = obj.waiting_ms(w);
   const double period_ms = w.period_s > 0 ? w.period_s * 1e3 : 100;
-  // How long before the window's end the ended samples may have ended (Window::app_latency_span_ms).
-  const double span = obj.signal == Objective::Signal::kRequestLatencyP99 && w.app_latency_span_ms > 0
-                          ? w.app_latency_span_ms
-                          : period_ms;
-  // The outcome, if there is one that is this policy's own:
+  // Each limit's outcome, if it has one that is this policy's own:
   //   - a wait past the ceiling is a miss, once it is: its own when it began under this policy (waiting <=
   //     ran_ms), or when nothing ended in the window (no progress) and it has waited past the ceiling while
   //     this policy ran (ran_ms - a period > the ceiling); a backlog the last policy left, being answered, is
@@ -235,15 +229,34 @@ void Learner::credit(const Window& w, const ControllerContext& ctx) {
   //     when they began under this policy (p99 + span <= ran_ms);
   //   - a wait still under the ceiling is no outcome (censored: it may yet end either side of it), and a window
   //     with nothing ended and nothing waiting is met at no load only.
+  // Every limit is required: the window is a miss when one limit's own outcome is one (reaching back as far as
+  // the furthest such miss), else met when one has an own outcome and none missed (reaching back as far as the
+  // furthest), else it has none.
   std::optional<bool> met;
   double outcome_ms = 0;  // how far back the outcome reaches: the load it belongs to is the peak over it
-  if (waiting > obj.max_ms && (waiting <= ran_ms_ || (!ended && ran_ms_ - period_ms > obj.max_ms))) {
-    met = false;
-    outcome_ms = std::min(waiting, ran_ms_);
-  } else if (ended) {
-    if (*ended + span <= ran_ms_) {
-      met = *ended <= obj.max_ms;
-      outcome_ms = *ended + span;
+  bool any_ended = false, any_waiting = false;
+  for (const Limit& l : obj.limits) {
+    auto ended = l.ended_ms(w);
+    const double waiting = l.waiting_ms(w);
+    const double span = l.span_ms(w);  // how long before the window's end the ended samples may have ended
+    any_ended = any_ended || ended.has_value();
+    any_waiting = any_waiting || waiting > 0;
+    std::optional<bool> lm;
+    double lo = 0;
+    if (waiting > l.max_ms && (waiting <= ran_ms_ || (!ended && ran_ms_ - period_ms > l.max_ms))) {
+      lm = false;
+      lo = std::min(waiting, ran_ms_);
+    } else if (ended && *ended + span <= ran_ms_) {
+      lm = *ended <= l.max_ms;
+      lo = *ended + span;
+    }
+    if (!lm) continue;
+    if (!*lm) {
+      outcome_ms = met == std::optional<bool>(false) ? std::max(outcome_ms, lo) : lo;
+      met = false;
+    } else if (met != std::optional<bool>(false)) {
+      outcome_ms = std::max(outcome_ms, lo);
+      met = true;
     }
   }
   size_t k = static_cast<size_t>(std::ceil(outcome_ms / period_ms));
@@ -256,7 +269,7 @@ void Learner::credit(const Window& w, const ControllerContext& ctx) {
     last_credit_missed_ = !*met;
     last_credit_bin_ = bin;
     ++credited_;
-  } else if (!ended && waiting <= 0 && bin == 0) {
+  } else if (!any_ended && !any_waiting && bin == 0) {
     c.met += 1;  // nothing latency-critical to serve, and none waited
   }
   cap_evidence(c, o_.max_evidence);
@@ -341,7 +354,7 @@ std::string Learner::read_state(const Objective& obj) {
 }
 
 void Learner::load_state(const Objective& obj) {
-  objective_key_ = obj.to_json().dump();
+  objective_key_ = obj.key();
   loaded_ = true;
   if (o_.state_path.empty() || !all_.empty() || !load_error_.empty() || !writable_) {
     cells();  // an objective new to it: its entry, empty
@@ -413,7 +426,7 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
   } else {
     now_s_ += std::isfinite(w.period_s) ? std::clamp(w.period_s, 0.0, 3600.0) : 0;
   }
-  if (!loaded_ || ctx.objective.to_json().dump() != objective_key_) {
+  if (!loaded_ || ctx.objective.key() != objective_key_) {
     if (loaded_ && dirty_) {
       try {
         save();
@@ -475,7 +488,10 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
   if (exploring_ != AKTS_SLOT_NONE) {
     const uint32_t q = exploring_;
     const std::string qn = explore_name_;
-    const double waiting = ctx.objective.waiting_ms(w);
+    // The early signal: a limit whose oldest still waiting has passed early_wait of its max.
+    double waiting = 0;  // that wait (ms); 0: none has
+    for (const Limit& l : ctx.objective.limits)
+      if (double lw = l.waiting_ms(w); lw > o_.early_wait * l.max_ms) waiting = std::max(waiting, lw);
     if (ctx.running == q && explore_forget_) {
       // A retry: once it runs (the arbiter took the proposal), what it knew at this load is forgotten.
       explore_forget_ = false;
@@ -502,8 +518,7 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
       end_exploration(qn, "the load rose out of its bin: backing off, nothing counted");
     } else if (bin < explore_bin_) {
       end_exploration(qn, "the load fell out of its bin: nothing counted");  // no verdict: a lighter load
-    } else if (w.effective_slot == q && waiting > o_.early_wait * ctx.objective.max_ms &&
-               waiting <= ran_ms_ + (w.period_s > 0 ? w.period_s * 1e3 : 100)) {
+    } else if (w.effective_slot == q && waiting > 0 && waiting <= ran_ms_ + (w.period_s > 0 ? w.period_s * 1e3 : 100)) {
       // (the switch's own window counts here: it ran partly under q, and this ends nothing but the exploration)
       judge(qn, explore_bin_);
       end_exploration(qn, "a wait that began under it passed the early signal: backing off, nothing counted");

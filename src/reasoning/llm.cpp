@@ -104,7 +104,7 @@ std::string build_llm_prompt(const Window& w, const ControllerContext& ctx) {
   now += fmt::format(", CPU pressure {:.0f}%", 100 * w.cpu_pressure);
   p += "Now: " + now + ".\n";
   // What the learner decides on (features.h): the load and the objective's signal.
-  p += "Load: " + Features::of(w, ctx.objective).describe(ctx.objective) + ".\n";
+  p += "Load: " + Features::of(w, ctx.objective).describe() + ".\n";
   if (const SlotInfo* s = find_slot(ctx.slots, ctx.running))
     p += fmt::format("Running: slot {} ({}).\n", s->slot, one_line(s->name));
   else if (ctx.running == AKTS_SLOT_NONE)

@@ -13,80 +13,245 @@
 
 namespace akts {
 
-std::optional<double> Objective::ended_ms(const Window& w) const {
-  return signal == Signal::kRequestLatencyP99 ? w.app_latency_p99_ms : w.wait_p99_ms[AKTS_CLASS_LC];
+std::optional<double> Limit::ended_ms(const Window& w) const {
+  switch (signal) {
+    case Signal::kRequestLatencyP99: return w.app_latency_p99_ms;
+    case Signal::kTpotP99: return w.app_tpot_p99_ms;
+    case Signal::kLcWaitP99: break;
+  }
+  return w.wait_p99_ms[AKTS_CLASS_LC];
 }
 
-double Objective::waiting_ms(const Window& w) const {
-  return signal == Signal::kRequestLatencyP99 ? w.app_waiting_oldest_ms.value_or(0.0) : w.oldest_wait_ms[AKTS_CLASS_LC];
+double Limit::waiting_ms(const Window& w) const {
+  switch (signal) {
+    case Signal::kRequestLatencyP99: return w.app_waiting_oldest_ms.value_or(0.0);
+    case Signal::kTpotP99: return 0;
+    case Signal::kLcWaitP99: break;
+  }
+  return w.oldest_wait_ms[AKTS_CLASS_LC];
 }
 
-std::optional<double> Objective::observed_ms(const Window& w) const {
+double Limit::span_ms(const Window& w) const {
+  const double period_ms = w.period_s > 0 ? w.period_s * 1e3 : 100;
+  if (signal == Signal::kRequestLatencyP99 && w.app_latency_span_ms > 0) return w.app_latency_span_ms;
+  if (signal == Signal::kTpotP99 && w.app_tpot_span_ms > 0) return w.app_tpot_span_ms;
+  return period_ms;
+}
+
+std::optional<double> Limit::observed_ms(const Window& w) const {
   auto p99 = ended_ms(w);
   double oldest = waiting_ms(w);
   if (!p99 && oldest <= 0) return std::nullopt;
   return std::max(p99.value_or(0.0), oldest);
 }
 
-bool Objective::met(const Window& w) const {
+bool Limit::met(const Window& w) const {
   auto v = observed_ms(w);
   return !v || *v <= max_ms;
 }
 
-double Objective::reward(const Window& w) const {
+std::optional<double> Limit::margin_ms(const Window& w) const {
   auto v = observed_ms(w);
-  bool ok = !v || *v <= max_ms;
-  double latency = ok ? 1.0 : std::clamp(max_ms / *v, 0.0, 1.0);
+  if (!v) return std::nullopt;
+  return max_ms - *v;
+}
+
+std::string Limit::name() const {
+  switch (signal) {
+    case Signal::kRequestLatencyP99: return "request_latency_p99";
+    case Signal::kTpotP99: return "tpot_p99";
+    case Signal::kLcWaitP99: break;
+  }
+  return "lc_wait_p99";
+}
+
+std::string Limit::label() const {
+  switch (signal) {
+    case Signal::kRequestLatencyP99: return "request latency p99";
+    case Signal::kTpotP99: return "TPOT p99";
+    case Signal::kLcWaitP99: break;
+  }
+  return "LC wait p99";
+}
+
+namespace {
+nlohmann::json or_null(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+}  // namespace
+
+nlohmann::json Limit::in(const Window& w) const {
+  return {{"signal", name()},           {"max_ms", max_ms},          {"observed_ms", or_null(observed_ms(w))},
+          {"ended_ms", or_null(ended_ms(w))}, {"waiting_ms", waiting_ms(w)}, {"margin_ms", or_null(margin_ms(w))},
+          {"met", met(w)}};
+}
+
+Objective Objective::single(Limit::Signal signal, double max_ms) {
+  Objective o;
+  o.limits = {Limit{signal, max_ms}};
+  return o;
+}
+
+bool Objective::met(const Window& w) const {
+  return std::all_of(limits.begin(), limits.end(), [&](const Limit& l) { return l.met(w); });
+}
+
+std::optional<double> Objective::pressure(const Window& w) const {
+  const Limit* b = binding(w);
+  if (!b) return std::nullopt;
+  return *b->observed_ms(w) / b->max_ms;
+}
+
+const Limit* Objective::binding(const Window& w) const {
+  const Limit* worst = nullptr;
+  double worst_p = 0;
+  for (const Limit& l : limits) {
+    auto v = l.observed_ms(w);
+    if (!v || l.max_ms <= 0) continue;
+    double p = *v / l.max_ms;
+    if (!worst || p > worst_p) worst = &l, worst_p = p;
+  }
+  return worst;
+}
+
+double Objective::reward(const Window& w) const {
+  auto p = pressure(w);
+  bool ok = met(w);
+  double latency = ok || !p ? 1.0 : std::clamp(1.0 / *p, 0.0, 1.0);
   return 0.5 * latency + (ok ? 0.5 * w.batch_share() : 0.0);
 }
 
+nlohmann::json Objective::limits_in(const Window& w) const {
+  nlohmann::json a = nlohmann::json::array();
+  for (const Limit& l : limits) a.push_back(l.in(w));
+  return a;
+}
+
+std::string Objective::margins(const Window& w) const {
+  std::string s;
+  bool any = false;
+  for (const Limit& l : limits) {
+    if (!s.empty()) s += ", ";
+    auto v = l.observed_ms(w);
+    if (!v) {
+      s += fmt::format("{}: no sample (limit {:g} ms)", l.label(), l.max_ms);
+      continue;
+    }
+    any = true;
+    auto ended = l.ended_ms(w);
+    const double waiting = l.waiting_ms(w);
+    s += fmt::format("{} {:.1f} ms of {:g} ({} {:.1f} ms{})", l.label(), *v, l.max_ms,
+                     *v <= l.max_ms ? "margin" : "over by", std::abs(l.max_ms - *v),
+                     waiting > 0 ? fmt::format("; ended p99 {}, oldest still waiting {:.1f} ms",
+                                               ended ? fmt::format("{:.1f} ms", *ended) : std::string("none"), waiting)
+                                 : std::string());
+  }
+  return s + (any ? (met(w) ? "; met" : "; missed") : "; met");
+}
+
 std::string Objective::describe() const {
-  return fmt::format("{} <= {:g} ms, then maximise batch CPU",
-                     signal == Signal::kLcWaitP99 ? "LC wait p99" : "request latency p99", max_ms);
+  std::string s;
+  for (const Limit& l : limits) s += fmt::format("{}{} <= {:g} ms", s.empty() ? "" : " and ", l.label(), l.max_ms);
+  return s + ", then maximise batch CPU";
+}
+
+std::string Objective::key() const {
+  nlohmann::json j = {{"describe", describe()}};
+  if (limits.size() == 1) {
+    j["signal"] = limits.front().name();
+    j["max_ms"] = limits.front().max_ms;
+  } else {
+    nlohmann::json a = nlohmann::json::array();
+    for (const Limit& l : limits) a.push_back({{"signal", l.name()}, {"max_ms", l.max_ms}});
+    j["limits"] = a;
+  }
+  return j.dump();
 }
 
 nlohmann::json Objective::to_json() const {
-  return {{"signal", signal == Signal::kLcWaitP99 ? "lc_wait_p99" : "request_latency_p99"},
-          {"max_ms", max_ms},
-          {"describe", describe()}};
+  nlohmann::json a = nlohmann::json::array();
+  for (const Limit& l : limits) a.push_back({{"signal", l.name()}, {"max_ms", l.max_ms}});
+  nlohmann::json j = {{"limits", a}, {"describe", describe()}};
+  if (limits.size() == 1) {
+    j["signal"] = limits.front().name();
+    j["max_ms"] = limits.front().max_ms;
+  }
+  return j;
 }
 
+namespace {
+
+std::optional<Limit::Signal> signal_named(const std::string& s) {
+  if (s == "lc_wait_p99") return Limit::Signal::kLcWaitP99;
+  if (s == "request_latency_p99" || s == "ttft_p99") return Limit::Signal::kRequestLatencyP99;
+  if (s == "tpot_p99") return Limit::Signal::kTpotP99;
+  return std::nullopt;
+}
+
+constexpr const char* kSignals = "lc_wait_p99, request_latency_p99 (or ttft_p99), tpot_p99";
+
+Result<double> limit_ms(const nlohmann::json& v, const std::string& what) {
+  double ms = 0;
+  if (v.is_string()) {
+    auto d = parse_duration(v.get_ref<const std::string&>(), what);
+    if (!d) return d.error();
+    ms = std::chrono::duration<double, std::milli>(*d).count();
+  } else if (v.is_number()) {
+    ms = v.get<double>();
+  } else {
+    return errorf(ErrorKind::kInvalidArgument, "{} must be a duration such as \"20ms\" or a number of milliseconds", what);
+  }
+  if (!std::isfinite(ms) || ms <= 0 || ms > 3600e3)
+    return errorf(ErrorKind::kInvalidArgument, "{} must be above 0 and at most an hour", what);
+  return ms;
+}
+
+}  // namespace
+
 Result<Objective> Objective::from_json(const nlohmann::json& j) {
-  if (!j.is_object())
+  if (!j.is_object() || j.empty())
     return make_error(ErrorKind::kInvalidArgument,
-                      "objective must be an object such as {\"signal\": \"lc_wait_p99\", \"max\": \"20ms\"}");
+                      "objective must be an object such as {\"signal\": \"lc_wait_p99\", \"max\": \"20ms\"} or "
+                      "{\"ttft_p99\": \"2s\", \"tpot_p99\": \"200ms\"}");
   Objective o;
+  if (!j.contains("signal") && !j.contains("max")) {
+    // Several limits: each key a signal, each value its limit.
+    o.limits.clear();
+    for (const auto& [key, v] : j.items()) {
+      auto sig = signal_named(key);
+      if (!sig)
+        return errorf(ErrorKind::kInvalidArgument, "objective: \"{}\" is not a signal ({}; or give signal and max)",
+                      excerpt(key), kSignals);
+      for (const Limit& l : o.limits)
+        if (l.signal == *sig)
+          return errorf(ErrorKind::kInvalidArgument, "objective: {} is given twice", l.name());
+      auto ms = limit_ms(v, "objective." + key);
+      if (!ms) return ms.error();
+      o.limits.push_back({*sig, *ms});
+    }
+    return o;
+  }
+  Limit l;
   bool have_max = false;
   for (const auto& [key, v] : j.items()) {
     if (key == "signal") {
       if (!v.is_string()) return make_error(ErrorKind::kInvalidArgument, "objective.signal must be a string");
-      const auto& s = v.get_ref<const std::string&>();
-      if (s == "lc_wait_p99")
-        o.signal = Signal::kLcWaitP99;
-      else if (s == "request_latency_p99")
-        o.signal = Signal::kRequestLatencyP99;
-      else
-        return errorf(ErrorKind::kInvalidArgument,
-                      "objective.signal: '{}' is not a signal (lc_wait_p99, request_latency_p99)", excerpt(s));
+      auto sig = signal_named(v.get_ref<const std::string&>());
+      if (!sig)
+        return errorf(ErrorKind::kInvalidArgument, "objective.signal: '{}' is not a signal ({})",
+                      excerpt(v.get_ref<const std::string&>()), kSignals);
+      l.signal = *sig;
     } else if (key == "max") {
-      if (v.is_string()) {
-        auto d = parse_duration(v.get_ref<const std::string&>(), "objective.max");
-        if (!d) return d.error();
-        o.max_ms = std::chrono::duration<double, std::milli>(*d).count();
-      } else if (v.is_number()) {
-        o.max_ms = v.get<double>();
-      } else {
-        return make_error(ErrorKind::kInvalidArgument,
-                          "objective.max must be a duration such as \"20ms\" or a number of milliseconds");
-      }
-      if (!std::isfinite(o.max_ms) || o.max_ms <= 0 || o.max_ms > 3600e3)
-        return make_error(ErrorKind::kInvalidArgument, "objective.max must be above 0 and at most an hour");
+      auto ms = limit_ms(v, "objective.max");
+      if (!ms) return ms.error();
+      l.max_ms = *ms;
       have_max = true;
     } else {
-      return errorf(ErrorKind::kInvalidArgument, "objective: unknown key \"{}\" (expected signal, max)", excerpt(key));
+      return errorf(ErrorKind::kInvalidArgument,
+                    "objective: unknown key \"{}\" (expected signal and max, or signals as keys: {})", excerpt(key),
+                    kSignals);
     }
   }
   if (!have_max) return make_error(ErrorKind::kInvalidArgument, "objective: missing \"max\" (e.g. \"20ms\")");
+  o.limits = {l};
   return o;
 }
 
@@ -110,12 +275,18 @@ Result<Objective> Objective::from_words(std::string_view words) {
     for (size_t at = text.find(micro); at != std::string::npos; at = text.find(micro)) text.replace(at, micro.size(), "us");
 
   bool wait = has_word(text, "wait|waits|waiting|queue|queueing|queuing|scheduling delay|run ?queue|runqueue");
-  bool request = has_word(text, "request|requests|response|responses|ttft|first token|time to first token");
-  if (wait == request)
+  bool tpot = has_word(text, "tpot|per output token|time per output token|per token|inter-token|inter token|itl");
+  bool request =
+      !tpot && has_word(text, "request|requests|response|responses|ttft|first token|time to first token");
+  if (tpot && has_word(text, "ttft|first token")) request = true;
+  const int named = int(wait) + int(request) + int(tpot);
+  if (named != 1)
     return errorf(ErrorKind::kInvalidArgument,
-                  "the goal names {} signal: say \"wait\" (the LC tasks' scheduling wait) or \"request\" (the "
-                  "application's latency it pushes); {}",
-                  wait ? "more than one" : "no", kExample);
+                  "the goal names {} signal: say \"wait\" (the LC tasks' scheduling wait), \"request\" or "
+                  "\"TTFT\" (the application's time to first token) or \"TPOT\" (its time per output token); "
+                  "several limits at once are given as JSON ({{\"ttft_p99\": \"2s\", \"tpot_p99\": "
+                  "\"200ms\"}}); {}",
+                  named ? "more than one" : "no", kExample);
   // Any percentile but the p99 ("p75", "p99.9", "95th percentile"), and other statistics, are refused.
   static const std::regex percentile("(^|[^a-z0-9_])p([0-9]+(\\.[0-9]+)?)");
   for (auto it = std::sregex_iterator(text.begin(), text.end(), percentile); it != std::sregex_iterator(); ++it)
@@ -158,7 +329,8 @@ Result<Objective> Objective::from_words(std::string_view words) {
   if (m[1].length() > 0) return errorf(ErrorKind::kInvalidArgument, "a latency cannot be negative; {}", kExample);
   std::string unit = m[4].str();
   std::string canonical = unit.rfind("mic", 0) == 0 || unit[0] == 'u' ? "us" : unit[0] == 'm' ? "ms" : "s";
-  return from_json({{"signal", wait ? "lc_wait_p99" : "request_latency_p99"}, {"max", m[2].str() + canonical}});
+  return from_json({{"signal", wait ? "lc_wait_p99" : tpot ? "tpot_p99" : "request_latency_p99"},
+                    {"max", m[2].str() + canonical}});
 }
 
 }  // namespace akts

@@ -41,12 +41,15 @@ ReasoningPlane::ReasoningPlane(ReasoningOptions o, Arbiter::Plane plane,
 ReasoningPlane::~ReasoningPlane() = default;
 
 json ReasoningPlane::summary(const Window& w) const {
-  auto observed = o_.objective.observed_ms(w);
+  // observed_ms: the binding limit's (the one nearest or furthest past its max); each limit's margin in "limits".
+  const Limit* binding = o_.objective.binding(w);
   return {{"seq", w.seq},
           {"t_s", w.t_s},
           {"lc_wait_p99_ms", opt(w.wait_p99_ms[AKTS_CLASS_LC])},
           {"lc_oldest_wait_ms", w.oldest_wait_ms[AKTS_CLASS_LC]},
-          {"observed_ms", opt(observed)},
+          {"observed_ms", binding ? opt(binding->observed_ms(w)) : json(nullptr)},
+          {"binding", binding ? json(binding->name()) : json(nullptr)},
+          {"limits", o_.objective.limits_in(w)},
           {"met", o_.objective.met(w)},
           {"reward", o_.objective.reward(w)},
           {"batch_share", w.batch_share()},
@@ -56,6 +59,7 @@ json ReasoningPlane::summary(const Window& w) const {
           {"app_requests_processing", opt(w.app_requests_processing)},
           {"app_requests_waiting", opt(w.app_requests_waiting)},
           {"app_latency_p99_ms", opt(w.app_latency_p99_ms)},
+          {"app_tpot_p99_ms", opt(w.app_tpot_p99_ms)},
           {"effective", slot_json(w.effective_slot)}};
 }
 
@@ -81,9 +85,11 @@ void ReasoningPlane::on_window(const Window& w, Clock::time_point now) {
   for (auto it = pending_.begin(); it != pending_.end();) {
     uint64_t k = w.seq > it->seq ? w.seq - it->seq : 0;
     if (k == 1 || k == 5) {
-      auto observed = o_.objective.observed_ms(w);
+      const Limit* binding = o_.objective.binding(w);
       log_.outcome(it->id, {{"after_periods", k},
-                            {"observed_ms", opt(observed)},
+                            {"observed_ms", binding ? opt(binding->observed_ms(w)) : json(nullptr)},
+                            {"binding", binding ? json(binding->name()) : json(nullptr)},
+                            {"limits", o_.objective.limits_in(w)},
                             {"met", o_.objective.met(w)},
                             {"reward", o_.objective.reward(w)},
                             {"batch_share", w.batch_share()},
@@ -338,6 +344,8 @@ json ReasoningPlane::state(Clock::time_point now) const {
   return {{"controller", controller_ ? controller_->name() : "none"},
           {"controller_state", controller_ ? controller_->state() : json(nullptr)},
           {"objective", o_.objective.to_json()},
+          // Each limit in the latest window, with its margin (null before the first window).
+          {"objective_now", windows_.empty() ? json(nullptr) : o_.objective.limits_in(windows_.back())},
           {"arbiter", arbiter_.state(now)},
           {"decisions", decisions_},
           {"applied", applied_},

@@ -29,6 +29,7 @@ std::vector<AppMetricNames> make_presets() {
   vllm.prompt_tokens = "vllm:prompt_tokens_total";
   vllm.progress = "vllm:generation_tokens_total";
   vllm.latency_histogram = "vllm:time_to_first_token_seconds";
+  vllm.tpot_histogram = "vllm:inter_token_latency_seconds";
 
   AppMetricNames sglang;
   sglang.preset = "sglang";
@@ -37,6 +38,7 @@ std::vector<AppMetricNames> make_presets() {
   sglang.prompt_tokens = "sglang:prompt_tokens_total";
   sglang.progress = "sglang:generation_tokens_total";
   sglang.latency_histogram = "sglang:time_to_first_token_seconds";
+  sglang.tpot_histogram = "sglang:inter_token_latency_seconds";
   sglang.one_series_of = {{"tp_rank", "0"}};
 
   // TGI: its token figures are histograms observed when a request ends; their
@@ -47,10 +49,12 @@ std::vector<AppMetricNames> make_presets() {
   tgi.waiting = "tgi_queue_size";
   tgi.prompt_tokens = "tgi_request_input_length_sum";
   tgi.progress = "tgi_request_generated_tokens_sum";
+  tgi.tpot_histogram = "tgi_request_mean_time_per_token_duration";
   return {llama, vllm, sglang, tgi};
 }
 
-constexpr const char* kNameKeys[] = {"running", "waiting", "prompt_tokens", "progress", "latency_histogram"};
+constexpr const char* kNameKeys[] = {"running",           "waiting",       "prompt_tokens", "progress",
+                                     "latency_histogram", "tpot_histogram"};
 
 std::string* name_field(AppMetricNames& n, std::string_view key) {
   if (key == "running") return &n.running;
@@ -58,6 +62,7 @@ std::string* name_field(AppMetricNames& n, std::string_view key) {
   if (key == "prompt_tokens") return &n.prompt_tokens;
   if (key == "progress") return &n.progress;
   if (key == "latency_histogram") return &n.latency_histogram;
+  if (key == "tpot_histogram") return &n.tpot_histogram;
   return nullptr;
 }
 
@@ -97,7 +102,8 @@ nlohmann::json AppMetricNames::to_json() const {
   auto opt = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
   return {{"preset", preset},       {"running", running},   {"waiting", opt(waiting)},
           {"prompt_tokens", opt(prompt_tokens)}, {"progress", opt(progress)},
-          {"latency_histogram", opt(latency_histogram)}, {"labels", labels}, {"one_series_of", one_series_of}};
+          {"latency_histogram", opt(latency_histogram)}, {"tpot_histogram", opt(tpot_histogram)},
+          {"labels", labels}, {"one_series_of", one_series_of}};
 }
 
 const std::vector<AppMetricNames>& app_metric_presets() {
@@ -176,7 +182,7 @@ Result<AppMetricsChoice> parse_app_metrics_choice(const nlohmann::json& j) {
     c.recognise = false;
     AppMetricNames base;
     base.preset = "custom";
-    base.running = base.waiting = base.prompt_tokens = base.progress = base.latency_histogram = "";
+    base.running = base.waiting = base.prompt_tokens = base.progress = base.latency_histogram = base.tpot_histogram = "";
     for (const auto& p : app_metric_presets())
       if (p.running == c.overrides["running"].get<std::string>()) base = p;
     c.names = base;

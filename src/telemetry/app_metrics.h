@@ -1,7 +1,7 @@
 // Which series of an LLM server's metrics endpoint mean what to akts: presets
 // for llama-server, vLLM, SGLang and Hugging Face TGI (requests running and
 // waiting, prompt tokens, a counter that moves as tokens are generated, a
-// time-to-first-token histogram), chosen by name or recognised from a scrape.
+// time-to-first-token histogram, a time-per-output-token one), chosen by name or recognised from a scrape.
 #pragma once
 
 #include <optional>
@@ -31,6 +31,12 @@ struct AppMetricNames {
   // has none; TGI's tgi_request_duration is the whole request, which a user
   // may name here knowingly), and latency must be pushed.
   std::string latency_histogram;
+  // The base name of a histogram of time per output token in seconds, for
+  // the objective's TPOT signal when nothing is pushed: vLLM's and SGLang's
+  // inter-token latency (one observation per gap between two tokens, so its
+  // p99 is the slowest gaps', stricter than the slowest requests' mean), and
+  // TGI's mean time per token of each finished request. Empty: none.
+  std::string tpot_histogram;
   // Only series carrying these labels count (a model_name on a server with
   // several); empty: every series of a name, summed (engines, data-parallel
   // ranks). Not "le" or "quantile": those name a histogram's or a summary's parts.
@@ -54,7 +60,7 @@ std::optional<AppMetricNames> recognise_app_metrics(const PromScrape& scrape);
 
 // The telemetry config's "metrics" object, {"preset": "auto" | a preset,
 // "running": ..., "waiting": ..., "prompt_tokens": ..., "progress": ...,
-// "latency_histogram": ..., "labels": {"model_name": "..."}}, on top of `base`.
+// "latency_histogram": ..., "tpot_histogram": ..., "labels": {"model_name": "..."}}, on top of `base`.
 // A name given by hand makes the preset "custom"; a key it does not know, an
 // empty running gauge, a label name that is not one ([a-zA-Z_][a-zA-Z0-9_]*,
 // not "le" or "quantile") or a label value that is not a string is an error.

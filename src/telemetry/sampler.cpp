@@ -56,6 +56,25 @@ Result<size_t> PushedSamples::push(const std::vector<double>& latency_ms) {
   return take;
 }
 
+Result<size_t> PushedSamples::push_tpot(const std::vector<double>& tpot_ms) {
+  for (size_t i = 0; i < tpot_ms.size(); ++i)
+    if (!std::isfinite(tpot_ms[i]) || tpot_ms[i] < 0 || tpot_ms[i] > 3600e3)
+      return errorf(ErrorKind::kInvalidArgument, "tpot_ms[{}] = {} is not a time in [0, 3600000] ms", i, tpot_ms[i]);
+  std::lock_guard lock(mu_);
+  size_t room = kMaxPerWindow - std::min(kMaxPerWindow, pending_tpot_.size());
+  size_t take = std::min(room, tpot_ms.size());
+  pending_tpot_.insert(pending_tpot_.end(), tpot_ms.begin(), tpot_ms.begin() + static_cast<std::ptrdiff_t>(take));
+  dropped_ += tpot_ms.size() - take;
+  return take;
+}
+
+std::vector<double> PushedSamples::drain_tpot() {
+  std::lock_guard lock(mu_);
+  std::vector<double> out;
+  out.swap(pending_tpot_);
+  return out;
+}
+
 std::vector<double> PushedSamples::drain() {
   std::lock_guard lock(mu_);
   std::vector<double> out;
@@ -144,11 +163,12 @@ void Sampler::set_app_metrics(AppMetricsChoice metrics) {
 Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, PushedSamples* pushed) {
   auto k = src.read_kernel();
   if (!k) return k.error();
-  std::vector<double> pushed_ms;
+  std::vector<double> pushed_ms, pushed_tpot_ms;
   std::optional<double> waiting_ms;
   std::optional<std::pair<std::string, double>> phase;
   if (pushed && prev_t_ && prev_k_ && t_s > *prev_t_) {
     pushed_ms = pushed->drain();
+    pushed_tpot_ms = pushed->drain_tpot();
     waiting_ms = pushed->drain_waiting();
     phase = pushed->phase();
   }
@@ -191,8 +211,9 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
     if (prev_h_.pressure && h.pressure)
       w.cpu_pressure = pressure_share(*prev_h_.pressure, *h.pressure, w.period_s).value_or(0.0);
     if (h.cpu) w.runnable = h.cpu->procs_running;
-    std::optional<PromHistogram> observed;  // the latency histogram's deltas since the last scrape
-    double observed_span_ms = 0;            // from the scrape before to the window's end
+    std::optional<PromHistogram> observed;       // the latency histogram's deltas since the last scrape
+    std::optional<PromHistogram> observed_tpot;  // the inter-token histogram's
+    double observed_span_ms = 0;                 // from the scrape before to the window's end
     if (names_ && app && app->age_s <= (app_max_age_s_ > 0 ? app_max_age_s_ : kAppMaxAgePeriods * w.period_s)) {
       const AppMetricNames& n = *names_;
       const PromScrape& m = app->metrics;
@@ -206,27 +227,36 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
               sane(counter_rate(*prev_app_, m, n.prompt_tokens, dt, n.labels, n.one_series_of));
         if (!n.progress.empty())
           w.app_decode_tokens_per_s = sane(counter_rate(*prev_app_, m, n.progress, dt, n.labels, n.one_series_of));
-        if (!n.latency_histogram.empty()) {
+        if (!n.latency_histogram.empty())
           observed = histogram_increase(*prev_app_, m, n.latency_histogram, n.labels, n.one_series_of);
-          observed_span_ms = (t_s - prev_app_t_) * 1e3;
-        }
+        if (!n.tpot_histogram.empty())
+          observed_tpot = histogram_increase(*prev_app_, m, n.tpot_histogram, n.labels, n.one_series_of);
+        observed_span_ms = (t_s - prev_app_t_) * 1e3;
       }
     }
-    // Latencies the application pushed come first; without them, a latency histogram's scrape-to-scrape deltas.
-    if (!pushed_ms.empty()) {
-      w.app_latency_samples = pushed_ms.size();
-      w.app_latency_p50_ms = quantile(pushed_ms, 0.50);
-      w.app_latency_p99_ms = quantile(pushed_ms, 0.99);
-      w.app_latency_from = "pushed";
-      w.app_latency_span_ms = w.period_s * 1e3;
-    } else if (observed && observed->count >= 1) {
-      w.app_latency_samples = static_cast<uint64_t>(std::llround(observed->count));
-      auto ms = [](std::optional<double> s) { return s ? std::optional<double>(*s * 1e3) : std::nullopt; };
-      w.app_latency_p50_ms = sane(ms(histogram_quantile(*observed, 0.50)));
-      w.app_latency_p99_ms = sane(ms(histogram_quantile(*observed, 0.99)));
-      w.app_latency_from = "histogram";
-      w.app_latency_span_ms = observed_span_ms;
-    }
+    // What the application pushed comes first; without it, a histogram's scrape-to-scrape deltas (seconds).
+    auto take = [&](const std::vector<double>& pushed_samples, const std::optional<PromHistogram>& hist,
+                    uint64_t& samples, std::optional<double>& p50, std::optional<double>& p99, std::string& from,
+                    double& span) {
+      if (!pushed_samples.empty()) {
+        samples = pushed_samples.size();
+        p50 = quantile(pushed_samples, 0.50);
+        p99 = quantile(pushed_samples, 0.99);
+        from = "pushed";
+        span = w.period_s * 1e3;
+      } else if (hist && hist->count >= 1) {
+        samples = static_cast<uint64_t>(std::llround(hist->count));
+        auto ms = [](std::optional<double> s) { return s ? std::optional<double>(*s * 1e3) : std::nullopt; };
+        p50 = sane(ms(histogram_quantile(*hist, 0.50)));
+        p99 = sane(ms(histogram_quantile(*hist, 0.99)));
+        from = "histogram";
+        span = observed_span_ms;
+      }
+    };
+    take(pushed_ms, observed, w.app_latency_samples, w.app_latency_p50_ms, w.app_latency_p99_ms,
+         w.app_latency_from, w.app_latency_span_ms);
+    take(pushed_tpot_ms, observed_tpot, w.app_tpot_samples, w.app_tpot_p50_ms, w.app_tpot_p99_ms, w.app_tpot_from,
+         w.app_tpot_span_ms);
     w.app_waiting_oldest_ms = waiting_ms;
     if (phase) {
       w.app_phase = std::move(phase->first);

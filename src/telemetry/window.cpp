@@ -80,6 +80,11 @@ json Window::to_json() const {
             {"latency_p99_ms", opt(app_latency_p99_ms)},
             {"latency_from", app_latency_from.empty() ? json(nullptr) : json(app_latency_from)},
             {"latency_span_ms", app_latency_span_ms},
+            {"tpot_samples", app_tpot_samples},
+            {"tpot_p50_ms", opt(app_tpot_p50_ms)},
+            {"tpot_p99_ms", opt(app_tpot_p99_ms)},
+            {"tpot_from", app_tpot_from.empty() ? json(nullptr) : json(app_tpot_from)},
+            {"tpot_span_ms", app_tpot_span_ms},
             {"waiting_oldest_ms", opt(app_waiting_oldest_ms)},
             {"phase", app_phase.empty() ? json(nullptr) : json(app_phase)},
             {"phase_age_ms", opt(app_phase_age_ms)}}}};
@@ -133,6 +138,12 @@ std::optional<Window> Window::from_json(const json& j) {
         (w.app_waiting_oldest_ms && *w.app_waiting_oldest_ms < 0))
       return std::nullopt;
     if (a.contains("latency_span_ms") && !read_num(a, "latency_span_ms", w.app_latency_span_ms)) return std::nullopt;
+    // Absent in older traces.
+    if (!read_num(a, "tpot_samples", w.app_tpot_samples) || !read_opt(a, "tpot_p50_ms", w.app_tpot_p50_ms) ||
+        !read_opt(a, "tpot_p99_ms", w.app_tpot_p99_ms) || !read_num(a, "tpot_span_ms", w.app_tpot_span_ms))
+      return std::nullopt;
+    if (a.contains("tpot_from") && (a["tpot_from"] == "pushed" || a["tpot_from"] == "histogram"))
+      w.app_tpot_from = a["tpot_from"].get<std::string>();
     if (a.contains("latency_from") && (a["latency_from"] == "pushed" || a["latency_from"] == "histogram"))
       w.app_latency_from = a["latency_from"].get<std::string>();
     if (a.contains("phase") && a["phase"].is_string()) w.app_phase = a["phase"].get<std::string>();

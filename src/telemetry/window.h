@@ -57,6 +57,14 @@ struct Window {
   // How far before the window's end those latencies may have ended: the window for pushed ones (pushed as
   // they are measured), the time since the scrape before for a histogram's. 0 with no samples.
   double app_latency_span_ms = 0;
+  // Time per output token of the requests that ended in the window, as the
+  // same three: pushed ones (v1.push "tpot_ms", one per request as it ends),
+  // or else the application's inter-token histogram's deltas (vLLM's,
+  // SGLang's). A request reports it only as it ends.
+  uint64_t app_tpot_samples = 0;
+  std::optional<double> app_tpot_p50_ms, app_tpot_p99_ms;
+  std::string app_tpot_from;
+  double app_tpot_span_ms = 0;
   // The longest a request still unanswered at the window's end had waited for
   // its first token (ms): the proxy's latest report (v1.push "waiting_ms"),
   // aged to the window's end, if it is at most a second old (PushedSamples::

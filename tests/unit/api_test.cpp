@@ -230,11 +230,23 @@ TEST_F(ApiTest, PushTakesAllOrNothing) {
                         json{{"phase", std::string(65, 'a')}}, json{{"phase", "a\nb"}},
                         json{{"phase", "burst"}, {"waiting_ms", -1}}, json{{"phase", ""}, {"latency_ms", {1}}}})
     EXPECT_EQ(rpc("v1.push", p)["error"]["code"], kInvalidParams) << p.dump();
+  // Times per output token: alone or with the rest; a bad one, or a bad part beside them, takes nothing.
+  auto tp = rpc("v1.push", {{"tpot_ms", {42.5, 61}}, {"latency_ms", {9}}});
+  EXPECT_EQ(tp["result"]["tpot_accepted"], 2) << tp.dump();
+  EXPECT_EQ(tp["result"]["accepted"], 1) << tp.dump();
+  for (const json& p : {json{{"tpot_ms", json::array()}}, json{{"tpot_ms", {1, -1}}}, json{{"tpot_ms", "5"}},
+                        json{{"tpot_ms", {5}}, {"waiting_ms", -1}}, json{{"tpot_ms", {5}}, {"latency_ms", {-1}}},
+                        json{{"tpot_ms", {4e6}}}})
+    EXPECT_EQ(rpc("v1.push", p)["error"]["code"], kInvalidParams) << p.dump();
+  EXPECT_NE(rpc("v1.push", {{"tpot_ms", {1, -1}}})["error"]["message"].get<std::string>().find("tpot_ms[1] = -1"),
+            std::string::npos);
+  EXPECT_EQ(b_.pushed_tpot, (std::vector<double>{42.5, 61}));
+  EXPECT_EQ(b_.pushed, (std::vector<double>{1.5, 20, 3, 9}));
   auto over = rpc("v1.push", {{"phase", nullptr}});  // the load is over
   ASSERT_TRUE(over.contains("result")) << over.dump();
   EXPECT_TRUE(over["result"]["phase"].is_null()) << over.dump();
   EXPECT_EQ(b_.phases, (std::vector<std::string>{"burst", "ünïcødé", ""}));
-  EXPECT_EQ(b_.pushed, (std::vector<double>{1.5, 20, 3}));
+  EXPECT_EQ(b_.pushed, (std::vector<double>{1.5, 20, 3, 9}));
   EXPECT_EQ(b_.waiting, (std::vector<double>{7000, 0, 5}));
 }
 
@@ -267,7 +279,7 @@ TEST_F(ApiTest, ObjectiveInWordsOrAsConfig) {
     EXPECT_EQ(r["error"]["code"], kInvalidParams) << p.dump() << " -> " << r.dump();
   }
   EXPECT_EQ(b_.objective_sets, 2);
-  EXPECT_EQ(b_.objective_.max_ms, 15.0);
+  EXPECT_EQ(b_.objective_.limits.front().max_ms, 15.0);
 }
 
 TEST_F(ApiTest, ResultsGoToTheRepositoryAndComeBackWithTheDocs) {

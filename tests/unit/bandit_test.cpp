@@ -114,7 +114,7 @@ ControllerContext context(uint32_t running) {
   ControllerContext ctx;
   ctx.slots = {{0, "latency", "", ""}, {1, "throughput", "", ""}, {2, "fair", "", ""}};
   ctx.running = running;
-  ctx.objective.max_ms = 20;
+  ctx.objective.limits.front().max_ms = 20;
   return ctx;
 }
 
@@ -231,7 +231,7 @@ TEST(Bandit, DecidesEveryNWindows) {
 
 TEST(Bandit, TheContextIsSmallAndBounded) {
   Objective obj;
-  obj.max_ms = 20;
+  obj.limits.front().max_ms = 20;
   Window w;
   w.period_s = 0.1;
   w.cpus = 2;

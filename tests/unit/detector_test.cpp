@@ -42,7 +42,7 @@ ControllerContext context(uint32_t running = 1) {
   ControllerContext ctx;
   ctx.slots = {{0, "latency", "", ""}, {1, "throughput", "", ""}};
   ctx.running = running;
-  ctx.objective.max_ms = 20;
+  ctx.objective.limits.front().max_ms = 20;
   return ctx;
 }
 

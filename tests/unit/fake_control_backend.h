@@ -115,6 +115,11 @@ class FakeBackend : public ControlBackend {
     pushed.insert(pushed.end(), ms.begin(), ms.end());
     return ms.size();
   }
+  Result<size_t> push_tpot(const std::vector<double>& ms) override {
+    pushed_tpot.insert(pushed_tpot.end(), ms.begin(), ms.end());
+    return ms.size();
+  }
+  std::vector<double> pushed_tpot;
   Status push_waiting(double waiting_ms) override {
     waiting.push_back(waiting_ms);
     return {};

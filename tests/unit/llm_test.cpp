@@ -48,7 +48,7 @@ ControllerContext context(uint32_t running = 1) {
   ControllerContext ctx;
   ctx.slots = slots();
   ctx.running = running;
-  ctx.objective.max_ms = 20;
+  ctx.objective.limits.front().max_ms = 20;
   return ctx;
 }
 
@@ -124,9 +124,10 @@ TEST(LlmPrompt, ShortWithTheObjectiveTheFiguresAndEverySlot) {
   EXPECT_NE(p.find("oldest LC wait 4.0 ms"), std::string::npos) << p;
   EXPECT_NE(p.find("batch CPU share"), std::string::npos) << p;
   EXPECT_NE(p.find("CPU pressure 25%"), std::string::npos) << p;
-  // The learner's features (features.h): the load it bins on, and the objective's signal.
+  // The learner's features (features.h): the load it bins on, and each limit with its margin.
   EXPECT_NE(p.find("Load: load 5 (requests running 3, waiting 2)"), std::string::npos) << p;
-  EXPECT_NE(p.find("objective signal 31.5 ms of 20 ms (missed; ended p99 31.5 ms, oldest still waiting 4.0 ms)"),
+  EXPECT_NE(p.find("objective: LC wait p99 31.5 ms of 20 (over by 11.5 ms; ended p99 31.5 ms, oldest still waiting "
+                   "4.0 ms); missed"),
             std::string::npos)
       << p;
   EXPECT_NE(p.find("Running: slot 1 (throughput)"), std::string::npos) << p;

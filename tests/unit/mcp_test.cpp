@@ -208,7 +208,7 @@ TEST_F(McpTest, EveryToolAnswersWithinItsOutputSchema) {
         << tool << ": " << why << " in " << r["structuredContent"].dump();
   }
   EXPECT_EQ(b_.selected_, 0u);
-  EXPECT_EQ(b_.objective_.max_ms, 20.0);
+  EXPECT_EQ(b_.objective_.limits.front().max_ms, 20.0);
 }
 
 // What an agent sends by mistake: an error result, the same refusal as the socket's, nothing changed.

@@ -15,6 +15,7 @@
 #include "reasoning/decision_log.h"
 #include "reasoning/oracle.h"
 #include "reasoning/reasoning_plane.h"
+#include "telemetry/app_metrics.h"
 #include "telemetry/sampler.h"
 
 namespace akts {
@@ -218,12 +219,13 @@ TEST(Oracle, FollowsThePhasesTheLoadSays) {
 
 TEST(Objective, RewardAndSignal) {
   Objective o;
-  o.max_ms = 20;
+  const Limit& lim = o.limits.front();
+  EXPECT_EQ(lim.max_ms, 20);  // the default: the LC wait p99 at most 20 ms
   Window w;
   w.period_s = 0.1;
   w.cpus = 2;
   w.run_ms[AKTS_CLASS_BE] = 100;  // half of 200 CPU-ms
-  EXPECT_FALSE(o.observed_ms(w));
+  EXPECT_FALSE(lim.observed_ms(w));
   EXPECT_TRUE(o.met(w));
   EXPECT_DOUBLE_EQ(o.reward(w), 0.75);
   w.wait_p99_ms[AKTS_CLASS_LC] = 40;
@@ -231,7 +233,7 @@ TEST(Objective, RewardAndSignal) {
   EXPECT_DOUBLE_EQ(o.reward(w), 0.25);  // half of 20/40, no batch credit
   w.wait_p99_ms[AKTS_CLASS_LC] = 5;
   w.oldest_wait_ms[AKTS_CLASS_LC] = 300;  // starved now
-  EXPECT_DOUBLE_EQ(*o.observed_ms(w), 300);
+  EXPECT_DOUBLE_EQ(*lim.observed_ms(w), 300);
   EXPECT_FALSE(Objective::from_json({{"signal", "lc_wait_p99"}}));
   EXPECT_FALSE(Objective::from_json({{"max", "-1ms"}}));
   EXPECT_FALSE(Objective::from_json({{"max", "20ms"}, {"extra", 1}}));
@@ -239,7 +241,7 @@ TEST(Objective, RewardAndSignal) {
   EXPECT_FALSE(Objective::from_json({{"max", "20ms"}, {"signal", "ttft"}}));
   auto r = Objective::from_json({{"max", "500ms"}, {"signal", "request_latency_p99"}});
   ASSERT_TRUE(r);
-  EXPECT_DOUBLE_EQ(r->max_ms, 500);
+  EXPECT_DOUBLE_EQ(r->limits.front().max_ms, 500);
 }
 
 TEST(Window, RoundTripsThroughJson) {
@@ -492,9 +494,7 @@ TEST(Sampler, BuildsWindowsFromDeltas) {
   EXPECT_GE(*(*w2)->app_waiting_oldest_ms, 7300);
   EXPECT_LT(*(*w2)->app_waiting_oldest_ms, 7300 + 5000);
   EXPECT_EQ((*w2)->app_latency_samples, 0u);
-  Objective ttft;
-  ttft.signal = Objective::Signal::kRequestLatencyP99;
-  ttft.max_ms = 6000;
+  const Limit ttft{Limit::Signal::kRequestLatencyP99, 6000};
   EXPECT_GE(*ttft.observed_ms(**w2), 7300);  // a starved server's wait is seen with no first token
   EXPECT_FALSE(ttft.met(**w2));
   auto round = Window::from_json((*w2)->to_json());
@@ -547,6 +547,70 @@ TEST(PushedSamples, RefusesBadValuesWhole) {
   EXPECT_FALSE(p.push({1e300}));
   EXPECT_EQ(p.drain(), (std::vector<double>{1, 2}));
   EXPECT_TRUE(p.drain().empty());
+}
+
+TEST(PushedSamples, TimesPerOutputTokenAreKeptApartAndLeaveTheWaitAlone) {
+  PushedSamples p;
+  ASSERT_TRUE(p.report_waiting(300));
+  auto kept = p.push_tpot({40, 55});
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(*kept, 2u);
+  EXPECT_FALSE(p.push_tpot({3, -1}));
+  EXPECT_TRUE(p.drain().empty());  // not latencies to the first token
+  EXPECT_EQ(p.drain_tpot(), (std::vector<double>{40, 55}));
+  EXPECT_TRUE(p.drain_tpot().empty());
+  EXPECT_TRUE(p.drain_waiting());  // a finished request's TPOT says nothing of the one still waiting
+}
+
+TEST(Sampler, TimePerOutputTokenFromPushesElseTheInterTokenHistogram) {
+  FakeSource src;
+  PushedSamples pushed;
+  AppMetricsChoice vllm;
+  vllm.recognise = false;
+  vllm.names = *app_metric_preset("vllm");
+  Sampler s(vllm);
+  auto itl = [](double le_002, double le_01, double inf) {
+    return fmt::format(
+        "vllm:num_requests_running{{engine=\"0\"}} 8.0\n"
+        "# TYPE vllm:inter_token_latency_seconds histogram\n"
+        "vllm:inter_token_latency_seconds_bucket{{engine=\"0\",le=\"0.02\"}} {}\n"
+        "vllm:inter_token_latency_seconds_bucket{{engine=\"0\",le=\"0.1\"}} {}\n"
+        "vllm:inter_token_latency_seconds_bucket{{engine=\"0\",le=\"+Inf\"}} {}\n"
+        "vllm:inter_token_latency_seconds_count{{engine=\"0\"}} {}\n",
+        le_002, le_01, inf, inf);
+  };
+  ASSERT_TRUE(s.sample(1.0, src, &pushed));
+  auto a = parse_prometheus_text(itl(100, 100, 100));
+  ASSERT_TRUE(a);
+  src.app = AppScrape{*a, 0, 1};
+  ASSERT_TRUE(s.sample(1.1, src, &pushed));
+  // 100 gaps more, all between 20 and 100 ms: the histogram's p99 is in that bucket.
+  auto b = parse_prometheus_text(itl(100, 200, 200));
+  ASSERT_TRUE(b);
+  src.app = AppScrape{*b, 0, 2};
+  auto w = s.sample(1.2, src, &pushed);
+  ASSERT_TRUE(w && *w);
+  EXPECT_EQ((*w)->app_tpot_from, "histogram");
+  EXPECT_EQ((*w)->app_tpot_samples, 100u);
+  ASSERT_TRUE((*w)->app_tpot_p99_ms);
+  EXPECT_GT(*(*w)->app_tpot_p99_ms, 20);
+  EXPECT_LE(*(*w)->app_tpot_p99_ms, 100);
+  EXPECT_FALSE((*w)->app_latency_p99_ms);  // no TTFT histogram moved, nothing pushed
+  // Pushed times come first.
+  ASSERT_TRUE(pushed.push_tpot({300, 310}));
+  auto c = parse_prometheus_text(itl(100, 300, 300));
+  ASSERT_TRUE(c);
+  src.app = AppScrape{*c, 0, 3};
+  w = s.sample(1.3, src, &pushed);
+  ASSERT_TRUE(w && *w);
+  EXPECT_EQ((*w)->app_tpot_from, "pushed");
+  EXPECT_EQ((*w)->app_tpot_samples, 2u);
+  EXPECT_EQ(*(*w)->app_tpot_p99_ms, 310);
+  // And both survive a trace's round trip.
+  auto back = Window::from_json((*w)->to_json());
+  ASSERT_TRUE(back);
+  EXPECT_EQ(*back->app_tpot_p99_ms, 310);
+  EXPECT_EQ(back->app_tpot_from, "pushed");
 }
 
 TEST(PushedSamples, TheLatestWaitingReportOfAWindowWinsAgedToItsEnd) {

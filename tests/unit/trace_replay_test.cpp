@@ -32,7 +32,7 @@ ControllerContext context() {
   ControllerContext ctx;
   ctx.slots = {{0, "latency", "", ""}, {1, "throughput", "", ""}};
   ctx.running = 1;
-  ctx.objective.max_ms = 20;
+  ctx.objective.limits.front().max_ms = 20;
   return ctx;
 }
 
