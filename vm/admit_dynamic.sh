@@ -35,6 +35,10 @@
 # between its calm check and the run (admission's verifier, or the script's own
 # fair-class work, held the LC loop). A second failure stands, stalled or not.
 # Greedy's infinite slices starve the LC loop whether or not the guest stalls.
+# What the retry gives away: the meter does not say when or where the stall
+# was, nor who caused it (a candidate's own long callbacks can stall a vCPU),
+# so a candidate that starves LC only now and then gets a second draw when
+# its run also saw a stall; one that starves LC every time fails both.
 # The record `akts admit` reads, {sha256 of the object, passed, evidence}, goes
 # to OUT_DIR/<object's file name>.dynamic.json (./akts admit-test puts it
 # beside the original object).
@@ -58,16 +62,20 @@ ticks() { # pids... -> user+system ticks of all their threads
 
 stall_meter() { # CPU FILE: a fair-class sleeper pinned to CPU, its longest oversleep (ms) kept in FILE
 	taskset -c "$1" python3 -c '
-import sys, time
+import os, sys, time
 path, worst = sys.argv[1], 0.0
-open(path, "w").write("0\n")
+def keep(v):  # whole or not at all: a kill between truncate and write would lose the newest worst
+    tmp = os.path.join(os.path.dirname(path), ".tmp-" + os.path.basename(path))
+    open(tmp, "w").write("%.1f\n" % v)
+    os.replace(tmp, path)
+keep(0)
 while True:
     t = time.monotonic()
     time.sleep(0.01)
     late = (time.monotonic() - t - 0.01) * 1e3
     if late > worst:
         worst = late
-        open(path, "w").write("%.1f\n" % worst)' "$2" &
+        keep(worst)' "$2" &
 }
 
 attempt() { # OBJECT FIRST_RECORD -> exit 0 passed, 1 failed, 3 failed on waits while the guest stalled
@@ -132,7 +140,7 @@ while True:
 	wait $lc $hogs "${meters[@]}" 2>/dev/null
 	local stall
 	stall=$(cat /tmp/stall.* 2>/dev/null | sort -g | tail -1)
-	rm -f /tmp/stall.*
+	rm -f /tmp/stall.* /tmp/.tmp-stall.*
 	kill -INT $d 2>/dev/null
 	wait $d 2>/dev/null
 	for i in $(seq 1 200); do
@@ -236,6 +244,7 @@ for obj in "$@"; do
 	attempt "$obj" ""
 	if (($? == 3)); then
 		rec=$out/$(basename "$obj").dynamic.json
-		attempt "$obj" "$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["evidence"]))' "$rec")"
+		first=$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["evidence"]))' "$rec" 2>/dev/null)
+		attempt "$obj" "${first:-{\"unreadable\": true\}}"
 	fi
 done
