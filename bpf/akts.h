@@ -65,7 +65,14 @@
  *
  * What a policy may not do (the guard below relies on it)
  *   - insert at the head of a local DSQ (SCX_ENQ_HEAD or SCX_ENQ_PREEMPT with
- *     SCX_DSQ_LOCAL*): only the guard does, for a rescued task;
+ *     SCX_DSQ_LOCAL*): only the guard does, for a rescued task, with one
+ *     exception: a policy may insert a waking task with SCX_ENQ_PREEMPT into
+ *     the local DSQ of a CPU it found empty just before (preempt's hand-off,
+ *     at most once per CPU per `preempt_gap`), so the kernel ends that CPU's
+ *     sched_ext run at once. A task that reached that DSQ between the check
+ *     and the insert (a rescue) then runs after that task's run: each such
+ *     insert ahead of it adds S + one tick to the bounds below, S the longest
+ *     slice such a task is given (preempt: `slice`);
  *   - use SCX_ENQ_IMMED (a task that cannot stay on its CPU goes back through
  *     ops.enqueue, and the kernel ejects a scheduler that re-enqueues a task
  *     too often without running it);
@@ -164,7 +171,9 @@
  *   and one that a policy put d-deep in a local DSQ within
  *       W + (d + 2) * (P + J) + one tick        (while R + one tick + J <= P;
  *       W + (2d + 2) * (P + J) + one tick otherwise, J being the worst
- *       lateness of one firing, not of every firing)
+ *       lateness of one firing, not of every firing),
+ *   each plus S + one tick for every SCX_ENQ_PREEMPT hand-off (above) that
+ *   lands ahead of the task
  *   (a local DSQ is seen at firings only: a period may pass before it is
  *   first seen, and one more before W has elapsed at a firing; a kick
  *   finished on resuming, or at worst by the tick, ends its run up to a tick

@@ -10,35 +10,41 @@
  * current task is a sched_ext BE task (its previous CPU first, for the cache,
  * then up to PREEMPT_SCAN others), claims it with a compare-and-swap on the
  * victim's last-claim time (two wakers never pick one victim, and a victim is
- * preempted at most once per `preempt_gap`), and kicks it with
- * SCX_KICK_PREEMPT, which ends its running slice now (sched_ext enforces
- * slices only at the tick, 4 ms on the pinned kernels: without the kick, a
- * waking LC task waits for the running BE task's slice to end, which is
- * what `latency` does). A kick is an irq_work interrupt on the kicking CPU,
- * and an IPI when the victim is another. Where the task goes:
+ * preempted at most once per `preempt_gap`), and ends the victim's run now
+ * (sched_ext enforces slices only at the tick, 4 ms on the pinned kernels:
+ * without this, a waking LC task waits for the running BE task's slice to
+ * end, which is what `latency` does). Where the task goes, and how:
  * - With no LC task queued ahead of it (nor any task another policy left
- *   behind), straight to the tail of the victim's local DSQ. ops.select_cpu
- *   does this when it finds no idle CPU, by returning the victim with the
- *   task inserted into SCX_DSQ_LOCAL, so ops.enqueue is not called;
- *   ops.enqueue does it (SCX_DSQ_LOCAL_ON | victim) for a wake-up
- *   select_cpu did not see (a task allowed one CPU, or with migration
- *   disabled) or that found no victim then. The DSQ was empty at the claim
- *   (a CPU whose local DSQ holds a task is no victim), so the victim runs
- *   the task next without calling ops.dispatch (one callback less per
+ *   behind), into the victim's local DSQ with SCX_ENQ_PREEMPT: the kernel
+ *   zeroes the victim CPU's current sched_ext run's slice and reschedules
+ *   that CPU as the task lands (on the waker's own CPU, as for a timer's
+ *   wake-up, with no interrupt; on another with one IPI), where a kick
+ *   would add an irq_work interrupt on the kicking CPU (what that costs
+ *   under emulation: docs/policies.md). SCX_ENQ_PREEMPT
+ *   inserts at the DSQ's head; the DSQ was empty at the claim (a CPU whose
+ *   local DSQ holds a task is no victim), so the task passes only one that
+ *   reached it in between (a guard rescue, a task the kernel put back
+ *   there), by one `slice`: akts.h's one exception to tail inserts, with
+ *   the bound it costs. ops.select_cpu does this when it finds no idle CPU,
+ *   by returning the victim with the task inserted into SCX_DSQ_LOCAL, so
+ *   ops.enqueue is not called; ops.enqueue does it (SCX_DSQ_LOCAL_ON |
+ *   victim) for a wake-up select_cpu did not see (a task allowed one CPU,
+ *   or with migration disabled) or that found no victim then. The victim
+ *   runs the task next without calling ops.dispatch (one callback less per
  *   preemption: under emulation a dispatch costs several others, 15.5 us
- *   against 1-7 us: docs/benchmarks.md), unless a task reached that DSQ's
- *   head in between (a guard rescue, a task the kernel put back there). The
- *   BE run the claim cut, queued again on its CPU while the task handed
- *   over waits there, goes back into that local DSQ behind it when no CPU
- *   is idle for it and nothing else waits for BE or LC: it resumes there,
- *   as EEVDF keeps a preempted task on its CPU, without an ops.dispatch
- *   either. If the LC task then runs out its slice, that BE run comes
- *   before it, and before any LC task queued meanwhile: one `slice`, plus
- *   up to a tick, of BE ahead of LC.
- * - Else into the LC queue, and the victim's dispatch finds LC waiting, so
- *   it lets no BE prev go on and takes the LC task with the earliest
- *   virtual time (or another CPU took it first: the BE task goes on, one
- *   context switch lost).
+ *   against 1-7 us: docs/benchmarks.md). The BE run the claim cut, queued
+ *   again on its CPU while the task handed over waits there, goes back into
+ *   that local DSQ behind it (at the tail) when no CPU is idle for it and
+ *   nothing else waits for BE or LC: it resumes there, as EEVDF keeps a
+ *   preempted task on its CPU, without an ops.dispatch either. If the LC
+ *   task then runs out its slice, that BE run comes before it, and before
+ *   any LC task queued meanwhile: one `slice`, plus up to a tick, of BE
+ *   ahead of LC.
+ * - Else into the LC queue, and the victim is kicked with SCX_KICK_PREEMPT,
+ *   which ends its running slice; its dispatch finds LC waiting, so it lets
+ *   no BE prev go on and takes the LC task with the earliest virtual time
+ *   (or another CPU took it first: the BE task goes on, one context switch
+ *   lost).
  *
  * The victim: what this policy's ops.running saw start on that CPU (its
  * pid, and whether it is a BE run and not a guard rescue), cleared by
@@ -48,19 +54,21 @@
  * LC task or an idle CPU is not a victim, nor a BE task in a rescued run (a
  * rescue buys a starved task its rescue slice of progress), nor a CPU
  * whose local DSQ holds a task (a rescue on its way in, or a task that will
- * run next anyway). The kick lands a moment after the claim (the kicking
- * CPU sends it once its interrupts are on again; when that is the victim
- * itself, as for a timer's wake-up, nothing runs there in between, and
- * the hand-off is in its local DSQ by then), and ends whatever sched_ext
- * run is current then. If that is no longer the victim, the waste is one context switch,
+ * run next anyway). The preemption lands a moment after the claim: the
+ * hand-off's as the task lands in the victim's local DSQ (during the
+ * wake-up, under the victim's run queue lock; for ops.enqueue's insert into
+ * another CPU's DSQ, once the waker's run queue is unlocked), the kick's
+ * once the kicking CPU's interrupts are on again (when that is the victim
+ * itself, nothing runs there in between). It ends whatever sched_ext run
+ * is current then. If that is no longer the victim, the waste is one context switch,
  * and what the cut run loses depends on where the waking task went:
  * queued, a rescued run goes on (the frame refills it: akts.h, Bounded
  * wait) and an LC run goes on unless an LC task with an earlier virtual
  * time waits; in the local DSQ, the cut run is queued again and the waking
  * task runs first (a rescue then ends early, as akts.h says of a local DSQ
  * that holds a task; the claim's check of that DSQ leaves only a rescue
- * that began between the claim and the kick). If a higher class holds the
- * victim then, the kick ends nothing, and the BE run meant to be cut
+ * that began between the claim and the preemption). If a higher class holds
+ * the victim then, nothing is ended, and the BE run meant to be cut
  * resumes later ahead of the waking task (the kernel puts a preempted run
  * back at the DSQ's head); it then runs `slice`, not `be_slice` (below). An entry
  * written before a switch away and back can name a run that began under
@@ -84,8 +92,8 @@
  * bounded-wait guard grants it (a rescue slice about every max_wait), as
  * under `latency`; only a wake-up preempts, never an LC task whose slice
  * ended, so a CPU-bound LC task takes no CPU from BE beyond those it already
- * holds. Each preemption costs a context switch and a kick (an irq_work
- * interrupt, and an IPI unless the victim is the kicking CPU): LC that wakes
+ * holds. Each preemption costs a context switch, and an interrupt unless it
+ * is a hand-off on the waker's own CPU: LC that wakes
  * very often (tens of thousands of times a second) and runs very briefly
  * pays more in switches than it gains; `preempt_gap` bounds the
  * preemptions to one per victim per gap (0: no bound, and two wakers may
@@ -279,13 +287,12 @@ s32 BPF_STRUCT_OPS(preempt_select_cpu, struct task_struct *p, s32 prev_cpu, u64 
 		return cpu;
 	/*
 	 * The hand-off from here: the kernel puts the task on the victim's run
-	 * queue and at the tail of its local DSQ, with no ops.enqueue (one
-	 * callback and one idle scan less per preemption); the kick is sent once
-	 * the waker's interrupts are on again, after that.
+	 * queue and into its local DSQ, with no ops.enqueue (one callback and
+	 * one idle scan less per preemption), and SCX_ENQ_PREEMPT ends the
+	 * victim's run as it lands (akts.h's one exception to tail inserts).
 	 */
-	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, lc_slice_ns, 0);
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, lc_slice_ns, SCX_ENQ_PREEMPT);
 	akts_fair_vtime(p, lc_slice_ns); /* its vtime as the LC queue would have had it */
-	scx_bpf_kick_cpu(victim, SCX_KICK_PREEMPT);
 	return victim;
 }
 
@@ -333,12 +340,12 @@ void BPF_STRUCT_OPS(preempt_enqueue, struct task_struct *p, u64 enq_flags)
 		victim = preempt_victim(p);
 		if (victim >= 0 && preempt_may_hand_off(p) && (victim == scx_bpf_task_cpu(p) || !p->migration_disabled)) {
 			/*
-			 * No LC task is ahead of it: straight to the victim's local DSQ (at the
-			 * tail), so the victim's next pick is this task with no ops.dispatch.
+			 * No LC task is ahead of it: straight to the victim's local DSQ, found
+			 * empty at the claim, so the victim's next pick is this task with no
+			 * ops.dispatch, and SCX_ENQ_PREEMPT ends the victim's run as it lands.
 			 */
-			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | victim, lc_slice_ns, enq_flags);
+			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | victim, lc_slice_ns, enq_flags | SCX_ENQ_PREEMPT);
 			akts_fair_vtime(p, lc_slice_ns); /* its vtime as the LC queue would have had it */
-			scx_bpf_kick_cpu(victim, SCX_KICK_PREEMPT);
 			return;
 		}
 		akts_insert_vtime(p, AKTS_DSQ_LC_VTIME, lc_slice_ns, enq_flags);
