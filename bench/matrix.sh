@@ -204,23 +204,28 @@ node_counters() {
 # part of the loops' CPU time, and the node's context switches and rescheduling IPIs per second meanwhile.
 colocation() {
 	local row=$1 socket=$2 t a0 b0 a1 b1 c0 c1 r0 r1 t0 t1 out=() lc=() be=() i p n
+	local in_lc=() in_be=()
 	n=$(nproc)
+	# Under akts each loop is born in its class (akts run classifies itself, then execs the loop: the pid is the
+	# loop's). Forked from this script, which is apparatus LC, a loop classified after it began would spin as LC
+	# until then, and a classify asked while LC loops fill the CPUs under a policy that runs LC strictly first
+	# could time out (seen twice, latency with the quantum timer at 250 us). BE loops first.
+	[[ -n $socket ]] && in_lc=(akts run --class lc --socket "$socket" --) && in_be=(akts run --class be --socket "$socket" --)
 	for ((i = 0; i < n; i++)); do
-		bash -c 'while :; do :; done' &
-		lc+=($!)
-		bash -c 'while :; do :; done' &
+		"${in_be[@]}" bash -c 'while :; do :; done' &
 		be+=($!)
+	done
+	for ((i = 0; i < n; i++)); do
+		"${in_lc[@]}" bash -c 'while :; do :; done' &
+		lc+=($!)
 	done
 	COLOC_PIDS=("${lc[@]}" "${be[@]}")
 	local targets=(null) failed=""
 	[[ $row == share ]] && targets=($SHARE_TARGETS)
-	if [[ -n $socket ]]; then
-		# BE first: once the LC loops are LC, a policy that runs LC strictly first (latency, preempt) leaves the
-		# daemon, in SCHED_EXT with every task here, only the guard's rescues, and a classify after that could time
-		# out (seen once, latency with the quantum timer at 250 us).
-		for p in "${be[@]}"; do akts classify --socket "$socket" "$p" be >/dev/null || failed="cannot classify $p BE"; done
-		for p in "${lc[@]}"; do akts classify --socket "$socket" "$p" lc >/dev/null || failed="cannot classify $p LC"; done
-	fi
+	sleep 0.5
+	for p in "${be[@]}" "${lc[@]}"; do
+		kill -0 "$p" 2>/dev/null || failed="loop $p did not start in its class (akts run failed)"
+	done
 	for t in "${targets[@]}"; do
 		[[ -n $failed ]] && break
 		if [[ $t != null ]] && ! akts set share.lc_share "$t" --socket "$socket" >/dev/null; then
