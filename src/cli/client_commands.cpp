@@ -255,14 +255,25 @@ int cmd_telemetry(const ClientOptions& o, uint32_t last) {
 }
 
 int cmd_push(const ClientOptions& o, const std::vector<double>& latency_ms, std::optional<double> waiting_ms,
-             const std::optional<std::string>& phase, const std::vector<double>& tpot_ms) {
+             const std::optional<std::string>& phase, const std::vector<double>& tpot_ms,
+             const std::vector<double>& decode_ms) {
   if (latency_ms.empty() && tpot_ms.empty() && !waiting_ms && !phase) {
-    std::cerr << "akts: push: give latencies (ms), --tpot MS..., --waiting MS, --phase NAME, or several\n";
+    std::cerr << "akts: push: give latencies (ms), --tpot MS... with --decode MS..., --waiting MS, --phase NAME, or "
+                 "several\n";
+    return kExitUsage;
+  }
+  if (tpot_ms.size() != decode_ms.size()) {
+    std::cerr << fmt::format("akts: push: {} --tpot but {} --decode: give one decode time (how long the request "
+                             "decoded, ms) per TPOT\n",
+                             tpot_ms.size(), decode_ms.size());
     return kExitUsage;
   }
   json params = json::object();
   if (!latency_ms.empty()) params["latency_ms"] = latency_ms;
-  if (!tpot_ms.empty()) params["tpot_ms"] = tpot_ms;
+  if (!tpot_ms.empty()) {
+    params["tpot_ms"] = tpot_ms;
+    params["decode_ms"] = decode_ms;
+  }
   if (waiting_ms) params["waiting_ms"] = *waiting_ms;
   if (phase) params["phase"] = *phase;
   auto r = call(o, "v1.push", params);
@@ -682,6 +693,7 @@ void add_client_commands(Commands& c) {
   auto& push_ms = c.keep<std::vector<double>>();
   auto& push_waiting = c.keep<std::optional<double>>();
   auto& push_tpot = c.keep<std::vector<double>>();
+  auto& push_decode = c.keep<std::vector<double>>();
   auto& push_phase = c.keep<std::optional<std::string>>();
   auto* pushc = app.add_subcommand(
       "push",
@@ -692,6 +704,8 @@ void add_client_commands(Commands& c) {
       "--phase, the load's phase that begins now (an oracle of phases follows it: controller.oracle \"phases\").");
   pushc->add_option("latency_ms", push_ms, "latencies in milliseconds")->check(CLI::Range(0.0, 3600e3));
   pushc->add_option("--tpot", push_tpot, "times per output token of requests that ended, in ms (the TPOT limit's signal)")
+      ->check(CLI::Range(0.0, 3600e3));
+  pushc->add_option("--decode", push_decode, "how long each of those requests decoded, in ms (one per --tpot)")
       ->check(CLI::Range(0.0, 3600e3));
   pushc->add_option("--waiting", push_waiting, "the oldest unanswered request's wait so far, in ms (0: none waits)")
       ->check(CLI::Range(0.0, 3600e3));
@@ -735,6 +749,11 @@ void add_client_commands(Commands& c) {
   c.on(logc, [&] { return cmd_log(co, log_limit, log_follow); });
   c.on(telc, [&] { return cmd_telemetry(co, telemetry_last); });
   c.on(pushc, [&] {
+    for (double v : push_decode)
+      if (!std::isfinite(v)) {
+        std::cerr << "akts: push: every --decode must be a finite number of milliseconds\n";
+        return kExitUsage;
+      }
     for (double v : push_tpot)
       if (!std::isfinite(v)) {
         std::cerr << "akts: push: every --tpot must be a finite number of milliseconds\n";
@@ -749,7 +768,7 @@ void add_client_commands(Commands& c) {
       std::cerr << "akts: push: --waiting must be a finite number of milliseconds\n";
       return kExitUsage;
     }
-    return cmd_push(co, push_ms, push_waiting, push_phase, push_tpot);
+    return cmd_push(co, push_ms, push_waiting, push_phase, push_tpot, push_decode);
   });
 }
 

@@ -35,7 +35,8 @@ int cmd_log(const ClientOptions& o, uint32_t limit, bool follow);
 // The reasoning plane's last telemetry windows, oldest first (JSON: one window a line).
 int cmd_telemetry(const ClientOptions& o, uint32_t last);
 int cmd_push(const ClientOptions& o, const std::vector<double>& latency_ms, std::optional<double> waiting_ms,
-             const std::optional<std::string>& phase = std::nullopt, const std::vector<double>& tpot_ms = {});
+             const std::optional<std::string>& phase = std::nullopt, const std::vector<double>& tpot_ms = {},
+             const std::vector<double>& decode_ms = {});
 int cmd_classify(const ClientOptions& o, const std::string& pid, const std::string& cls);
 int cmd_hint(const ClientOptions& o, const std::string& tid, const std::string& remaining, bool clear);
 // Classifies this process, then execs `argv` (which keeps the pid, and so the class).

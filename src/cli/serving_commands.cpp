@@ -10,7 +10,11 @@
 #include <csignal>
 #include <fstream>
 #include <iostream>
+#include <condition_variable>
 #include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -144,6 +148,34 @@ int cmd_loadgen(const LoadgenFlags& f) {
   std::mutex print_mu;
   uint64_t push_failures = 0;
   std::mutex push_mu;
+  // Each finished request's TPOT and decode time, pushed by a thread of their own: on_request runs under the
+  // load generator's callback lock, which every worker takes as its request ends, so a push there would hold
+  // them all for as long as the daemon takes to answer.
+  std::mutex tpot_mu;
+  std::condition_variable tpot_cv;
+  std::vector<std::pair<double, double>> tpot_queue;
+  bool tpot_done = false;
+  std::thread tpot_pusher;
+  if (!f.push_socket.empty())
+    tpot_pusher = std::thread([&] {
+      std::unique_lock lock(tpot_mu);
+      while (true) {
+        tpot_cv.wait(lock, [&] { return tpot_done || !tpot_queue.empty(); });
+        if (tpot_queue.empty()) return;  // done, and all pushed
+        std::vector<std::pair<double, double>> batch;
+        batch.swap(tpot_queue);
+        lock.unlock();
+        json tpot = json::array(), decode = json::array();
+        for (const auto& [t, d] : batch) tpot.push_back(t), decode.push_back(d);
+        auto res = control::rpc_call(f.push_socket, "v1.push", {{"tpot_ms", tpot}, {"decode_ms", decode}}, 500);
+        {
+          std::lock_guard plock(push_mu);
+          if (!res && push_failures++ == 0)
+            std::cerr << "akts: loadgen: cannot push TPOT to the daemon: " << res.error().to_string() << "\n";
+        }
+        lock.lock();
+      }
+    });
   if (!f.push_socket.empty())
     // Each TTFT as it is measured, at the first token (a controller reading it learns when it happened, not a
     // decode later). Briefly: it delays the reading of that stream; a push the daemon does not answer in time
@@ -176,12 +208,14 @@ int cmd_loadgen(const LoadgenFlags& f) {
         std::cerr << "akts: loadgen: cannot push to the daemon: " << res.error().to_string() << "\n";
     };
   o.on_request = [&](const RequestRecord& r) {
-    // Its time per output token, as it ends (the objective's TPOT limit; a request of one token has none).
+    // Its time per output token, as it ends, with how long it decoded (the objective's TPOT limit; a request of
+    // one token has none): handed to the pusher thread.
     if (!f.push_socket.empty() && r.ok && r.tpot_ms) {
-      auto res = control::rpc_call(f.push_socket, "v1.push", {{"tpot_ms", {*r.tpot_ms}}}, 500);
-      std::lock_guard lock(push_mu);
-      if (!res && push_failures++ == 0)
-        std::cerr << "akts: loadgen: cannot push TPOT to the daemon: " << res.error().to_string() << "\n";
+      {
+        std::lock_guard lock(tpot_mu);
+        tpot_queue.emplace_back(*r.tpot_ms, std::max(0.0, r.e2el_ms - r.ttft_ms));
+      }
+      tpot_cv.notify_one();
     }
     if (f.quiet || f.json) return;
     std::lock_guard lock(print_mu);
@@ -196,6 +230,14 @@ int cmd_loadgen(const LoadgenFlags& f) {
   o.cancel = &g_load_cancel;
   std::signal(SIGINT, on_load_sigint);
   auto report = run_load(o);
+  if (tpot_pusher.joinable()) {
+    {
+      std::lock_guard lock(tpot_mu);
+      tpot_done = true;
+    }
+    tpot_cv.notify_one();
+    tpot_pusher.join();  // what is queued is pushed first
+  }
   std::signal(SIGINT, SIG_DFL);
   if (said_phase) {
     // The load is over, however it ended: no phase of it holds any more (an oracle of phases then changes nothing

@@ -411,13 +411,15 @@ Result<json> v1_log(Dispatcher&, ControlBackend& b, const json& params) {
 
 Result<json> v1_push(Dispatcher&, ControlBackend& b, const json& params) {
   const bool has_latency = params.contains("latency_ms"), has_tpot = params.contains("tpot_ms"),
-             has_waiting = params.contains("waiting_ms"), has_phase = params.contains("phase");
+             has_decode = params.contains("decode_ms"), has_waiting = params.contains("waiting_ms"),
+             has_phase = params.contains("phase");
   if (!has_latency && !has_tpot && !has_waiting && !has_phase)
     return make_error(ErrorKind::kInvalidArgument,
                       "give latency_ms (a list of 1 to 10000 times to first token in ms), tpot_ms (a list of 1 to "
-                      "10000 times per output token in ms, one per request that ended), waiting_ms (how long the "
-                      "oldest request still waiting for its first token has waited, in ms; 0: none), phase (the "
-                      "name of the load's phase that begins now), or several");
+                      "10000 times per output token in ms, one per request that ended, with decode_ms: as many "
+                      "decode times, how long each of those requests decoded), waiting_ms (how long the oldest "
+                      "request still waiting for its first token has waited, in ms; 0: none), phase (the name of "
+                      "the load's phase that begins now), or several");
   auto list = [&](const char* key, const char* what, std::vector<double>& out) -> Status {
     const json& a = params[key];
     if (!a.is_array() || a.empty() || a.size() > 10000)
@@ -432,11 +434,20 @@ Result<json> v1_push(Dispatcher&, ControlBackend& b, const json& params) {
     }
     return {};
   };
-  std::vector<double> ms, tpot;
+  std::vector<double> ms, tpot, decode;
   if (has_latency)
     if (auto st = list("latency_ms", "a latency", ms); !st) return st.error();
-  if (has_tpot)
+  if (has_tpot != has_decode)
+    return make_error(ErrorKind::kInvalidArgument,
+                      "tpot_ms and decode_ms go together (a request's TPOT is its mean over its decode, which may "
+                      "have begun under another policy); nothing taken");
+  if (has_tpot) {
     if (auto st = list("tpot_ms", "a time per output token", tpot); !st) return st.error();
+    if (auto st = list("decode_ms", "a decode time", decode); !st) return st.error();
+    if (decode.size() != tpot.size())
+      return errorf(ErrorKind::kInvalidArgument, "{} tpot_ms but {} decode_ms: one of each per request; nothing taken",
+                    tpot.size(), decode.size());
+  }
   std::optional<double> waiting;
   if (has_waiting) {
     const json& v = params["waiting_ms"];
@@ -467,7 +478,7 @@ Result<json> v1_push(Dispatcher&, ControlBackend& b, const json& params) {
     out["dropped"] = ms.size() - *kept;
   }
   if (has_tpot) {
-    auto kept = b.push_tpot(tpot);
+    auto kept = b.push_tpot(tpot, decode);
     if (!kept) return kept.error();
     out["tpot_accepted"] = *kept;
     out["tpot_dropped"] = tpot.size() - *kept;
@@ -520,7 +531,7 @@ const std::vector<Method>& v1_methods() {
       {"v1.params", {"target"}, v1_params},
       {"v1.set", {"target", "value"}, v1_set},
       {"v1.log", {"limit"}, v1_log},
-      {"v1.push", {"latency_ms", "tpot_ms", "waiting_ms", "phase"}, v1_push},
+      {"v1.push", {"latency_ms", "tpot_ms", "decode_ms", "waiting_ms", "phase"}, v1_push},
       {"v1.unclassify", {"pid"}, v1_unclassify},
   };
   return methods;

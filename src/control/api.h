@@ -44,7 +44,7 @@
 //        errors and pushed samples dropped (also in v1.stats as telemetry_health).
 //   v1.objective {goal? | objective?} -> {objective, changed}: without parameters the current
 //        objective; goal: the operator's goal in words (Objective::from_words);
-//        objective: {signal, max} as in the config. Logged in the decision log.
+//        objective: {signal, max} or {SIGNAL: LIMIT, ...} as in the config. Logged in the decision log.
 //   v1.admit {object, name?, slot?, record?, force_untested?, description?, pick_when?, canary?, replace?}
 //        -> {admitted, slot, name, sha256, refused_at, gates: [static, dynamic, verifier], took_ms}:
 //        a compiled policy object (an absolute path on the daemon's machine)
@@ -73,11 +73,12 @@
 //        (a name or a slot number before the dot); value a JSON number, bool or string as the
 //        parameter's type takes it ("5ms", "40%", true); refused out of range, nothing changed.
 //   v1.log {limit?}                -> {decisions}: the last 1..500 decisions (default 50), outcomes merged.
-//   v1.push {latency_ms?, tpot_ms?, waiting_ms?, phase?} -> {accepted, dropped, tpot_accepted,
-//        tpot_dropped, waiting_ms, phase}: request latencies to the first token (1..10000 finite
-//        numbers in [0, 3600000] ms) an application or proxy measured (the window's app latency
-//        percentiles), times per output token of requests that ended (as many, as checked; the
-//        window's app TPOT percentiles), how long its oldest request still without a
+//   v1.push {latency_ms?, tpot_ms?, decode_ms?, waiting_ms?, phase?} -> {accepted, dropped,
+//        tpot_accepted, tpot_dropped, waiting_ms, phase}: request latencies to the first token
+//        (1..10000 finite numbers in [0, 3600000] ms) an application or proxy measured (the
+//        window's app latency percentiles), times per output token of requests that ended with how
+//        long each decoded (two lists of one length, as checked; the window's app TPOT percentiles
+//        and their span), how long its oldest request still without a
 //        first token has waited (a number in [0, 3600000] ms; 0: none; Window::
 //        app_waiting_oldest_ms), and the name of the load's phase that begins now (1 to 64
 //        bytes of UTF-8 text, no control characters; null: the load is over, no phase holds;
@@ -153,8 +154,9 @@ class ControlBackend {
   virtual json decisions(size_t limit) const = 0;
   // Returns how many were kept; the rest were dropped (the window is full).
   virtual Result<size_t> push_latencies(const std::vector<double>& ms) = 0;
-  // Times per output token of requests that ended (PushedSamples::push_tpot); as push_latencies.
-  virtual Result<size_t> push_tpot(const std::vector<double>& ms) = 0;
+  // Times per output token of requests that ended, with how long each decoded (PushedSamples::push_tpot); as
+  // push_latencies.
+  virtual Result<size_t> push_tpot(const std::vector<double>& ms, const std::vector<double>& decode_ms) = 0;
   // The age of the oldest request still waiting for its first token, now (PushedSamples::report_waiting).
   virtual Status push_waiting(double waiting_ms) = 0;
   // The load's phase that begins now (PushedSamples::report_phase); "": the load is over (clear_phase).

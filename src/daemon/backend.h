@@ -53,7 +53,9 @@ class DaemonBackend : public control::ControlBackend {
   Status set_objective(const Objective& objective) override;
   json decisions(size_t limit) const override { return reasoning_.log(limit); }
   Result<size_t> push_latencies(const std::vector<double>& ms) override { return pushed_.push(ms); }
-  Result<size_t> push_tpot(const std::vector<double>& ms) override { return pushed_.push_tpot(ms); }
+  Result<size_t> push_tpot(const std::vector<double>& ms, const std::vector<double>& decode_ms) override {
+    return pushed_.push_tpot(ms, decode_ms);
+  }
   Status push_waiting(double waiting_ms) override { return pushed_.report_waiting(waiting_ms); }
   Status push_phase(const std::string& name) override { return pushed_.say_phase(name); }
   json status() const override;

@@ -176,18 +176,21 @@ std::vector<Tool> akts_tools(Upstream up, WorkloadRunner workloads, AdmitRunner 
       open_object({{"decisions", {{"type", "array"}, {"items", {{"type", "object"}}}}}}, {"decisions"}),
       annotations(true, false, true)));
 
+  // One limit carries its signal and max_ms at the top too; several only in "limits".
   json objective = open_object(
-      {{"signal", {{"type", "string"}, {"enum", {"lc_wait_p99", "request_latency_p99"}}}},
+      {{"signal", {{"type", "string"}, {"enum", {"lc_wait_p99", "request_latency_p99", "tpot_p99"}}}},
        {"max_ms", {{"type", "number"}}},
+       {"limits", {{"type", "array"}, {"items", {{"type", "object"}}}}},
        {"describe", {{"type", "string"}}}},
-      {"signal", "max_ms", "describe"});
+      {"limits", "describe"});
   tools.push_back(passthrough(
       up, "set_objective", "Set the objective",
       "States the operator's goal in words; the daemon checks it and answers with the objective it understood, "
       "which controllers, rewards and decision outcomes use from the next window. Say one signal (\"wait\": the "
-      "LC tasks' scheduling wait; \"request\"/\"TTFT\": the latency the application pushes) and one ceiling, as "
-      "in \"keep the LC wait p99 under 20 ms\" or \"request latency p99 below 500 ms\". Anything else is refused "
-      "with what to say instead.",
+      "LC tasks' scheduling wait; \"request\"/\"TTFT\": the application's time to first token; \"TPOT\": its "
+      "time per output token) and one ceiling, as in \"keep the LC wait p99 under 20 ms\", \"request latency "
+      "p99 below 500 ms\" or \"TPOT p99 under 200 ms\". Anything else is refused with what to say instead. "
+      "Several limits at once are set in the daemon's config or over its socket (v1.objective).",
       "v1.objective",
       object_schema({{"goal", {{"type", "string"}, {"maxLength", 500}, {"description", "the goal in words"}}}},
                     {"goal"}),

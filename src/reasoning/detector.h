@@ -1,6 +1,7 @@
 // The regime detector: a controller that watches leading signals of
-// latency-critical load (the objective's signal against its target: LC wait
-// p99 and the oldest LC waiter, or pushed request latency; LC demand, the
+// latency-critical load (the objective's pressure: its worst limit's signal
+// against that limit, e.g. LC wait p99 and the oldest LC waiter, or pushed
+// request latency; LC demand, the
 // share of the CPUs LC tasks ran plus the LC tasks waiting per CPU (a count,
 // not the time waited, which adds up across threads waiting together), which
 // a policy that makes LC wait cannot hide; the application's in-flight

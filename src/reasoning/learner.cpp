@@ -230,11 +230,12 @@ void Learner::credit(const Window& w, const ControllerContext& ctx) {
   //   - a wait still under the ceiling is no outcome (censored: it may yet end either side of it), and a window
   //     with nothing ended and nothing waiting is met at no load only.
   // Every limit is required: the window is a miss when one limit's own outcome is one (reaching back as far as
-  // the furthest such miss), else met when one has an own outcome and none missed (reaching back as far as the
-  // furthest), else it has none.
+  // the furthest such miss); else met when one has an own outcome and no other limit is past its max with no
+  // outcome of its own (one past it by no doing of this policy leaves the window with no outcome: it is not met),
+  // reaching back as far as the furthest; else it has none. With one limit this is the rule above.
   std::optional<bool> met;
   double outcome_ms = 0;  // how far back the outcome reaches: the load it belongs to is the peak over it
-  bool any_ended = false, any_waiting = false;
+  bool any_ended = false, any_waiting = false, any_past = false;
   for (const Limit& l : obj.limits) {
     auto ended = l.ended_ms(w);
     const double waiting = l.waiting_ms(w);
@@ -250,7 +251,10 @@ void Learner::credit(const Window& w, const ControllerContext& ctx) {
       lm = *ended <= l.max_ms;
       lo = *ended + span;
     }
-    if (!lm) continue;
+    if (!lm) {
+      any_past = any_past || !l.met(w);
+      continue;
+    }
     if (!*lm) {
       outcome_ms = met == std::optional<bool>(false) ? std::max(outcome_ms, lo) : lo;
       met = false;
@@ -258,6 +262,10 @@ void Learner::credit(const Window& w, const ControllerContext& ctx) {
       outcome_ms = std::max(outcome_ms, lo);
       met = true;
     }
+  }
+  if (met == std::optional<bool>(true) && any_past) {
+    met.reset();  // another limit is past its max, not by this policy's doing: no outcome either way
+    outcome_ms = 0;
   }
   size_t k = static_cast<size_t>(std::ceil(outcome_ms / period_ms));
   const size_t bin = bin_of(peak_load(std::max<size_t>(k, 1)));
@@ -488,10 +496,13 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
   if (exploring_ != AKTS_SLOT_NONE) {
     const uint32_t q = exploring_;
     const std::string qn = explore_name_;
-    // The early signal: a limit whose oldest still waiting has passed early_wait of its max.
-    double waiting = 0;  // that wait (ms); 0: none has
+    // The early signal: a limit whose oldest still waiting has passed early_wait of its max, in a wait that began
+    // under the policy explored (the switch's own window counts: it ran partly under it, and this ends nothing but
+    // the exploration).
+    bool early = false;
+    const double reach_ms = ran_ms_ + (w.period_s > 0 ? w.period_s * 1e3 : 100);
     for (const Limit& l : ctx.objective.limits)
-      if (double lw = l.waiting_ms(w); lw > o_.early_wait * l.max_ms) waiting = std::max(waiting, lw);
+      if (double lw = l.waiting_ms(w); lw > o_.early_wait * l.max_ms && lw <= reach_ms) early = true;
     if (ctx.running == q && explore_forget_) {
       // A retry: once it runs (the arbiter took the proposal), what it knew at this load is forgotten.
       explore_forget_ = false;
@@ -518,8 +529,7 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
       end_exploration(qn, "the load rose out of its bin: backing off, nothing counted");
     } else if (bin < explore_bin_) {
       end_exploration(qn, "the load fell out of its bin: nothing counted");  // no verdict: a lighter load
-    } else if (w.effective_slot == q && waiting > 0 && waiting <= ran_ms_ + (w.period_s > 0 ? w.period_s * 1e3 : 100)) {
-      // (the switch's own window counts here: it ran partly under q, and this ends nothing but the exploration)
+    } else if (w.effective_slot == q && early) {
       judge(qn, explore_bin_);
       end_exploration(qn, "a wait that began under it passed the early signal: backing off, nothing counted");
     } else if (Estimate e = estimate(qn, explore_bin_); e.known) {

@@ -43,8 +43,9 @@
 // it is known good there, its verdicts there are cleared.
 //
 // A window is credited to the policy that ran all of it, with an outcome that
-// is that policy's own (the objective's two parts, Objective::ended_ms and
-// waiting_ms):
+// is that policy's own (each limit's two parts, Limit::ended_ms and
+// waiting_ms; with several limits, Learner::credit combines them: a miss of
+// one is a miss, one past its max by no doing of this policy is no outcome):
 //   - the oldest still waiting past the objective's ceiling is a miss (a
 //     starved server answers nothing, so only the wait shows it): the
 //     policy's own when the wait began under it (waiting <= ran), or when

@@ -103,7 +103,7 @@ std::string build_llm_prompt(const Window& w, const ControllerContext& ctx) {
     now += fmt::format(", oldest request waiting {:.1f} ms for its first token", *w.app_waiting_oldest_ms);
   now += fmt::format(", CPU pressure {:.0f}%", 100 * w.cpu_pressure);
   p += "Now: " + now + ".\n";
-  // What the learner decides on (features.h): the load and the objective's signal.
+  // What the learner decides on (features.h): the load, and each of the objective's limits with its margin.
   p += "Load: " + Features::of(w, ctx.objective).describe() + ".\n";
   if (const SlotInfo* s = find_slot(ctx.slots, ctx.running))
     p += fmt::format("Running: slot {} ({}).\n", s->slot, one_line(s->name));

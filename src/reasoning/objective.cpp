@@ -1,4 +1,4 @@
-// The objective's signal, reward and config form.
+// The objective's limits, their signals and margins, its reward, and its config and word forms.
 #include "reasoning/objective.h"
 
 #include <algorithm>
@@ -218,7 +218,9 @@ Result<Objective> Objective::from_json(const nlohmann::json& j) {
     for (const auto& [key, v] : j.items()) {
       auto sig = signal_named(key);
       if (!sig)
-        return errorf(ErrorKind::kInvalidArgument, "objective: \"{}\" is not a signal ({}; or give signal and max)",
+        return errorf(ErrorKind::kInvalidArgument,
+                      "objective: \"{}\" is not a signal ({}); one limit is {{\"signal\", \"max\"}}, several are "
+                      "{{SIGNAL: LIMIT, ...}}, not both",
                       excerpt(key), kSignals);
       for (const Limit& l : o.limits)
         if (l.signal == *sig)
@@ -227,6 +229,9 @@ Result<Objective> Objective::from_json(const nlohmann::json& j) {
       if (!ms) return ms.error();
       o.limits.push_back({*sig, *ms});
     }
+    // One order whatever the spelling (ttft_p99 or request_latency_p99): the learner's key and the describe text
+    // are the same for the same limits.
+    std::sort(o.limits.begin(), o.limits.end(), [](const Limit& a, const Limit& b) { return a.signal < b.signal; });
     return o;
   }
   Limit l;
@@ -246,8 +251,9 @@ Result<Objective> Objective::from_json(const nlohmann::json& j) {
       have_max = true;
     } else {
       return errorf(ErrorKind::kInvalidArgument,
-                    "objective: unknown key \"{}\" (expected signal and max, or signals as keys: {})", excerpt(key),
-                    kSignals);
+                    "objective: unknown key \"{}\" (one limit is {{\"signal\", \"max\"}}; several are {{SIGNAL: "
+                    "LIMIT, ...}} with signals {}, not both forms at once)",
+                    excerpt(key), kSignals);
     }
   }
   if (!have_max) return make_error(ErrorKind::kInvalidArgument, "objective: missing \"max\" (e.g. \"20ms\")");
@@ -265,7 +271,8 @@ bool has_word(const std::string& text, const char* re) {
 
 Result<Objective> Objective::from_words(std::string_view words) {
   static constexpr std::string_view kExample =
-      "say it like \"keep the LC wait p99 under 20 ms\" or \"request latency p99 below 500 ms\"";
+      "say it like \"keep the LC wait p99 under 20 ms\", \"request latency p99 below 500 ms\" or \"TPOT p99 "
+      "under 200 ms\"";
   if (words.size() > 500) return errorf(ErrorKind::kInvalidArgument, "the goal is {} bytes; at most 500", words.size());
   if (!is_valid_utf8(words)) return make_error(ErrorKind::kInvalidArgument, "the goal is not valid UTF-8 text");
   std::string text(words);
@@ -275,10 +282,13 @@ Result<Objective> Objective::from_words(std::string_view words) {
     for (size_t at = text.find(micro); at != std::string::npos; at = text.find(micro)) text.replace(at, micro.size(), "us");
 
   bool wait = has_word(text, "wait|waits|waiting|queue|queueing|queuing|scheduling delay|run ?queue|runqueue");
-  bool tpot = has_word(text, "tpot|per output token|time per output token|per token|inter-token|inter token|itl");
-  bool request =
-      !tpot && has_word(text, "request|requests|response|responses|ttft|first token|time to first token");
-  if (tpot && has_word(text, "ttft|first token")) request = true;
+  bool tpot = has_word(text, "tpot|tpots|per output token|time per output token|per token|per-token|inter-token|"
+                             "inter token|itl");
+  // With TPOT named, "request" alone may be its subject ("the requests' TPOT"); a latency of requests, a
+  // response time or a first token still names the TTFT as a second signal.
+  bool request = has_word(text, "ttft|first token|time to first token|request latency|requests latency|response "
+                                "time|response times|response latency") ||
+                 (!tpot && has_word(text, "request|requests|response|responses"));
   const int named = int(wait) + int(request) + int(tpot);
   if (named != 1)
     return errorf(ErrorKind::kInvalidArgument,

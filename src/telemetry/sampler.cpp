@@ -56,22 +56,31 @@ Result<size_t> PushedSamples::push(const std::vector<double>& latency_ms) {
   return take;
 }
 
-Result<size_t> PushedSamples::push_tpot(const std::vector<double>& tpot_ms) {
-  for (size_t i = 0; i < tpot_ms.size(); ++i)
+Result<size_t> PushedSamples::push_tpot(const std::vector<double>& tpot_ms, const std::vector<double>& decode_ms) {
+  if (decode_ms.size() != tpot_ms.size())
+    return errorf(ErrorKind::kInvalidArgument, "{} times per output token but {} decode times: one each per request",
+                  tpot_ms.size(), decode_ms.size());
+  for (size_t i = 0; i < tpot_ms.size(); ++i) {
     if (!std::isfinite(tpot_ms[i]) || tpot_ms[i] < 0 || tpot_ms[i] > 3600e3)
       return errorf(ErrorKind::kInvalidArgument, "tpot_ms[{}] = {} is not a time in [0, 3600000] ms", i, tpot_ms[i]);
+    if (!std::isfinite(decode_ms[i]) || decode_ms[i] < 0 || decode_ms[i] > 3600e3)
+      return errorf(ErrorKind::kInvalidArgument, "decode_ms[{}] = {} is not a time in [0, 3600000] ms", i,
+                    decode_ms[i]);
+  }
   std::lock_guard lock(mu_);
   size_t room = kMaxPerWindow - std::min(kMaxPerWindow, pending_tpot_.size());
   size_t take = std::min(room, tpot_ms.size());
   pending_tpot_.insert(pending_tpot_.end(), tpot_ms.begin(), tpot_ms.begin() + static_cast<std::ptrdiff_t>(take));
+  for (size_t i = 0; i < take; ++i) pending_decode_max_ = std::max(pending_decode_max_, decode_ms[i]);
   dropped_ += tpot_ms.size() - take;
   return take;
 }
 
-std::vector<double> PushedSamples::drain_tpot() {
+std::pair<std::vector<double>, double> PushedSamples::drain_tpot() {
   std::lock_guard lock(mu_);
-  std::vector<double> out;
-  out.swap(pending_tpot_);
+  std::pair<std::vector<double>, double> out{{}, pending_decode_max_};
+  out.first.swap(pending_tpot_);
+  pending_decode_max_ = 0;
   return out;
 }
 
@@ -164,11 +173,12 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
   auto k = src.read_kernel();
   if (!k) return k.error();
   std::vector<double> pushed_ms, pushed_tpot_ms;
+  double pushed_decode_max_ms = 0;
   std::optional<double> waiting_ms;
   std::optional<std::pair<std::string, double>> phase;
   if (pushed && prev_t_ && prev_k_ && t_s > *prev_t_) {
     pushed_ms = pushed->drain();
-    pushed_tpot_ms = pushed->drain_tpot();
+    std::tie(pushed_tpot_ms, pushed_decode_max_ms) = pushed->drain_tpot();
     waiting_ms = pushed->drain_waiting();
     phase = pushed->phase();
   }
@@ -257,6 +267,8 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
          w.app_latency_from, w.app_latency_span_ms);
     take(pushed_tpot_ms, observed_tpot, w.app_tpot_samples, w.app_tpot_p50_ms, w.app_tpot_p99_ms, w.app_tpot_from,
          w.app_tpot_span_ms);
+    // A pushed TPOT is a request's mean over its whole decode: what it says reaches back that far.
+    if (w.app_tpot_from == "pushed") w.app_tpot_span_ms += pushed_decode_max_ms;
     w.app_waiting_oldest_ms = waiting_ms;
     if (phase) {
       w.app_phase = std::move(phase->first);

@@ -71,11 +71,14 @@ class PushedSamples {
   // the proxy's next report says what still waits.
   Result<size_t> push(const std::vector<double>& latency_ms);
   std::vector<double> drain();
-  // Times per output token (ms), one per request as it ends (v1.push "tpot_ms"), as push() takes latencies
-  // (the same checks and the same cap per window, counted apart); they say nothing of a first token still
+  // Times per output token (ms), one per request as it ends, each with how long that request decoded (ms:
+  // a request's TPOT is its mean over its whole decode, which may have begun under another policy) (v1.push
+  // "tpot_ms" and "decode_ms"), as push() takes latencies: the same checks (both lists the same length), the
+  // same cap per window (the dropped count is the latencies'). They say nothing of a first token still
   // awaited, so the wait reported stays.
-  Result<size_t> push_tpot(const std::vector<double>& tpot_ms);
-  std::vector<double> drain_tpot();
+  Result<size_t> push_tpot(const std::vector<double>& tpot_ms, const std::vector<double>& decode_ms);
+  // The times, and the longest decode among them (0: none).
+  std::pair<std::vector<double>, double> drain_tpot();
   // A report that the oldest request not yet given its first token has waited
   // waiting_ms (0: none waits), as of `at`. Refuses (changing nothing) what is
   // not in [0, 1 h]. The latest report wins (an earlier one may name a request
@@ -110,6 +113,7 @@ class PushedSamples {
   mutable std::mutex mu_;
   std::vector<double> pending_;
   std::vector<double> pending_tpot_;
+  double pending_decode_max_ = 0;
   std::optional<std::pair<double, Clock::time_point>> waiting_;
   std::optional<std::pair<std::string, Clock::time_point>> phase_;
   uint64_t dropped_ = 0;

@@ -140,7 +140,8 @@ std::optional<Window> Window::from_json(const json& j) {
     if (a.contains("latency_span_ms") && !read_num(a, "latency_span_ms", w.app_latency_span_ms)) return std::nullopt;
     // Absent in older traces.
     if (!read_num(a, "tpot_samples", w.app_tpot_samples) || !read_opt(a, "tpot_p50_ms", w.app_tpot_p50_ms) ||
-        !read_opt(a, "tpot_p99_ms", w.app_tpot_p99_ms) || !read_num(a, "tpot_span_ms", w.app_tpot_span_ms))
+        !read_opt(a, "tpot_p99_ms", w.app_tpot_p99_ms) || !read_num(a, "tpot_span_ms", w.app_tpot_span_ms) ||
+        (w.app_tpot_p99_ms && *w.app_tpot_p99_ms < 0) || w.app_tpot_span_ms < 0)
       return std::nullopt;
     if (a.contains("tpot_from") && (a["tpot_from"] == "pushed" || a["tpot_from"] == "histogram"))
       w.app_tpot_from = a["tpot_from"].get<std::string>();

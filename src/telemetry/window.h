@@ -60,7 +60,9 @@ struct Window {
   // Time per output token of the requests that ended in the window, as the
   // same three: pushed ones (v1.push "tpot_ms", one per request as it ends),
   // or else the application's inter-token histogram's deltas (vLLM's,
-  // SGLang's). A request reports it only as it ends.
+  // SGLang's). A request reports it only as it ends. The span of pushed ones
+  // is the window plus the longest decode among them (v1.push "decode_ms"):
+  // a request's TPOT is its mean over its whole decode.
   uint64_t app_tpot_samples = 0;
   std::optional<double> app_tpot_p50_ms, app_tpot_p99_ms;
   std::string app_tpot_from;

@@ -56,7 +56,9 @@ class FuzzBackend : public akts::control::ControlBackend {
   json admission() const override { return nullptr; }
   json decisions(size_t) const override { return json::array({json{{"raw", std::string("0.\xff")}}}); }
   akts::Result<size_t> push_latencies(const std::vector<double>& ms) override { return ms.size(); }
-  akts::Result<size_t> push_tpot(const std::vector<double>& ms) override { return ms.size(); }
+  akts::Result<size_t> push_tpot(const std::vector<double>& ms, const std::vector<double>&) override {
+    return ms.size();
+  }
   akts::Status push_waiting(double) override { return {}; }
   akts::Status push_phase(const std::string&) override { return {}; }
   uint32_t selected_ = 0;

@@ -231,16 +231,21 @@ TEST_F(ApiTest, PushTakesAllOrNothing) {
                         json{{"phase", "burst"}, {"waiting_ms", -1}}, json{{"phase", ""}, {"latency_ms", {1}}}})
     EXPECT_EQ(rpc("v1.push", p)["error"]["code"], kInvalidParams) << p.dump();
   // Times per output token: alone or with the rest; a bad one, or a bad part beside them, takes nothing.
-  auto tp = rpc("v1.push", {{"tpot_ms", {42.5, 61}}, {"latency_ms", {9}}});
+  auto tp = rpc("v1.push", {{"tpot_ms", {42.5, 61}}, {"decode_ms", {900, 1200}}, {"latency_ms", {9}}});
   EXPECT_EQ(tp["result"]["tpot_accepted"], 2) << tp.dump();
   EXPECT_EQ(tp["result"]["accepted"], 1) << tp.dump();
-  for (const json& p : {json{{"tpot_ms", json::array()}}, json{{"tpot_ms", {1, -1}}}, json{{"tpot_ms", "5"}},
-                        json{{"tpot_ms", {5}}, {"waiting_ms", -1}}, json{{"tpot_ms", {5}}, {"latency_ms", {-1}}},
-                        json{{"tpot_ms", {4e6}}}})
+  for (const json& p :
+       {json{{"tpot_ms", json::array()}, {"decode_ms", json::array()}}, json{{"tpot_ms", {1, -1}}, {"decode_ms", {1, 1}}},
+        json{{"tpot_ms", "5"}, {"decode_ms", "5"}}, json{{"tpot_ms", {5}}},  // no decode times
+        json{{"decode_ms", {5}}}, json{{"tpot_ms", {5, 6}}, {"decode_ms", {5}}},
+        json{{"tpot_ms", {5}}, {"decode_ms", {-5}}}, json{{"tpot_ms", {5}}, {"decode_ms", {5}}, {"waiting_ms", -1}},
+        json{{"tpot_ms", {5}}, {"decode_ms", {5}}, {"latency_ms", {-1}}}, json{{"tpot_ms", {4e6}}, {"decode_ms", {1}}}})
     EXPECT_EQ(rpc("v1.push", p)["error"]["code"], kInvalidParams) << p.dump();
-  EXPECT_NE(rpc("v1.push", {{"tpot_ms", {1, -1}}})["error"]["message"].get<std::string>().find("tpot_ms[1] = -1"),
+  EXPECT_NE(rpc("v1.push", {{"tpot_ms", {1, -1}}, {"decode_ms", {1, 1}}})["error"]["message"].get<std::string>().find(
+                "tpot_ms[1] = -1"),
             std::string::npos);
   EXPECT_EQ(b_.pushed_tpot, (std::vector<double>{42.5, 61}));
+  EXPECT_EQ(b_.pushed_decode, (std::vector<double>{900, 1200}));
   EXPECT_EQ(b_.pushed, (std::vector<double>{1.5, 20, 3, 9}));
   auto over = rpc("v1.push", {{"phase", nullptr}});  // the load is over
   ASSERT_TRUE(over.contains("result")) << over.dump();

@@ -115,11 +115,12 @@ class FakeBackend : public ControlBackend {
     pushed.insert(pushed.end(), ms.begin(), ms.end());
     return ms.size();
   }
-  Result<size_t> push_tpot(const std::vector<double>& ms) override {
+  Result<size_t> push_tpot(const std::vector<double>& ms, const std::vector<double>& decode_ms) override {
     pushed_tpot.insert(pushed_tpot.end(), ms.begin(), ms.end());
+    pushed_decode.insert(pushed_decode.end(), decode_ms.begin(), decode_ms.end());
     return ms.size();
   }
-  std::vector<double> pushed_tpot;
+  std::vector<double> pushed_tpot, pushed_decode;
   Status push_waiting(double waiting_ms) override {
     waiting.push_back(waiting_ms);
     return {};

@@ -74,9 +74,16 @@ TEST(ObjectiveWords, RefusedWithAReason) {
 
 TEST(ObjectiveWords, OneLimitOnlyInWords) {
   // Two signals in words is ambiguous: the JSON form says which limit is which.
-  auto o = Objective::from_words("TTFT under 2 s and TPOT under 200 ms");
-  ASSERT_FALSE(o);
-  EXPECT_NE(o.error().message.find("tpot_p99"), std::string::npos) << o.error().message;
+  for (const char* two : {"TTFT under 2 s and TPOT under 200 ms", "keep request latency and TPOT p99 under 200 ms",
+                          "response time and time per output token p99 below 1 s"}) {
+    auto o = Objective::from_words(two);
+    ASSERT_FALSE(o) << two;
+    EXPECT_NE(o.error().message.find("tpot_p99"), std::string::npos) << o.error().message;
+  }
+  // "requests" as TPOT's subject is not a second signal.
+  auto subject = Objective::from_words("the requests' TPOT p99 under 150 ms");
+  ASSERT_TRUE(subject) << subject.error().to_string();
+  EXPECT_EQ(subject->limits.front().signal, Limit::Signal::kTpotP99);
 }
 
 Window app_window(std::optional<double> ttft_p99, std::optional<double> tpot_p99, double waiting = 0) {
@@ -94,12 +101,15 @@ TEST(Objective, SeveralLimitsAreAllRequired) {
   auto o = Objective::from_json({{"ttft_p99", "2s"}, {"tpot_p99", 200}});
   ASSERT_TRUE(o) << o.error().to_string();
   ASSERT_EQ(o->limits.size(), 2u);
-  // JSON objects are read in key order: tpot_p99 before ttft_p99.
-  EXPECT_EQ(o->limits[0].signal, Limit::Signal::kTpotP99);
-  EXPECT_EQ(o->limits[0].max_ms, 200);
-  EXPECT_EQ(o->limits[1].signal, Limit::Signal::kRequestLatencyP99);
-  EXPECT_EQ(o->limits[1].max_ms, 2000);
-  EXPECT_EQ(o->describe(), "TPOT p99 <= 200 ms and request latency p99 <= 2000 ms, then maximise batch CPU");
+  // In the signals' order, whatever the keys' (JSON objects are read in key order) or spelling.
+  EXPECT_EQ(o->limits[0].signal, Limit::Signal::kRequestLatencyP99);
+  EXPECT_EQ(o->limits[0].max_ms, 2000);
+  EXPECT_EQ(o->limits[1].signal, Limit::Signal::kTpotP99);
+  EXPECT_EQ(o->limits[1].max_ms, 200);
+  EXPECT_EQ(o->describe(), "request latency p99 <= 2000 ms and TPOT p99 <= 200 ms, then maximise batch CPU");
+  auto spelt = Objective::from_json({{"request_latency_p99", 2000}, {"tpot_p99", "0.2s"}});
+  ASSERT_TRUE(spelt);
+  EXPECT_EQ(spelt->key(), o->key());
 
   // Both met: met, full latency reward; TTFT met and TPOT missed: missed, as the loadgen's goodput counts it.
   Window ok = app_window(1500, 150);
@@ -114,7 +124,7 @@ TEST(Objective, SeveralLimitsAreAllRequired) {
   Window starved = app_window(std::nullopt, std::nullopt, 5000);
   EXPECT_FALSE(o->met(starved));
   EXPECT_EQ(o->binding(starved)->signal, Limit::Signal::kRequestLatencyP99);
-  EXPECT_FALSE(o->limits[0].observed_ms(starved));
+  EXPECT_FALSE(o->limits[1].observed_ms(starved));
   // Nothing observed: met, no binding limit.
   Window idle = app_window(std::nullopt, std::nullopt);
   EXPECT_TRUE(o->met(idle));
@@ -123,15 +133,15 @@ TEST(Objective, SeveralLimitsAreAllRequired) {
   // Each limit's margin, for status, the decision log and the llm prompt.
   auto in = o->limits_in(slow_decode);
   ASSERT_EQ(in.size(), 2u);
-  EXPECT_EQ(in[0]["signal"], "tpot_p99");
-  EXPECT_DOUBLE_EQ(in[0]["margin_ms"].get<double>(), -200);
-  EXPECT_FALSE(in[0]["met"].get<bool>());
-  EXPECT_DOUBLE_EQ(in[1]["margin_ms"].get<double>(), 500);
+  EXPECT_EQ(in[1]["signal"], "tpot_p99");
+  EXPECT_DOUBLE_EQ(in[1]["margin_ms"].get<double>(), -200);
+  EXPECT_FALSE(in[1]["met"].get<bool>());
+  EXPECT_DOUBLE_EQ(in[0]["margin_ms"].get<double>(), 500);
   EXPECT_EQ(o->margins(slow_decode),
-            "TPOT p99 400.0 ms of 200 (over by 200.0 ms), request latency p99 1500.0 ms of 2000 (margin 500.0 ms); "
+            "request latency p99 1500.0 ms of 2000 (margin 500.0 ms), TPOT p99 400.0 ms of 200 (over by 200.0 ms); "
             "missed");
   EXPECT_EQ(o->margins(idle),
-            "TPOT p99: no sample (limit 200 ms), request latency p99: no sample (limit 2000 ms); met");
+            "request latency p99: no sample (limit 2000 ms), TPOT p99: no sample (limit 200 ms); met");
   auto j = o->to_json();
   EXPECT_EQ(j["limits"].size(), 2u);
   EXPECT_FALSE(j.contains("signal"));  // no single signal to name

@@ -552,13 +552,18 @@ TEST(PushedSamples, RefusesBadValuesWhole) {
 TEST(PushedSamples, TimesPerOutputTokenAreKeptApartAndLeaveTheWaitAlone) {
   PushedSamples p;
   ASSERT_TRUE(p.report_waiting(300));
-  auto kept = p.push_tpot({40, 55});
+  auto kept = p.push_tpot({40, 55}, {2000, 900});
   ASSERT_TRUE(kept);
   EXPECT_EQ(*kept, 2u);
-  EXPECT_FALSE(p.push_tpot({3, -1}));
-  EXPECT_TRUE(p.drain().empty());  // not latencies to the first token
-  EXPECT_EQ(p.drain_tpot(), (std::vector<double>{40, 55}));
-  EXPECT_TRUE(p.drain_tpot().empty());
+  EXPECT_FALSE(p.push_tpot({3, -1}, {1, 1}));
+  EXPECT_FALSE(p.push_tpot({3}, {-1}));
+  EXPECT_FALSE(p.push_tpot({3, 4}, {100}));  // one decode time per TPOT
+  EXPECT_TRUE(p.drain().empty());            // not latencies to the first token
+  auto [tpot, decode_max] = p.drain_tpot();
+  EXPECT_EQ(tpot, (std::vector<double>{40, 55}));
+  EXPECT_EQ(decode_max, 2000);  // the longest decode among them: how far back they reach
+  EXPECT_TRUE(p.drain_tpot().first.empty());
+  EXPECT_EQ(p.drain_tpot().second, 0);
   EXPECT_TRUE(p.drain_waiting());  // a finished request's TPOT says nothing of the one still waiting
 }
 
@@ -596,8 +601,8 @@ TEST(Sampler, TimePerOutputTokenFromPushesElseTheInterTokenHistogram) {
   EXPECT_GT(*(*w)->app_tpot_p99_ms, 20);
   EXPECT_LE(*(*w)->app_tpot_p99_ms, 100);
   EXPECT_FALSE((*w)->app_latency_p99_ms);  // no TTFT histogram moved, nothing pushed
-  // Pushed times come first.
-  ASSERT_TRUE(pushed.push_tpot({300, 310}));
+  // Pushed times come first, reaching back the window and their longest decode.
+  ASSERT_TRUE(pushed.push_tpot({300, 310}, {4000, 2500}));
   auto c = parse_prometheus_text(itl(100, 300, 300));
   ASSERT_TRUE(c);
   src.app = AppScrape{*c, 0, 3};
@@ -606,6 +611,7 @@ TEST(Sampler, TimePerOutputTokenFromPushesElseTheInterTokenHistogram) {
   EXPECT_EQ((*w)->app_tpot_from, "pushed");
   EXPECT_EQ((*w)->app_tpot_samples, 2u);
   EXPECT_EQ(*(*w)->app_tpot_p99_ms, 310);
+  EXPECT_NEAR((*w)->app_tpot_span_ms, 100 + 4000, 1e-6);
   // And both survive a trace's round trip.
   auto back = Window::from_json((*w)->to_json());
   ASSERT_TRUE(back);
