@@ -60,14 +60,19 @@ ticks() { # pids... -> user+system ticks of all their threads
 	echo $sum
 }
 
-stall_meter() { # CPU FILE: a fair-class sleeper pinned to CPU, its longest oversleep (ms) kept in FILE
+stall_meter() { # CPU FILE: a fair-class sleeper pinned to CPU, its longest oversleep (ms) kept in FILE; SIGUSR1 resets it
 	taskset -c "$1" python3 -c '
-import os, sys, time
+import os, signal, sys, time
 path, worst = sys.argv[1], 0.0
 def keep(v):  # whole or not at all: a kill between truncate and write would lose the newest worst
     tmp = os.path.join(os.path.dirname(path), ".tmp-" + os.path.basename(path))
     open(tmp, "w").write("%.1f\n" % v)
     os.replace(tmp, path)
+def reset(*_):
+    global worst
+    worst = 0.0
+    keep(0)
+signal.signal(signal.SIGUSR1, reset)
 keep(0)
 while True:
     t = time.monotonic()
@@ -104,6 +109,12 @@ while True:
 	lc=$!
 	sleep 0.5
 	akts classify --socket $SOCK $lc lc >/dev/null
+	# The meters start here, before admission: a python start takes a good part of an emulated CPU in the fair
+	# class, and started just before the run it would hold the LC loop past the breaker's threshold itself.
+	for ((c = 0; c < $(nproc); c++)); do
+		stall_meter $c /tmp/stall.$c
+		meters+=($!)
+	done
 	admit=$(akts admit "$obj" --force-untested --socket $SOCK --json 2>&1)
 	admitted=$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(r.get("name") if r.get("admitted") else "")' "$admit" 2>/dev/null)
 	# Admission's verifier runs in the fair class and can hold the LC loop past the breaker's threshold
@@ -115,10 +126,7 @@ while True:
 		sleep 0.1
 		calm_wait=$((calm_wait + 1))
 	done
-	for ((c = 0; c < $(nproc); c++)); do
-		stall_meter $c /tmp/stall.$c
-		meters+=($!)
-	done
+	kill -USR1 "${meters[@]}" 2>/dev/null  # what they saw of admission is not the run's
 	before=$(akts stats --socket $SOCK --json 2>/dev/null)
 	bounds=$(akts status --socket $SOCK --json 2>/dev/null)
 	lc0=$(ticks $lc)

@@ -28,7 +28,8 @@ t_cli_errors() {
 	expect_refusal "--limit: Value 0 not in range 1 to 500" akts log -n 0
 	expect_refusal "latency_ms: Value -1 not in range 0" akts push -- -1
 	expect_refusal "push: every latency must be a finite number of milliseconds" akts push nan
-	expect_refusal "push: give latencies (ms), --waiting MS, --phase NAME, or several" akts push
+	expect_refusal "push: give latencies (ms), --tpot MS... with --decode MS..., --waiting MS, --phase NAME, or several" akts push
+	expect_refusal "push: 1 --tpot but 0 --decode: give one decode time" akts push --tpot 5
 	# The load generator refuses a load it cannot run before it sends anything.
 	expect_refusal "--phases rate '-1/s' is not RATE/s" akts loadgen --phases burst:6s:-1/s
 	expect_refusal "--phases rate '1e3/s' is not RATE/s" akts loadgen --phases burst:6s:1e3/s
