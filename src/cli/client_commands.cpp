@@ -282,18 +282,13 @@ int cmd_push(const ClientOptions& o, const std::vector<double>& latency_ms, std:
     std::cout << r->dump(2) << "\n";
     return kExitOk;
   }
-  if (!latency_ms.empty())
-    std::cout << fmt::format("accepted {} latency samples{}\n", r->value("accepted", uint64_t{0}),
-                             r->value("dropped", uint64_t{0})
-                                 ? fmt::format(" ({} dropped: the window holds 100,000 at most)",
-                                               r->value("dropped", uint64_t{0}))
-                                 : "");
-  if (!tpot_ms.empty())
-    std::cout << fmt::format("accepted {} time-per-output-token samples{}\n", r->value("tpot_accepted", uint64_t{0}),
-                             r->value("tpot_dropped", uint64_t{0})
-                                 ? fmt::format(" ({} dropped: the window holds 100,000 at most)",
-                                               r->value("tpot_dropped", uint64_t{0}))
-                                 : "");
+  auto accepted = [&](const char* what, const char* taken, const char* dropped) {
+    const uint64_t d = r->value(dropped, uint64_t{0});
+    std::cout << fmt::format("accepted {} {} samples{}\n", r->value(taken, uint64_t{0}), what,
+                             d ? fmt::format(" ({} dropped: the window holds 100,000 at most)", d) : "");
+  };
+  if (!latency_ms.empty()) accepted("latency", "accepted", "dropped");
+  if (!tpot_ms.empty()) accepted("time-per-output-token", "tpot_accepted", "tpot_dropped");
   if (waiting_ms) std::cout << fmt::format("reported the oldest request waiting {:g} ms for its first token\n", *waiting_ms);
   if (phase) std::cout << fmt::format("said that the load's phase {} begins now\n", quote_escaped(*phase, 64));
   return kExitOk;

@@ -41,15 +41,30 @@ HostReading read_host_files(const std::string& proc_root) {
   return h;
 }
 
+namespace {
+
+// The first value of `v` that is not a time in [0, 1 h] ms, as the refusal's text; "" when all are.
+std::string bad_time(const std::vector<double>& v, const char* name, const char* what) {
+  for (size_t i = 0; i < v.size(); ++i)
+    if (!std::isfinite(v[i]) || v[i] < 0 || v[i] > 3600e3)
+      return fmt::format("{}[{}] = {} is not {} in [0, 3600000] ms", name, i, v[i], what);
+  return "";
+}
+
+// Appends what room is left of kMaxPerWindow; returns how many were taken.
+size_t take_capped(std::vector<double>& into, const std::vector<double>& from, size_t cap) {
+  size_t take = std::min(cap - std::min(cap, into.size()), from.size());
+  into.insert(into.end(), from.begin(), from.begin() + static_cast<std::ptrdiff_t>(take));
+  return take;
+}
+
+}  // namespace
+
 Result<size_t> PushedSamples::push(const std::vector<double>& latency_ms) {
-  for (size_t i = 0; i < latency_ms.size(); ++i)
-    if (!std::isfinite(latency_ms[i]) || latency_ms[i] < 0 || latency_ms[i] > 3600e3)
-      return errorf(ErrorKind::kInvalidArgument, "latency_ms[{}] = {} is not a latency in [0, 3600000] ms", i,
-                    latency_ms[i]);
+  if (auto bad = bad_time(latency_ms, "latency_ms", "a latency"); !bad.empty())
+    return make_error(ErrorKind::kInvalidArgument, bad);
   std::lock_guard lock(mu_);
-  size_t room = kMaxPerWindow - std::min(kMaxPerWindow, pending_.size());
-  size_t take = std::min(room, latency_ms.size());
-  pending_.insert(pending_.end(), latency_ms.begin(), latency_ms.begin() + static_cast<std::ptrdiff_t>(take));
+  size_t take = take_capped(pending_, latency_ms, kMaxPerWindow);
   dropped_ += latency_ms.size() - take;
   // The wait reported before may be of a request these latencies answered: it is not aged on past them.
   if (waiting_ && waiting_->first > 0) waiting_.reset();
@@ -60,17 +75,10 @@ Result<size_t> PushedSamples::push_tpot(const std::vector<double>& tpot_ms, cons
   if (decode_ms.size() != tpot_ms.size())
     return errorf(ErrorKind::kInvalidArgument, "{} times per output token but {} decode times: one each per request",
                   tpot_ms.size(), decode_ms.size());
-  for (size_t i = 0; i < tpot_ms.size(); ++i) {
-    if (!std::isfinite(tpot_ms[i]) || tpot_ms[i] < 0 || tpot_ms[i] > 3600e3)
-      return errorf(ErrorKind::kInvalidArgument, "tpot_ms[{}] = {} is not a time in [0, 3600000] ms", i, tpot_ms[i]);
-    if (!std::isfinite(decode_ms[i]) || decode_ms[i] < 0 || decode_ms[i] > 3600e3)
-      return errorf(ErrorKind::kInvalidArgument, "decode_ms[{}] = {} is not a time in [0, 3600000] ms", i,
-                    decode_ms[i]);
-  }
+  for (auto [v, name] : {std::pair{&tpot_ms, "tpot_ms"}, std::pair{&decode_ms, "decode_ms"}})
+    if (auto bad = bad_time(*v, name, "a time"); !bad.empty()) return make_error(ErrorKind::kInvalidArgument, bad);
   std::lock_guard lock(mu_);
-  size_t room = kMaxPerWindow - std::min(kMaxPerWindow, pending_tpot_.size());
-  size_t take = std::min(room, tpot_ms.size());
-  pending_tpot_.insert(pending_tpot_.end(), tpot_ms.begin(), tpot_ms.begin() + static_cast<std::ptrdiff_t>(take));
+  size_t take = take_capped(pending_tpot_, tpot_ms, kMaxPerWindow);
   for (size_t i = 0; i < take; ++i) pending_decode_max_ = std::max(pending_decode_max_, decode_ms[i]);
   dropped_ += tpot_ms.size() - take;
   return take;
