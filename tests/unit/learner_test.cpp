@@ -278,6 +278,31 @@ TEST(Learner, EveryLimitIsRequiredATpotMissRulesOutWhatMeetsTtft) {
   EXPECT_LE(std::count(r.met.begin(), r.met.end(), false), 3);
 }
 
+TEST(Learner, OneLimitMetDoesNotCreditAWindowAnotherLimitMissesByNoDoingOfThePolicy) {
+  // Two limits. Right after a switch to latency its LC waits are short (its own, met), while a request the last
+  // policy starved still waits for its first token past the TTFT limit (not latency's doing): no outcome, so
+  // nothing is credited to latency until the TTFT backlog is its own one way or the other.
+  auto obj = Objective::from_json({{"lc_wait_p99", "20ms"}, {"ttft_p99", "800ms"}});
+  ASSERT_TRUE(obj);
+  Learner l;
+  ControllerContext ctx = context(*obj);
+  for (int i = 0; i < 3; ++i) {  // throughput ran before
+    Window w = window_on(ctx, kThroughput, 1.0);
+    (void)l.decide(w, ctx);
+  }
+  // 0.8 s under latency, the backlog 3 s old and more. (Past the TTFT limit of latency's own time, with nothing
+  // answered, the wait would become latency's own miss: learner.h.)
+  for (int i = 0; i < 8; ++i) {
+    Window w = window_on(ctx, kLatency, 1.0);
+    w.waits[AKTS_CLASS_LC] = 50;
+    w.wait_p99_ms[AKTS_CLASS_LC] = 5;
+    w.app_waiting_oldest_ms = 3000 + 100.0 * i;
+    ASSERT_FALSE(obj->met(w));
+    (void)l.decide(w, ctx);
+  }
+  EXPECT_EQ(l.estimate("latency", Learner::bin_of(1)).windows, 0);
+}
+
 TEST(Learner, AnExplorationEndsAtItsFirstMissAndCountsItOnlyWhenItIsItsOwn) {
   // Latency is known good at two requests in flight; throughput (1000 ms there) is explored. Its first window
   // reads 1000 ms: latencies that began before the switch, so not its own (credit()). The exploration ends at
