@@ -32,14 +32,8 @@
  *   or with migration disabled) or that found no victim then. The victim
  *   runs the task next without calling ops.dispatch (one callback less per
  *   preemption: under emulation a dispatch costs several others, 15.5 us
- *   against 1-7 us: docs/benchmarks.md). The BE run the claim cut, queued
- *   again on its CPU while the task handed over waits there, goes back into
- *   that local DSQ behind it (at the tail) when no CPU is idle for it and
- *   nothing else waits for BE or LC: it resumes there, as EEVDF keeps a
- *   preempted task on its CPU, without an ops.dispatch either. If the LC
- *   task then runs out its slice, that BE run comes before it, and before
- *   any LC task queued meanwhile: one `slice`, plus up to a tick, of BE
- *   ahead of LC.
+ *   against 1-7 us: docs/benchmarks.md). The BE run it cut goes back into
+ *   the BE queue.
  * - Else into the LC queue, and the victim is kicked with SCX_KICK_PREEMPT,
  *   which ends its running slice; its dispatch finds LC waiting, so it lets
  *   no BE prev go on and takes the LC task with the earliest virtual time
@@ -86,8 +80,7 @@
  * A task that slept is charged at most `slice` of vtime budget, in both
  * classes, as under `latency`.
  *
- * Limits: LC strictly precedes BE (but for a cut BE run resumed behind the
- * LC task that cut it, above), and LC runs weighted vtime within its
+ * Limits: LC strictly precedes BE, and LC runs weighted vtime within its
  * class, so a CPU-bound LC process holds batch work back to what the frame's
  * bounded-wait guard grants it (a rescue slice about every max_wait), as
  * under `latency`; only a wake-up preempts, never an LC task whose slice
@@ -132,7 +125,6 @@ struct preempt_cpu {
 	s32 pid;	 /* the run this policy's ops.running saw begin; 0: none (stopped, or never seen) */
 	u32 victim;	 /* 1: a BE run, not a guard rescue: a waking LC task may preempt it */
 	u64 claimed_at;	 /* when a waker last claimed this CPU (bpf_ktime_get_ns); 0: never */
-	s32 cut;	 /* the pid of the run the last claim cut, until it is queued again; 0: none */
 };
 
 struct {
@@ -192,10 +184,7 @@ static __always_inline bool preempt_claim(struct task_struct *p, s32 cpu, u64 ga
 	now = bpf_ktime_get_ns();
 	if (claimed && (s64)(now - claimed) < (s64)gap)
 		return false;
-	if (__sync_val_compare_and_swap(&pc->claimed_at, claimed, now) != claimed)
-		return false;
-	WRITE_ONCE(pc->cut, pid);
-	return true;
+	return __sync_val_compare_and_swap(&pc->claimed_at, claimed, now) == claimed;
 }
 
 /* A waking LC task found no idle CPU: the CPU of a BE run it may take, claimed; -1 if none. */
@@ -296,42 +285,21 @@ s32 BPF_STRUCT_OPS(preempt_select_cpu, struct task_struct *p, s32 prev_cpu, u64 
 	return victim;
 }
 
-/*
- * The BE run the last claim of this CPU cut, queued again here while the
- * task handed over waits in this CPU's local DSQ, with no idle CPU for it
- * and nothing else waiting for BE or LC: it resumes here after that task,
- * with no ops.dispatch, as EEVDF keeps a preempted task on its CPU. Once.
- */
-static __always_inline bool preempt_resumes_here(struct task_struct *p, u64 enq_flags)
-{
-	struct preempt_cpu *pc;
-
-	if (enq_flags & SCX_ENQ_WAKEUP || scx_bpf_task_cpu(p) != (s32)bpf_get_smp_processor_id())
-		return false;
-	pc = preempt_cpu_of_task(p);
-	if (!pc || READ_ONCE(pc->cut) != p->pid)
-		return false;
-	WRITE_ONCE(pc->cut, 0);
-	return scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) && !scx_bpf_dsq_nr_queued(AKTS_DSQ_BE_VTIME) &&
-	       !preempt_lc_waits() && !akts_leftovers_queued(PREEMPT_OWN, akts_slot);
-}
-
 void BPF_STRUCT_OPS(preempt_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	s32 idle, victim;
 
 	akts_count_call(AKTS_CB_ENQUEUE);
 	if (akts_task_class(p) != AKTS_CLASS_LC) {
-		idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
-		if (idle < 0 && preempt_resumes_here(p, enq_flags)) {
-			/* At the tail, behind the task that cut it (never at the head: akts.h). */
-			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, lc_slice_ns, enq_flags & ~(SCX_ENQ_HEAD | SCX_ENQ_PREEMPT));
-			return;
-		}
-		/* A long slice, but a sleeper's vtime budget of `slice`, as every class's. */
+		/*
+		 * A long slice, but a sleeper's vtime budget of `slice`, as every class's. A BE
+		 * run cut for an LC task comes back here too, into the BE queue, not behind it
+		 * in the local DSQ: there it would run before the LC task's next slice whenever
+		 * that task runs out its own, which the serving path's CPU-bound decode does
+		 * (docs/policies.md: the gpu node with and without that resume).
+		 */
 		scx_bpf_dsq_insert_vtime(p, AKTS_DSQ_BE_VTIME, be_slice_ns, akts_fair_vtime(p, lc_slice_ns), enq_flags);
-		if (idle >= 0)
-			scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
+		akts_kick_idle_cpu(p);
 		return;
 	}
 	idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
