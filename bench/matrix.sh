@@ -7,7 +7,7 @@
 # scx_central and scx_flatcg (each schedules every task), and akts library policies by name (latency,
 # preempt, throughput, fifo, rr, wrr, ljf, wfair, share, srpt, central). The akts rows run under daemons that manage
 # every task (switch_all, like the peers), up to eight policies per daemon, one row after another by
-# `akts switch`, with the apparatus (this script and the daemon) classified LC. The circuit breaker is
+# `akts switch`, with the apparatus (this script and its children) classified LC. The circuit breaker is
 # disarmed (a fixed policy is the row: a breaker that took over would blur it), the frame's bounded wait
 # stays on, and the quantum timer enforces quanta below the tick (250 us).
 #
@@ -339,9 +339,10 @@ PY
 		kill -0 $dpid 2>/dev/null || break
 		sleep 0.1
 	done
-	# The apparatus (this script, its children and the daemon) is LC here: a policy that starves BE while LC
-	# work saturates the CPUs (latency) would otherwise stall the run itself for as long as the guard allows.
-	akts classify --socket $SOCK $$ lc >/dev/null && akts classify --socket $SOCK $dpid lc >/dev/null ||
+	# The apparatus (this script and its children) is LC here: a policy that starves BE while LC work saturates
+	# the CPUs (latency) would otherwise stall the run itself for as long as the guard allows. (The daemon
+	# refuses to classify itself: "the daemon does not schedule itself".)
+	akts classify --socket $SOCK $$ lc >/dev/null ||
 		log "could not classify the apparatus LC: the run goes on, slower under policies that starve BE"
 	ENSURE=true
 	for r in "${rows[@]}"; do
