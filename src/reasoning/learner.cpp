@@ -21,7 +21,7 @@
 namespace akts {
 namespace {
 
-constexpr int kStateVersion = 2;  // 1: counts without their ages
+constexpr int kStateVersion = 3;  // 1: counts without their ages; 2: octave bins
 // Miss rates this close are a tie (to the running policy): the same outcomes, aged apart, read apart.
 constexpr double kMissTie = 0.05;
 
@@ -127,7 +127,7 @@ double Learner::peak_load(size_t windows) const {
 
 size_t Learner::bin_of(double load) {
   if (!(load >= 0.5)) return 0;  // NaN too
-  double b = std::floor(std::log2(load)) + 2;  // [0.5, 1) -> 1, [1, 2) -> 2, ...
+  double b = std::floor(2 * std::log2(load / 0.5)) + 1;  // [0.5, 0.71) -> 1, [0.71, 1) -> 2, [1, 1.41) -> 3, ...
   return static_cast<size_t>(std::clamp(b, 1.0, static_cast<double>(kBins - 1)));
 }
 
@@ -498,7 +498,8 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
     const std::string qn = explore_name_;
     // The early signal: a limit whose oldest still waiting has passed early_wait of its max, in a wait that began
     // under the policy explored (the switch's own window counts: it ran partly under it, and this ends nothing but
-    // the exploration).
+    // the exploration). Not the engine's queue-time histogram: a queue wait is observed as it ends (vLLM's and
+    // TGI's with the request), so it comes no earlier than the first token it is part of.
     bool early = false;
     const double reach_ms = ran_ms_ + (w.period_s > 0 ? w.period_s * 1e3 : 100);
     for (const Limit& l : ctx.objective.limits)

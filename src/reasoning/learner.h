@@ -5,9 +5,12 @@
 //
 // The load of a window (load(), features.h): the application's requests in
 // flight (running + waiting) when the window has them, else the latency-
-// critical tasks running or waiting on average. It is binned on a log2 scale
-// (bin_of(): [0, 0.5), [0.5, 1), [1, 2), [2, 4), ...). A decision is made on
-// the peak load of the last load_hold (5) windows, so a burst's lulls read as
+// critical tasks running or waiting on average. It is binned on a half-octave
+// scale (bin_of(): [0, 0.5), then bins a factor sqrt(2) wide: [0.5, 0.71),
+// [0.71, 1), [1, 1.41), ... [2, 2.83), [2.83, 4), ... [181, 256), [256, inf)),
+// so two requests in flight and three are two loads, and a batching engine's
+// 64 have a bin of their own, not the last. A decision is made on the peak
+// load of the last load_hold (5) windows, so a burst's lulls read as
 // the burst; an outcome is credited at the peak load over the time it spans
 // (a latency of L ms that ended up to S ms ago is the load's of the last L + S
 // ms, below). Once a window has had
@@ -94,9 +97,10 @@
 //     (shorter than a phase; a policy whose own latencies take longer than
 //     that to be its own, p99 plus a period, cannot be shown good by one).
 //     It ends at once when the load's bin rises out of the one it began at
-//     (the load moved, or the policy moved it: a closed loop) and when the
-//     oldest wait that began under it passes early_wait (1/2) of the ceiling
-//     (an early signal, before a full ceiling of violation): verdicts without
+//     (the load moved, or the policy moved it: a closed loop) and when, for
+//     any limit, the oldest wait that began under it passes early_wait (1/2)
+//     of that limit's max (an early signal, before a full ceiling of
+//     violation): verdicts without
 //     a count; when the bin falls (no verdict: a lighter load); and at its
 //     first window that misses the objective: a miss of its own (credit()
 //     says whose a window's outcome is) counts as min_evidence misses at the
@@ -115,12 +119,13 @@
 // never the daemon's state file: the config refuses that path, its lock and
 // selection files, the decision log, the audit log and the socket):
 // {"format": "akts learner state",
-// "version": 2, "objectives": {OBJECTIVE JSON: {"policies": {NAME: cells}}}}, cells
+// "version": 3, "objectives": {OBJECTIVE JSON: {"policies": {NAME: cells}}}}, cells
 // being kBins-long arrays "met", "missed", "share_sum", "share_n" (aged counts),
 // "at" (the clock, in seconds, they were last aged at), "tries" (verdicts
 // since it last served) and "retry_at" (the clock it may be tried again at; 0:
-// no verdict). A version 1 file (counts without ages) is set aside as any file
-// of this format that fails to load (below): its evidence has no age to keep.
+// no verdict). A version 1 file (counts without ages) or 2 (octave bins) is set
+// aside as any file of this format that fails to load (below): its evidence has
+// no age to keep, or no half-octave bin to go to.
 // It is read at the first window (when the objective is known; a regular file
 // of at most 16 MiB, the one read decide() waits for) and written, on a thread
 // of its own (decide() never waits for a write), every
@@ -167,7 +172,7 @@ struct LearnerOptions {
 
 class Learner : public Controller {
  public:
-  static constexpr size_t kBins = 10;
+  static constexpr size_t kBins = 20;
   struct Cell {
     double met = 0, missed = 0;        // credited windows (aged)
     double share_sum = 0, share_n = 0;  // batch share, every window it ran (aged)

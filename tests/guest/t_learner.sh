@@ -48,7 +48,7 @@ try:
     j = json.load(open(sys.argv[1]))
     entry = next(iter(j["objectives"].values()))["policies"]
     seen = {p: sum(c["met"]) + sum(c["missed"]) for p, c in entry.items()}
-    ok = (j.get("format") == "akts learner state" and j.get("version") == 2 and set(seen) >= {"latency", "throughput"}
+    ok = (j.get("format") == "akts learner state" and j.get("version") == 3 and set(seen) >= {"latency", "throughput"}
           and all(v > 0 for v in seen.values()))
     print(("ok" if ok else "not") + "\tthe learner's state file outlived the SIGKILL with both policies' evidence (%s)"
           % ", ".join("%s %.0f windows" % kv for kv in sorted(seen.items())))
@@ -135,7 +135,7 @@ PY
 	wait $dpid
 	local rc=$?
 	# A state file that fails to load: reported, set aside whole, and the daemon starts all the same.
-	echo '{"format": "akts learner state", "version": 2, "objectives": {"x": {"policies": {"latency": {"met": "many"}}}}}' >"$learnt"
+	echo '{"format": "akts learner state", "version": 3, "objectives": {"x": {"policies": {"latency": {"met": "many"}}}}}' >"$learnt"
 	lrn_start "$OUT/learner_daemon3.log"
 	local started=0 err=""
 	akts status --socket $sock >/dev/null 2>&1 && started=1

@@ -71,7 +71,7 @@ Window window_on(ControllerContext& ctx, uint32_t slot, double in_flight) {
 void step(Learner& l, const Window& w, ControllerContext& ctx, uint32_t policy, uint32_t& running, SimResult& r) {
   ctx.running = running;
   r.ran.push_back(policy);
-  r.met.push_back(ttft_800().met(w));
+  r.met.push_back(ctx.objective.met(w));
   r.batch += w.batch_share();
   auto d = l.decide(w, ctx);
   if (d.slot && *d.slot != running) {
@@ -193,9 +193,17 @@ TEST(Learner, LoadAndItsBins) {
   EXPECT_EQ(Learner::bin_of(0), 0u);
   EXPECT_EQ(Learner::bin_of(0.49), 0u);
   EXPECT_EQ(Learner::bin_of(0.5), 1u);
-  EXPECT_EQ(Learner::bin_of(1), 2u);
-  EXPECT_EQ(Learner::bin_of(3.9), 3u);
-  EXPECT_EQ(Learner::bin_of(6), 4u);
+  EXPECT_EQ(Learner::bin_of(0.7), 1u);
+  EXPECT_EQ(Learner::bin_of(0.71), 2u);
+  EXPECT_EQ(Learner::bin_of(1), 3u);
+  EXPECT_EQ(Learner::bin_of(2), 5u);
+  EXPECT_NE(Learner::bin_of(2), Learner::bin_of(3)) << "two requests in flight and three are two loads";
+  EXPECT_EQ(Learner::bin_of(3.9), 6u);
+  EXPECT_EQ(Learner::bin_of(6), 8u);
+  EXPECT_EQ(Learner::bin_of(64), 15u);
+  EXPECT_NE(Learner::bin_of(64), Learner::bin_of(48)) << "a batching engine's 64 requests are a load of their own";
+  EXPECT_NE(Learner::bin_of(255), Learner::kBins - 1);
+  EXPECT_EQ(Learner::bin_of(256), Learner::kBins - 1);
   EXPECT_EQ(Learner::bin_of(1e9), Learner::kBins - 1);
   EXPECT_EQ(Learner::bin_of(std::nan("")), 0u);
 }
@@ -500,7 +508,7 @@ TEST(Learner, WhatItLearntOutlivesARestartKeyedByPolicyNameAndObjective) {
   }  // goes: writes its file
   ASSERT_TRUE(std::filesystem::exists(path));
   auto j = nlohmann::json::parse(std::ifstream(path));
-  EXPECT_EQ(j["version"], 2);
+  EXPECT_EQ(j["version"], 3);
   EXPECT_EQ(j["format"], Learner::kFormat);
   ASSERT_TRUE(j["objectives"].contains(ttft_800().key()));
   {
@@ -541,7 +549,7 @@ TEST(Learner, WhatItLearntOutlivesARestartKeyedByPolicyNameAndObjective) {
 }
 
 namespace {
-std::string learner_file(const std::string& objectives, const std::string& version = "2") {
+std::string learner_file(const std::string& objectives, const std::string& version = "3") {
   return R"({"format": "akts learner state", "version": )" + version + R"(, "objectives": )" + objectives + "}";
 }
 std::string slurp(const std::string& path) {
@@ -555,19 +563,23 @@ TEST(Learner, AStateFileOfItsFormatThatFailsToLoadIsReportedSetAsideAndIgnored) 
   for (const std::string& bad :
        {learner_file("{}", "\"1\""), learner_file("{}", "null"), learner_file("{}", "7"), learner_file("{}", "true"),
         learner_file("[]"), learner_file("{" + key + R"(: {"policies": {"latency": {"met": [1], "missed": [], "share_sum": [], "share_n": []}}}})"),
-        learner_file("{" + key + R"(: {"policies": {"latency": {"met": [1,1,1,1,1,1,1,1,1,1], "missed": [0,0,0,0,0,0,0,0,0,0],
-             "share_sum": [5,0,0,0,0,0,0,0,0,0], "share_n": [1,0,0,0,0,0,0,0,0,0]}}}})"),
+        learner_file("{" + key + R"(: {"policies": {"latency": {"met": [1,1,1,1,0,0,0,0,1,1,1,1,1,1,0,0,0,0,0,0], "missed": [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],
+             "share_sum": [5,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0], "share_n": [1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}}}})"),
         learner_file(R"({"other": {"policies": {"x": {"met": "many"}}}})"),
         // Version 1: counts without their ages (set aside: its evidence has no age to keep).
+        learner_file("{" + key + R"(: {"policies": {"latency": {"met": [0,0,0,0,0,0,0,0,9,0,0,0,0,0,0,0,0,0,0,0], "missed": [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],
+             "share_sum": [0,0,0,0,0,0,0,0,5,0,0,0,0,0,0,0,0,0,0,0], "share_n": [0,0,0,0,0,0,0,0,9,0,0,0,0,0,0,0,0,0,0,0]}}}})", "1"),
+        // Version 2: octave bins, ten of them (set aside: they have no half-octave bin to go to).
         learner_file("{" + key + R"(: {"policies": {"latency": {"met": [0,0,0,0,9,0,0,0,0,0], "missed": [0,0,0,0,0,0,0,0,0,0],
-             "share_sum": [0,0,0,0,5,0,0,0,0,0], "share_n": [0,0,0,0,9,0,0,0,0,0]}}}})", "1"),
-        // Version 2 without the ages.
-        learner_file("{" + key + R"(: {"policies": {"latency": {"met": [0,0,0,0,9,0,0,0,0,0], "missed": [0,0,0,0,0,0,0,0,0,0],
-             "share_sum": [0,0,0,0,5,0,0,0,0,0], "share_n": [0,0,0,0,9,0,0,0,0,0]}}}})"),
+             "share_sum": [0,0,0,0,5,0,0,0,0,0], "share_n": [0,0,0,0,9,0,0,0,0,0], "at": [0,0,0,0,0,0,0,0,0,0],
+             "tries": [0,0,0,0,0,0,0,0,0,0], "retry_at": [0,0,0,0,0,0,0,0,0,0]}}}})", "2"),
+        // Version 3 without the ages.
+        learner_file("{" + key + R"(: {"policies": {"latency": {"met": [0,0,0,0,0,0,0,0,9,0,0,0,0,0,0,0,0,0,0,0], "missed": [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],
+             "share_sum": [0,0,0,0,0,0,0,0,5,0,0,0,0,0,0,0,0,0,0,0], "share_n": [0,0,0,0,0,0,0,0,9,0,0,0,0,0,0,0,0,0,0,0]}}}})"),
         // A negative age.
-        learner_file("{" + key + R"(: {"policies": {"latency": {"met": [0,0,0,0,9,0,0,0,0,0], "missed": [0,0,0,0,0,0,0,0,0,0],
-             "share_sum": [0,0,0,0,5,0,0,0,0,0], "share_n": [0,0,0,0,9,0,0,0,0,0], "at": [0,0,0,0,-5,0,0,0,0,0],
-             "tries": [0,0,0,0,0,0,0,0,0,0], "retry_at": [0,0,0,0,0,0,0,0,0,0]}}}})"),
+        learner_file("{" + key + R"(: {"policies": {"latency": {"met": [0,0,0,0,0,0,0,0,9,0,0,0,0,0,0,0,0,0,0,0], "missed": [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],
+             "share_sum": [0,0,0,0,0,0,0,0,5,0,0,0,0,0,0,0,0,0,0,0], "share_n": [0,0,0,0,0,0,0,0,9,0,0,0,0,0,0,0,0,0,0,0], "at": [0,0,0,0,0,0,0,0,-5,0,0,0,0,0,0,0,0,0,0,0],
+             "tries": [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0], "retry_at": [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}}}})"),
         std::string(R"({"format": "akts learner state"})")}) {
     SCOPED_TRACE(bad);
     std::string path = temp_path("bad.json");
@@ -588,7 +600,7 @@ TEST(Learner, AStateFileOfItsFormatThatFailsToLoadIsReportedSetAsideAndIgnored) 
     EXPECT_EQ(slurp(path + ".unreadable.1"), bad);  // set aside whole, as it was
     auto fresh = nlohmann::json::parse(slurp(path), nullptr, false);
     ASSERT_FALSE(fresh.is_discarded());
-    EXPECT_EQ(fresh["version"], 2);
+    EXPECT_EQ(fresh["version"], 3);
   }
 }
 
@@ -629,10 +641,10 @@ TEST(Learner, WhatItKeepsIsWhatItChecked) {
   const std::string key = nlohmann::json(ttft_800().key()).dump();
   std::string path = temp_path("kept.json");
   {
-    std::ofstream(path) << R"({"format": "akts learner state", "version": 2, "x": )" << deep << R"(, "objectives": {)"
-                        << key << R"(: {"policies": {"latency": {"met": [0,0,0,0,9,0,0,0,0,0], "missed": [0,0,0,0,0,0,0,0,0,0],
-                           "share_sum": [0,0,0,0,5,0,0,0,0,0], "share_n": [0,0,0,0,9,0,0,0,0,0],
-                           "at": [0,0,0,0,0,0,0,0,0,0], "tries": [0,0,0,0,0,0,0,0,0,0], "retry_at": [0,0,0,0,0,0,0,0,0,0]}}}}})";
+    std::ofstream(path) << R"({"format": "akts learner state", "version": 3, "x": )" << deep << R"(, "objectives": {)"
+                        << key << R"(: {"policies": {"latency": {"met": [0,0,0,0,0,0,0,0,9,0,0,0,0,0,0,0,0,0,0,0], "missed": [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],
+                           "share_sum": [0,0,0,0,0,0,0,0,5,0,0,0,0,0,0,0,0,0,0,0], "share_n": [0,0,0,0,0,0,0,0,9,0,0,0,0,0,0,0,0,0,0,0],
+                           "at": [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0], "tries": [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0], "retry_at": [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}}}}})";
   }
   LearnerOptions o;
   o.state_path = path;
@@ -791,7 +803,7 @@ TEST(Learner, EvidenceAgesAndARestartKeepsItsAge) {
     EXPECT_FALSE(e.known);
   }
   auto j = nlohmann::json::parse(slurp(path));
-  EXPECT_EQ(j["version"], 2);
+  EXPECT_EQ(j["version"], 3);
   auto at = j["objectives"][ttft_800().key()]["policies"]["latency"]["at"];
   EXPECT_GE(at[bin].get<double>(), 1.8e9) << "the age is the clock's, in seconds";
 }
@@ -851,6 +863,48 @@ TEST(Learner, AnExplorationEndsOnTheEarlySignalOfAWaitThatBeganUnderIt) {
   EXPECT_EQ(std::count(r.met.begin(), r.met.end(), false), 0) << "it ended before a window missed";
   EXPECT_LE(std::count(r.ran.begin(), r.ran.end(), kThroughput), 7);
   EXPECT_GT(l.estimate("throughput", Learner::bin_of(2.0)).retry_in_s, 0);
+}
+
+TEST(Learner, EachLimitGivesTheEarlySignalOnItsOwnMax) {
+  // Two limits, TTFT 800 ms and LC wait 40 ms. Under throughput one of them is starved and the other served: the
+  // starved one's oldest wait, begun after the switch, passes half its own max (400 ms, or 20 ms) before any
+  // window misses, and the exploration ends on it, whichever limit it is (the LC wait's is first in the
+  // objective, the TTFT's second; half the larger max would be 400 ms, which the LC wait never reaches here).
+  auto obj = Objective::from_json({{"ttft_p99", "800ms"}, {"lc_wait_p99", "40ms"}});
+  ASSERT_TRUE(obj);
+  for (bool starve_ttft : {true, false}) {
+    SCOPED_TRACE(starve_ttft ? "TTFT starved" : "LC waits starved");
+    Learner l;
+    ControllerContext ctx = context(*obj);
+    uint32_t running = kLatency;
+    double oldest = 0;
+    SimResult r;
+    for (int i = 0; i < 200; ++i) {
+      Window w = window_on(ctx, running, 2.0);
+      w.unix_s = 1.8e9 + 0.1 * i;
+      const bool starved = running == kThroughput;
+      oldest = starved ? oldest + (starve_ttft ? 100 : 4) : 0;
+      w.waits[AKTS_CLASS_LC] = 50;
+      w.wait_p99_ms[AKTS_CLASS_LC] = 5;
+      if (starve_ttft) {
+        w.app_waiting_oldest_ms = oldest;
+      } else {
+        w.oldest_wait_ms[AKTS_CLASS_LC] = oldest;
+        w.app_waiting_oldest_ms = 0;
+      }
+      if (!starved || !starve_ttft) {
+        w.app_latency_samples = 5;
+        w.app_latency_p99_ms = 300;
+      }
+      w.run_ms[AKTS_CLASS_BE] = starved ? 95 : 60;
+      step(l, w, ctx, running, running, r);
+    }
+    EXPECT_EQ(l.state()["explorations"], 1u);
+    EXPECT_NE(l.state()["last_exploration"].get<std::string>().find("early signal"), std::string::npos)
+        << l.state()["last_exploration"];
+    EXPECT_EQ(std::count(r.met.begin(), r.met.end(), false), 0) << "it ended before a window missed";
+    EXPECT_GT(l.estimate("throughput", Learner::bin_of(2.0)).retry_in_s, 0);
+  }
 }
 
 TEST(Learner, AReturnTheArbiterRefusesIsProposedAgainAndAWallClockStepMovesNothing) {
