@@ -42,6 +42,40 @@ std::optional<double> PromScrape::value(std::string_view name, const PromLabels&
   return std::nullopt;
 }
 
+Result<PromSelector> parse_prom_selector(std::string_view text) {
+  auto bad_sel = [&](std::string_view why) {
+    return errorf(ErrorKind::kInvalidArgument, "\"{}\" is not a series selector such as name{{label=\"value\"}}: {}",
+                  excerpt(text, 80), why);
+  };
+  PromSelector out;
+  size_t i = 0;
+  while (i < text.size() && name_char(text[i], i == 0)) ++i;
+  if (i == 0 || i > 200) return bad_sel("it starts with a metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)");
+  out.name = std::string(text.substr(0, i));
+  if (i == text.size()) return out;
+  if (text[i] != '{' || text.back() != '}') return bad_sel("the labels go in {} after the name");
+  ++i;
+  while (i < text.size() - 1) {
+    size_t k = i;
+    while (i < text.size() && name_char(text[i], i == k) && text[i] != ':') ++i;
+    std::string key(text.substr(k, i - k));
+    if (key.empty() || i >= text.size() || text[i] != '=') return bad_sel("a label is name=\"value\"");
+    if (key == "le" || key == "quantile") return bad_sel("\"le\" and \"quantile\" name a histogram's or summary's parts");
+    if (out.labels.contains(key)) return bad_sel(fmt::format("\"{}\" is given twice", key));
+    if (++i >= text.size() || text[i] != '"') return bad_sel("a label value is quoted");
+    std::string val;
+    for (++i; i < text.size() && text[i] != '"'; ++i) {
+      if (text[i] == '\\' && i + 1 < text.size()) val += text[++i] == 'n' ? '\n' : text[i];
+      else val += text[i];
+    }
+    if (i >= text.size() - 1) return bad_sel("an unterminated label value");
+    out.labels[key] = std::move(val);
+    if (text[++i] == ',') ++i;
+    else if (i != text.size() - 1) return bad_sel("labels are separated by commas");
+  }
+  return out;
+}
+
 namespace {
 bool has_labels(const PromLabels& labels, const PromLabels& subset) {
   for (const auto& [k, v] : subset) {
@@ -51,23 +85,35 @@ bool has_labels(const PromLabels& labels, const PromLabels& subset) {
   return true;
 }
 
-// A sample sum() counts: its labels include `subset`, and none of `one_of` is there at another value.
-bool chosen(const PromLabels& labels, const PromLabels& subset, const PromLabels& one_of) {
-  if (!has_labels(labels, subset)) return false;
-  for (const auto& [k, v] : one_of) {
-    auto it = labels.find(k);
-    if (it != labels.end() && it->second != v) return false;
+// The samples named `name` that sum() counts: those whose labels include `subset`, and of series that differ only
+// in the labels of `repeats`, the one whose labels sort first.
+std::vector<const PromSample*> chosen(const PromScrape& s, std::string_view name, const PromLabels& subset,
+                                      const PromRepeats& repeats) {
+  std::vector<const PromSample*> out;
+  std::map<PromLabels, const PromSample*> one;  // the labels but the repeated ones -> the series counted
+  for (const auto& x : s.samples) {
+    if (x.name != name || !has_labels(x.labels, subset)) continue;
+    if (repeats.empty()) {
+      out.push_back(&x);
+      continue;
+    }
+    PromLabels rest = x.labels;
+    for (const auto& r : repeats) rest.erase(r);
+    auto [it, fresh] = one.emplace(std::move(rest), &x);
+    if (!fresh && x.labels < it->second->labels) it->second = &x;
   }
-  return true;
+  for (const auto& [rest, x] : one) out.push_back(x);
+  return out;
 }
 
-// A histogram's series, by its labels without "le": bucket bound -> cumulative count.
+// A histogram's series, by its labels without "le": bucket bound -> cumulative count. (Its buckets are chosen
+// bound by bound; the series whose labels sort first is the same rank's at every bound.)
 std::map<PromLabels, std::map<double, double>> histogram_series(const PromScrape& s, std::string_view base,
-                                                               const PromLabels& subset, const PromLabels& one_of) {
-  const std::string bucket = std::string(base) + "_bucket";
+                                                               const PromLabels& subset, const PromRepeats& repeats) {
   std::map<PromLabels, std::map<double, double>> out;
-  for (const auto& x : s.samples) {
-    if (x.name != bucket || !chosen(x.labels, subset, one_of) || !std::isfinite(x.value) || x.value < 0) continue;
+  for (const PromSample* xp : chosen(s, std::string(base) + "_bucket", subset, repeats)) {
+    const PromSample& x = *xp;
+    if (!std::isfinite(x.value) || x.value < 0) continue;
     auto le = x.labels.find("le");
     if (le == x.labels.end()) continue;
     auto bound = parse_value(le->second);
@@ -80,10 +126,10 @@ std::map<PromLabels, std::map<double, double>> histogram_series(const PromScrape
 }
 }  // namespace
 
-std::optional<double> PromScrape::sum(std::string_view name, const PromLabels& subset, const PromLabels& one_of) const {
+std::optional<double> PromScrape::sum(std::string_view name, const PromLabels& subset,
+                                      const PromRepeats& repeats) const {
   std::optional<double> total;
-  for (const auto& s : samples)
-    if (s.name == name && chosen(s.labels, subset, one_of)) total = total.value_or(0) + s.value;
+  for (const PromSample* s : chosen(*this, name, subset, repeats)) total = total.value_or(0) + s->value;
   return total;
 }
 
@@ -94,9 +140,9 @@ bool PromScrape::has(std::string_view name) const {
 }
 
 std::optional<PromHistogram> PromScrape::histogram(std::string_view base, const PromLabels& subset,
-                                                   const PromLabels& one_of) const {
+                                                   const PromRepeats& repeats) const {
   PromHistogram h;
-  for (const auto& [labels, buckets] : histogram_series(*this, base, subset, one_of))
+  for (const auto& [labels, buckets] : histogram_series(*this, base, subset, repeats))
     if (buckets.contains(HUGE_VAL))  // a series without its +Inf bucket is not whole (histogram_increase skips it too)
       for (const auto& [bound, count] : buckets) h.buckets[bound] += count;
   if (!h.buckets.contains(HUGE_VAL)) return std::nullopt;
@@ -176,30 +222,39 @@ Result<PromScrape> parse_prometheus_text(std::string_view text) {
   return out;
 }
 
-std::optional<double> counter_rate(const PromScrape& before, const PromScrape& after, std::string_view name,
-                                   double seconds, const PromLabels& subset, const PromLabels& one_of) {
-  if (!(seconds > 0)) return std::nullopt;
-  std::map<PromLabels, double> was;
-  for (const auto& s : before.samples)
-    if (s.name == name && chosen(s.labels, subset, one_of)) was[s.labels] = s.value;
+PromSeries counter_series(const PromScrape& s, std::string_view name, const PromLabels& subset,
+                          const PromRepeats& repeats) {
+  PromSeries out;
+  for (const PromSample* x : chosen(s, name, subset, repeats)) out[x->labels] = x->value;
+  return out;
+}
+
+std::optional<double> counter_increase(const PromSeries& before, const PromSeries& after) {
   std::optional<double> increase;
-  for (const auto& s : after.samples) {
-    if (s.name != name || !chosen(s.labels, subset, one_of)) continue;
-    auto it = was.find(s.labels);
-    if (it == was.end()) continue;  // a new series: its history is not this interval's
-    if (!std::isfinite(s.value) || !std::isfinite(it->second) || s.value < 0) return std::nullopt;
-    increase = increase.value_or(0) + (s.value >= it->second ? s.value - it->second : s.value);  // restarted
+  for (const auto& [labels, v] : after) {
+    auto it = before.find(labels);
+    if (it == before.end()) continue;  // a new series: its history is not this interval's
+    if (!std::isfinite(v) || !std::isfinite(it->second) || v < 0) return std::nullopt;
+    increase = increase.value_or(0) + (v >= it->second ? v - it->second : v);  // restarted
   }
+  return increase;
+}
+
+std::optional<double> counter_rate(const PromScrape& before, const PromScrape& after, std::string_view name,
+                                   double seconds, const PromLabels& subset, const PromRepeats& repeats) {
+  if (!(seconds > 0)) return std::nullopt;
+  auto increase =
+      counter_increase(counter_series(before, name, subset, repeats), counter_series(after, name, subset, repeats));
   if (!increase) return std::nullopt;
   return *increase / seconds;
 }
 
 std::optional<PromHistogram> histogram_increase(const PromScrape& before, const PromScrape& after,
                                                 std::string_view base, const PromLabels& subset,
-                                                const PromLabels& one_of) {
-  auto was = histogram_series(before, base, subset, one_of);
+                                                const PromRepeats& repeats) {
+  auto was = histogram_series(before, base, subset, repeats);
   std::optional<PromHistogram> out;
-  for (const auto& [labels, buckets] : histogram_series(after, base, subset, one_of)) {
+  for (const auto& [labels, buckets] : histogram_series(after, base, subset, repeats)) {
     auto it = was.find(labels);
     if (it == was.end() || !buckets.contains(HUGE_VAL)) continue;
     PromHistogram a{it->second, 0}, b{buckets, 0};

@@ -171,9 +171,32 @@ std::optional<double> quantile(std::vector<double> samples, double q) {
 
 Sampler::Sampler(AppMetricsChoice metrics) { set_app_metrics(std::move(metrics)); }
 
+std::optional<double> Sampler::counter_rate_over(size_t which, const std::string& name, const PromScrape& m,
+                                                 double taken) {
+  const auto& h = counter_history_[which];
+  if (h.empty() || !names_) return std::nullopt;
+  PromSelector sel = series_of(name, names_->labels);
+  const PromSeries now = counter_series(m, sel.name, sel.labels, names_->repeated_across);
+  // A counter printed with d significant digits is a multiple of 10^(e - d + 1) past 10^d (e: its exponent):
+  // its step. The rate is taken from the latest reading at least 10 steps (of every series) below, else from the
+  // oldest kept.
+  double step = 0;
+  if (const int d = names_->counter_digits; d > 0)
+    for (const auto& [labels, v] : now)
+      if (std::isfinite(v) && v >= std::pow(10.0, d)) step += std::pow(10.0, std::floor(std::log10(v)) - d + 1);
+  for (auto it = h.rbegin(); it != h.rend(); ++it) {
+    if (!(taken > it->first)) continue;
+    auto inc = counter_increase(it->second, now);
+    if (!inc) return std::nullopt;
+    if (*inc >= 10 * step || std::next(it) == h.rend()) return *inc / (taken - it->first);
+  }
+  return std::nullopt;
+}
+
 void Sampler::set_app_metrics(AppMetricsChoice metrics) {
   choice_ = std::move(metrics);
   names_.reset();
+  for (auto& h : counter_history_) h.clear();
   if (!choice_.recognise) names_ = choice_.names;
 }
 
@@ -193,9 +216,10 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
   HostReading h = src.read_host();
   std::optional<AppScrape> app = src.scrape_app();
   if (!names_ && app)
-    if (auto found = recognise_app_metrics(app->metrics)) {
+    if (auto found = recognise_app_metrics(app->metrics, app->server)) {
       names_ = apply_overrides(*found, choice_.overrides);
-      spdlog::info("application metrics: {} recognised from a scrape", found->preset);
+      spdlog::info("application metrics: {} recognised from {}", found->preset,
+                   app->metrics.samples.empty() ? fmt::format("its GET /info (\"{}\")", app->server) : "a scrape");
     }
 
   std::optional<Window> out;
@@ -231,24 +255,31 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
     if (h.cpu) w.runnable = h.cpu->procs_running;
     std::optional<PromHistogram> observed;       // the latency histogram's deltas since the last scrape
     std::optional<PromHistogram> observed_tpot;  // the inter-token histogram's
+    std::optional<PromHistogram> observed_queue;  // the queue-time histogram's
     double observed_span_ms = 0;                 // from the scrape before to the window's end
     if (names_ && app && app->age_s <= (app_max_age_s_ > 0 ? app_max_age_s_ : kAppMaxAgePeriods * w.period_s)) {
       const AppMetricNames& n = *names_;
       const PromScrape& m = app->metrics;
-      w.app_requests_processing = sane(m.sum(n.running, n.labels, n.one_series_of));
-      if (!n.waiting.empty()) w.app_requests_waiting = sane(m.sum(n.waiting, n.labels, n.one_series_of));
+      auto gauge = [&](const std::string& name) {
+        PromSelector sel = series_of(name, n.labels);
+        auto v = m.sum(sel.name, sel.labels, n.repeated_across);
+        return sane(!v && n.absent_gauges_are_zero ? std::optional<double>(0.0) : v);
+      };
+      auto increase = [&](const std::string& base) {
+        PromSelector sel = series_of(base, n.labels);
+        return histogram_increase(*prev_app_, m, sel.name, sel.labels, n.repeated_across);
+      };
+      w.app_requests_processing = gauge(n.running);
+      if (!n.waiting.empty()) w.app_requests_waiting = gauge(n.waiting);
       double taken = t_s - app->age_s;
+      if (app->seq != prev_app_seq_ && taken > prev_app_t_) {
+        if (!n.prompt_tokens.empty()) w.app_prompt_tokens_per_s = sane(counter_rate_over(0, n.prompt_tokens, m, taken));
+        if (!n.progress.empty()) w.app_decode_tokens_per_s = sane(counter_rate_over(1, n.progress, m, taken));
+      }
       if (prev_app_ && app->seq != prev_app_seq_ && taken > prev_app_t_) {
-        double dt = taken - prev_app_t_;
-        if (!n.prompt_tokens.empty())
-          w.app_prompt_tokens_per_s =
-              sane(counter_rate(*prev_app_, m, n.prompt_tokens, dt, n.labels, n.one_series_of));
-        if (!n.progress.empty())
-          w.app_decode_tokens_per_s = sane(counter_rate(*prev_app_, m, n.progress, dt, n.labels, n.one_series_of));
-        if (!n.latency_histogram.empty())
-          observed = histogram_increase(*prev_app_, m, n.latency_histogram, n.labels, n.one_series_of);
-        if (!n.tpot_histogram.empty())
-          observed_tpot = histogram_increase(*prev_app_, m, n.tpot_histogram, n.labels, n.one_series_of);
+        if (!n.latency_histogram.empty()) observed = increase(n.latency_histogram);
+        if (!n.tpot_histogram.empty()) observed_tpot = increase(n.tpot_histogram);
+        if (!n.queue_histogram.empty()) observed_queue = increase(n.queue_histogram);
         observed_span_ms = (t_s - prev_app_t_) * 1e3;
       }
     }
@@ -275,6 +306,11 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
          w.app_latency_from, w.app_latency_span_ms);
     take(pushed_tpot_ms, observed_tpot, w.app_tpot_samples, w.app_tpot_p50_ms, w.app_tpot_p99_ms, w.app_tpot_from,
          w.app_tpot_span_ms);
+    if (observed_queue && observed_queue->count >= 1) {
+      w.app_queue_samples = static_cast<uint64_t>(std::llround(observed_queue->count));
+      if (auto s = histogram_quantile(*observed_queue, 0.99)) w.app_queue_p99_ms = sane(std::optional<double>(*s * 1e3));
+      w.app_queue_span_ms = observed_span_ms;
+    }
     // A pushed TPOT is a request's mean over its whole decode: what it says reaches back that far.
     if (w.app_tpot_from == "pushed") w.app_tpot_span_ms += pushed_decode_max_ms;
     w.app_waiting_oldest_ms = waiting_ms;
@@ -288,6 +324,18 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
   prev_k_ = *k;
   prev_h_ = h;
   if (app && app->seq != prev_app_seq_) {
+    if (names_) {  // the rated counters' readings, for the spans counter_rate_over() takes
+      const double taken = t_s - app->age_s;
+      const std::string* rated[] = {&names_->prompt_tokens, &names_->progress};
+      for (size_t i = 0; i < counter_history_.size(); ++i) {
+        auto& h = counter_history_[i];
+        while (!h.empty() && h.back().first >= taken) h.pop_back();  // taken later: not before this one
+        while (h.size() > 1 && h[1].first <= taken - kCoarseSpanS) h.pop_front();  // one at the span or past it stays
+        PromSelector sel = series_of(*rated[i], names_->labels);
+        if (!rated[i]->empty()) h.emplace_back(taken, counter_series(app->metrics, sel.name, sel.labels,
+                                                                       names_->repeated_across));
+      }
+    }
     prev_app_t_ = t_s - app->age_s;
     prev_app_seq_ = app->seq;
     prev_app_ = std::move(app->metrics);

@@ -5,8 +5,10 @@
 // and no kernel; the daemon reads the real ones (src/daemon/reasoning_worker).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -43,6 +45,9 @@ struct AppScrape {
   PromScrape metrics;
   double age_s = 0;  // how long ago it was taken
   uint64_t seq = 0;  // 1, 2, ...: the same seq twice is the same scrape
+  // What the server says it is while its scrape is empty (the "router" of
+  // its GET /info: TGI prints no metric before its first request); "" else.
+  std::string server;
 };
 
 class TelemetrySource {
@@ -128,6 +133,9 @@ class Sampler {
   // default: kAppMaxAgePeriods periods); rates between two scrapes use the
   // times they were taken.
   static constexpr double kAppMaxAgePeriods = 3;
+  // The longest span a counter's rate is taken over when it is printed with
+  // few digits (AppMetricNames::counter_digits); exact counters: scrape to scrape.
+  static constexpr double kCoarseSpanS = 5;
   void set_app_max_age(double seconds) { app_max_age_s_ = seconds; }
   // Before the first sample: as the constructor's argument.
   void set_app_metrics(AppMetricsChoice metrics);
@@ -155,6 +163,10 @@ class Sampler {
   std::optional<PromScrape> prev_app_;  // the last scrape a rate was taken from
   double prev_app_t_ = 0;               // when it was taken (t_s - age_s)
   uint64_t prev_app_seq_ = 0;
+  // The rated counters' readings (prompt tokens, progress) over the last
+  // kCoarseSpanS, oldest first: (when taken, its series).
+  std::array<std::deque<std::pair<double, PromSeries>>, 2> counter_history_;
+  std::optional<double> counter_rate_over(size_t which, const std::string& name, const PromScrape& m, double taken);
 };
 
 // The q-th quantile (0..1) of samples by nearest rank; nullopt when empty.

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <httplib.h>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "common/interrupt.h"
@@ -43,7 +44,7 @@ std::optional<AppScrape> MetricsScraper::latest() const {
   std::lock_guard lk(mu_);
   if (!latest_) return std::nullopt;
   return AppScrape{*latest_, std::chrono::duration<double>(std::chrono::steady_clock::now() - latest_at_).count(),
-                   seq_};
+                   seq_, server_};
 }
 
 bool MetricsScraper::connect_client() {
@@ -68,6 +69,38 @@ bool MetricsScraper::connect_client() {
   return true;
 }
 
+std::optional<std::string> MetricsScraper::get(const std::string& path, size_t max_body, std::string& why) {
+  try {
+    std::string body;
+    bool too_big = false, too_slow = false;
+    auto deadline = std::chrono::steady_clock::now() + timeout_;
+    auto res = cli_->Get(path, [&](const char* data, size_t n) {
+      too_big = body.size() + n > max_body;
+      too_slow = std::chrono::steady_clock::now() > deadline;
+      if (too_big || too_slow) return false;
+      body.append(data, n);
+      return true;
+    });
+    if (too_big)
+      why = fmt::format("the answer is larger than {} bytes", max_body);
+    else if (too_slow)
+      why = fmt::format("the answer took longer than {} ms", timeout_.count());
+    else if (!res)
+      why = httplib::to_string(res.error());
+    else if (res->status != 200)
+      why = fmt::format("HTTP {}", res->status);
+    else
+      return body;
+  } catch (const std::exception& ex) {
+    why = ex.what();
+  }
+  return std::nullopt;
+}
+
+std::string MetricsScraper::info_path(const std::string& metrics_path) {
+  return metrics_path.substr(0, metrics_path.rfind('/') + 1) + "info";
+}
+
 void MetricsScraper::run() {
   sigset_t pipe;
   sigemptyset(&pipe);
@@ -90,33 +123,25 @@ void MetricsScraper::run() {
     lk.unlock();
     std::optional<PromScrape> got;
     std::string why;
-    try {
-      std::string body;
-      bool too_big = false, too_slow = false;
-      auto deadline = std::chrono::steady_clock::now() + timeout_;
-      auto res = cli_->Get(path, [&](const char* data, size_t n) {
-        too_big = body.size() + n > kMaxBody;
-        too_slow = std::chrono::steady_clock::now() > deadline;
-        if (too_big || too_slow) return false;
-        body.append(data, n);
-        return true;
-      });
-      if (too_big)
-        why = fmt::format("the answer is larger than {} bytes", kMaxBody);
-      else if (too_slow)
-        why = fmt::format("the answer took longer than {} ms", timeout_.count());
-      else if (!res)
-        why = httplib::to_string(res.error());
-      else if (res->status != 200)
-        why = fmt::format("HTTP {}", res->status);
-      else if (auto p = parse_prometheus_text(body); !p)
+    if (auto body = get(path, kMaxBody, why)) {
+      if (auto p = parse_prometheus_text(*body); !p)
         why = p.error().message;
       else
         got = std::move(*p);
-    } catch (const std::exception& ex) {
-      why = ex.what();
+    }
+    // An empty scrape: what the server says it is, every 5 s at most, until it prints a metric (a fresh TGI).
+    std::string server;
+    if (got && got->samples.empty() && std::chrono::steady_clock::now() >= next_info_) {
+      next_info_ = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      std::string why_info;
+      if (auto body = get(info_path(path), 64 << 10, why_info)) {
+        auto j = nlohmann::json::parse(*body, nullptr, false);
+        if (j.is_object() && j.contains("router") && j["router"].is_string() && j["router"].get<std::string>().size() <= 100)
+          server = j["router"].get<std::string>();
+      }
     }
     lk.lock();
+    if (!server.empty()) server_ = server;
     in_request_ = false;
     done_cv_.notify_all();
     if (got) {

@@ -5,7 +5,9 @@
 // thread too, until it resolves (retried every 5 s; a daemon starting before
 // the network does is not stopped by it), then once only; a body past 4 MiB,
 // or one that takes longer than its budget (4 periods unless told), is cut off
-// and counted as a failure.
+// and counted as a failure. While the scrape is empty (a fresh TGI prints no
+// metric before its first request), GET /info (beside the metrics path) is
+// asked every 5 s at most for the server's "router", which recognition uses.
 #pragma once
 
 #include <atomic>
@@ -48,6 +50,14 @@ class MetricsScraper {
   MetricsScraper(std::string url, HttpUrl u, std::chrono::milliseconds period, std::chrono::milliseconds timeout);
   void run();
   bool connect_client();  // resolves the host and makes the client (this thread)
+  // One GET within the scrape's budget and max_body bytes; nullopt with `why` on any failure or status but 200.
+  std::optional<std::string> get(const std::string& path, size_t max_body, std::string& why);
+
+ public:
+  // "/metrics" -> "/info", "/engine/metrics" -> "/engine/info".
+  static std::string info_path(const std::string& metrics_path);
+
+ private:
 
   std::string url_;
   HttpUrl u_;
@@ -60,6 +70,8 @@ class MetricsScraper {
   std::optional<PromScrape> latest_;
   std::chrono::steady_clock::time_point latest_at_{};
   uint64_t seq_ = 0;
+  std::string server_;  // the server's GET /info "router", once asked (under mu_)
+  std::chrono::steady_clock::time_point next_info_{};  // the thread's own
   uint64_t failures_in_a_row_ = 0;
   std::atomic<uint64_t> failures_{0}, successes_{0};
   std::thread thread_;

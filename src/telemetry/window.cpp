@@ -85,6 +85,9 @@ json Window::to_json() const {
             {"tpot_p99_ms", opt(app_tpot_p99_ms)},
             {"tpot_from", app_tpot_from.empty() ? json(nullptr) : json(app_tpot_from)},
             {"tpot_span_ms", app_tpot_span_ms},
+            {"queue_samples", app_queue_samples},
+            {"queue_p99_ms", opt(app_queue_p99_ms)},
+            {"queue_span_ms", app_queue_span_ms},
             {"waiting_oldest_ms", opt(app_waiting_oldest_ms)},
             {"phase", app_phase.empty() ? json(nullptr) : json(app_phase)},
             {"phase_age_ms", opt(app_phase_age_ms)}}}};
@@ -141,7 +144,10 @@ std::optional<Window> Window::from_json(const json& j) {
     // Absent in older traces.
     if (!read_num(a, "tpot_samples", w.app_tpot_samples) || !read_opt(a, "tpot_p50_ms", w.app_tpot_p50_ms) ||
         !read_opt(a, "tpot_p99_ms", w.app_tpot_p99_ms) || !read_num(a, "tpot_span_ms", w.app_tpot_span_ms) ||
-        (w.app_tpot_p99_ms && *w.app_tpot_p99_ms < 0) || w.app_tpot_span_ms < 0)
+        (w.app_tpot_p99_ms && *w.app_tpot_p99_ms < 0) || w.app_tpot_span_ms < 0 ||
+        !read_num(a, "queue_samples", w.app_queue_samples) || !read_opt(a, "queue_p99_ms", w.app_queue_p99_ms) ||
+        (w.app_queue_p99_ms && *w.app_queue_p99_ms < 0) || !read_num(a, "queue_span_ms", w.app_queue_span_ms) ||
+        w.app_queue_span_ms < 0)
       return std::nullopt;
     if (a.contains("tpot_from") && (a["tpot_from"] == "pushed" || a["tpot_from"] == "histogram"))
       w.app_tpot_from = a["tpot_from"].get<std::string>();

@@ -67,6 +67,14 @@ struct Window {
   std::optional<double> app_tpot_p50_ms, app_tpot_p99_ms;
   std::string app_tpot_from;
   double app_tpot_span_ms = 0;
+  // The time requests waited in the engine's queue before their first forward
+  // pass, from its queue-time histogram's deltas (AppMetricNames::
+  // queue_histogram: vLLM's and TGI's observed when a request ends, SGLang's
+  // as it enters a batch), and how far before the window's end they may have
+  // ended (the time since the scrape before; 0 with no samples).
+  uint64_t app_queue_samples = 0;
+  std::optional<double> app_queue_p99_ms;
+  double app_queue_span_ms = 0;
   // The longest a request still unanswered at the window's end had waited for
   // its first token (ms): the proxy's latest report (v1.push "waiting_ms"),
   // aged to the window's end, if it is at most a second old (PushedSamples::

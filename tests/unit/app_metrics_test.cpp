@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <deque>
+#include <tuple>
 
 #include "reasoning/objective.h"
 #include "reasoning/reasoning_config.h"
@@ -66,6 +67,11 @@ sglang:prompt_tokens_total{engine_type="unified",model_name="Qwen/Qwen2.5-7B-Ins
 # HELP sglang:generation_tokens_total Number of generation tokens processed.
 # TYPE sglang:generation_tokens_total counter
 sglang:generation_tokens_total{engine_type="unified",model_name="Qwen/Qwen2.5-7B-Instruct"} 987654.0
+# HELP sglang:realtime_tokens_total Total number of tokens processed (updated on each log interval).
+# TYPE sglang:realtime_tokens_total counter
+sglang:realtime_tokens_total{engine_type="unified",mode="prefill",model_name="Qwen/Qwen2.5-7B-Instruct",pp_rank="0",tp_rank="0"} 2.5e+06
+sglang:realtime_tokens_total{engine_type="unified",mode="decode",model_name="Qwen/Qwen2.5-7B-Instruct",pp_rank="0",tp_rank="0"} 991234.0
+sglang:realtime_tokens_total{engine_type="unified",mode="decode",model_name="Qwen/Qwen2.5-7B-Instruct",pp_rank="0",tp_rank="1"} 991234.0
 # HELP sglang:time_to_first_token_seconds Histogram of time to first token in seconds.
 # TYPE sglang:time_to_first_token_seconds histogram
 sglang:time_to_first_token_seconds_sum{engine_type="unified",model_name="Qwen/Qwen2.5-7B-Instruct"} 412.7
@@ -95,6 +101,11 @@ tgi_batch_current_size 4
 # HELP tgi_queue_size Current queue size
 # TYPE tgi_queue_size gauge
 tgi_queue_size 7
+
+# HELP tgi_batch_inference_count Inference calls per method (prefill or decode)
+# TYPE tgi_batch_inference_count counter
+tgi_batch_inference_count{method="prefill"} 1539
+tgi_batch_inference_count{method="decode"} 61877
 
 # HELP tgi_request_input_length Input token length per request
 # TYPE tgi_request_input_length histogram
@@ -163,10 +174,11 @@ class QueuedScrapes : public TelemetrySource {
     auto s = parse_prometheus_text(scrapes.front());
     scrapes.pop_front();
     if (!s) return last;
-    last = AppScrape{*s, 0, ++seq};
+    last = AppScrape{*s, 0, ++seq, server};
     return last;
   }
   std::optional<AppScrape> last;
+  std::string server;  // what GET /info says, as the scraper passes it on
 };
 
 }  // namespace
@@ -180,8 +192,8 @@ TEST(AppMetrics, EveryPresetReadsItsServersExposition) {
   std::vector<Case> cases = {
       {"llama-server", kLlamaServerText, 2, 1, 3.21457e6, 8103},
       {"vllm", vllm_text(3, 5, 2, 8.128902e6, 27453, kVllmTtftNone), 8, 2, 8.128902e6, 27453},
-      {"sglang", kSglangText, 12, 3, 1.2345678e7, 987654},  // two tensor-parallel ranks run one batch of 12
-      {"tgi", kTgiText, 4, 7, 201345, 98211},
+      {"sglang", kSglangText, 12, 3, 1.2345678e7, 991234},  // two tensor-parallel ranks run one batch of 12
+      {"tgi", kTgiText, 4, 7, 201345, 61877},  // decode calls
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.preset);
@@ -192,10 +204,14 @@ TEST(AppMetrics, EveryPresetReadsItsServersExposition) {
     auto named = app_metric_preset(c.preset);
     ASSERT_TRUE(named);
     // Summed over engines (vLLM) and tensor-parallel ranks (SGLang).
-    EXPECT_EQ(s.sum(named->running, named->labels, named->one_series_of), c.running);
-    EXPECT_EQ(s.sum(named->waiting, named->labels, named->one_series_of), c.waiting);
-    EXPECT_EQ(s.sum(named->prompt_tokens, named->labels, named->one_series_of), c.prompt);
-    EXPECT_EQ(s.sum(named->progress, named->labels, named->one_series_of), c.progress);
+    auto read = [&](const std::string& name) {
+      PromSelector sel = series_of(name, named->labels);
+      return s.sum(sel.name, sel.labels, named->repeated_across);
+    };
+    EXPECT_EQ(read(named->running), c.running);
+    EXPECT_EQ(read(named->waiting), c.waiting);
+    EXPECT_EQ(read(named->prompt_tokens), c.prompt);
+    EXPECT_EQ(read(named->progress), c.progress);
   }
   // The counters' _created twins are never taken for them, and vLLM's and SGLang's TTFT histograms read.
   PromScrape v = scrape_of(vllm_text(1, 0, 0, 10, 20, kVllmTtftNone));
@@ -418,4 +434,210 @@ TEST(AppMetrics, TheConfigsMetricsObjectIsCheckedKeyByKey) {
   auto ok = parse_reasoning_key("telemetry", {{"metrics", {{"preset", "tgi"}}}}, rc);
   ASSERT_TRUE(ok && *ok);
   EXPECT_EQ(rc.telemetry.metrics.names.preset, "tgi");
+}
+
+namespace {
+// SGLang with DP attention, the newest labels, prometheus_client's text: the first rank of each attention
+// data-parallel group exports that group's batch (its scheduler metrics: attn_tp_rank == 0; dp_attention.py:
+// attn_tp_size = tp / dp, so --tp 2 --dp 2 has tp_rank 0 in group 0 and tp_rank 1 in group 1). With
+// --enable-metrics-for-all-schedulers and --tp 4 --dp 2, every rank exports its group's figures (tp_rank 0 and 1
+// in group 0, 2 and 3 in group 1). The queue-time histogram is observed by every rank of a group.
+std::string sglang_dp_text(bool all_schedulers) {
+  struct Rank {
+    int tp, dp;
+  };
+  std::vector<Rank> ranks = all_schedulers ? std::vector<Rank>{{0, 0}, {1, 0}, {2, 1}, {3, 1}}
+                                           : std::vector<Rank>{{0, 0}, {1, 1}};
+  auto labels = [](const Rank& r, const std::string& extra = "") {
+    return fmt::format(R"(dp_rank="{}",engine_type="unified",{}model_name="my-model",moe_ep_rank="0",pp_rank="0",tp_rank="{}")",
+                       r.dp, extra, r.tp);
+  };
+  const double running[] = {14, 11}, queued[] = {3, 0};
+  std::string t = "# HELP sglang:num_running_reqs The number of running requests.\n"
+                  "# TYPE sglang:num_running_reqs gauge\n";
+  for (const auto& r : ranks) t += fmt::format("sglang:num_running_reqs{{{}}} {:.1f}\n", labels(r), running[r.dp]);
+  t += "# HELP sglang:num_queue_reqs The number of requests in the waiting queue.\n"
+       "# TYPE sglang:num_queue_reqs gauge\n";
+  for (const auto& r : ranks) t += fmt::format("sglang:num_queue_reqs{{{}}} {:.1f}\n", labels(r), queued[r.dp]);
+  t += "# HELP sglang:queue_time_seconds Histogram of queueing time in seconds.\n"
+       "# TYPE sglang:queue_time_seconds histogram\n";
+  for (const auto& r : ranks) {
+    t += fmt::format("sglang:queue_time_seconds_sum{{{}}} {:.1f}\n", labels(r), 2.0 + r.dp);
+    for (const char* le : {"0.1", "0.5", "+Inf"})
+      t += fmt::format("sglang:queue_time_seconds_bucket{{{}}} {:.1f}\n", labels(r, fmt::format("le=\"{}\",", le)),
+                       std::string(le) == "0.1" ? 5.0 : 10.0 + r.dp);
+    t += fmt::format("sglang:queue_time_seconds_count{{{}}} {:.1f}\n", labels(r), 10.0 + r.dp);
+  }
+  return t;
+}
+}  // namespace
+
+TEST(AppMetrics, SglangDataParallelGroupsAreSummedAndTheRanksOfOneCountedOnce) {
+  auto p = app_metric_preset("sglang");
+  ASSERT_TRUE(p);
+  for (bool all : {false, true}) {
+    SCOPED_TRACE(all ? "every scheduler exports (--tp 4 --dp 2)" : "DP attention (--tp 2 --dp 2)");
+    PromScrape s = scrape_of(sglang_dp_text(all));
+    EXPECT_EQ(s.sum(p->running, p->labels, p->repeated_across), 14 + 11);
+    EXPECT_EQ(s.sum(p->waiting, p->labels, p->repeated_across), 3);
+    auto q = s.histogram(p->queue_histogram, p->labels, p->repeated_across);
+    ASSERT_TRUE(q);
+    EXPECT_EQ(q->count, 10 + 11);  // each group's requests once
+  }
+  // One model of two: the labels still choose.
+  PromScrape s = scrape_of(sglang_dp_text(true));
+  EXPECT_FALSE(s.sum(p->running, {{"model_name", "other"}}, p->repeated_across));
+}
+
+TEST(AppMetrics, SglangAndTgiProgressMovesAtEveryDecodeStep) {
+  // Between two scrapes 100 ms apart no request ended, so SGLang's generation_tokens_total and TGI's generated-
+  // tokens histogram stood still, while the batch decoded: SGLang's realtime decode tokens rose by 40 (its two
+  // tensor-parallel ranks report one batch), TGI made 20 decode calls.
+  std::string sglang0 = kSglangText, sglang1 = kSglangText;
+  for (const char* rank : {"tp_rank=\"0\"} 991234.0", "tp_rank=\"1\"} 991234.0"}) {
+    std::string to = rank;
+    to.replace(to.find("991234.0"), 8, "991274.0");
+    sglang1.replace(sglang1.find(rank), std::string(rank).size(), to);
+  }
+  std::string tgi0 = kTgiText, tgi1 = kTgiText;
+  tgi1.replace(tgi1.find("{method=\"decode\"} 61877"), 23, "{method=\"decode\"} 61897");
+  for (const auto& [preset, a, b, rate] : {std::tuple{"sglang", sglang0, sglang1, 400.0},
+                                           std::tuple{"tgi", tgi0, tgi1, 200.0}}) {
+    SCOPED_TRACE(preset);
+    QueuedScrapes src;
+    src.scrapes = {a, b};
+    Sampler sampler(*parse_app_metrics_choice({{"preset", preset}}));
+    ASSERT_TRUE(sampler.sample(0.0, src));
+    auto w = sampler.sample(0.1, src);
+    ASSERT_TRUE(w && *w);
+    ASSERT_TRUE((*w)->app_decode_tokens_per_s);
+    EXPECT_NEAR(*(*w)->app_decode_tokens_per_s, rate, 1e-6);
+  }
+}
+
+TEST(AppMetrics, AFreshTgiIsRecognisedByWhatItSaysItIsAndReadsNothingRunning) {
+  // A fresh TGI prints no metric until its first request; its GET /info says "text-generation-router".
+  QueuedScrapes src;
+  src.server = "text-generation-router";
+  src.scrapes = {"", ""};
+  Sampler sampler;  // auto
+  ASSERT_TRUE(sampler.sample(0.0, src));
+  auto w = sampler.sample(0.1, src);
+  ASSERT_TRUE(w && *w);
+  ASSERT_TRUE(sampler.app_metrics());
+  EXPECT_EQ(sampler.app_metrics()->preset, "tgi");
+  EXPECT_EQ((*w)->app_requests_processing, 0);  // not yet set: none
+  EXPECT_EQ((*w)->app_requests_waiting, 0);
+  // Another server's empty scrape, or an empty one that says nothing, is recognised as nothing.
+  for (const std::string& other : {std::string("my-router"), std::string()}) {
+    QueuedScrapes o;
+    o.server = other;
+    o.scrapes = {"", ""};
+    Sampler s2;
+    ASSERT_TRUE(s2.sample(0.0, o));
+    ASSERT_TRUE(s2.sample(0.1, o));
+    EXPECT_FALSE(s2.app_metrics()) << other;
+  }
+  // vLLM's gauges are there from its first scrape: absent is not zero there.
+  QueuedScrapes v;
+  v.scrapes = {"vllm:num_requests_running 1\n", "vllm:num_requests_running 1\n"};
+  Sampler sv(*parse_app_metrics_choice({{"preset", "vllm"}}));
+  ASSERT_TRUE(sv.sample(0.0, v));
+  auto wv = sv.sample(0.1, v);
+  ASSERT_TRUE(wv && *wv);
+  EXPECT_FALSE((*wv)->app_requests_waiting);
+}
+
+TEST(AppMetrics, ACounterPrintedWithSixDigitsIsRatedOverTheSpanItMovesTenStepsIn) {
+  // llama-server streams its figures as doubles at the default precision: past 10^6 decode calls, at 30 a second,
+  // n_decode_total reads "1.23401e+06", "1.23402e+06", ...: a step of 10 every third of a second. Scraped every
+  // 100 ms, scrape to scrape reads 0, 0, 100, 0, ... calls a second.
+  QueuedScrapes src;
+  Sampler sampler(*parse_app_metrics_choice({{"preset", "llama-server"}}));
+  std::vector<double> rates, prompt_rates;
+  for (int i = 0; i <= 100; ++i) {
+    const double t = 0.1 * i;
+    src.scrapes.push_back(fmt::format("llamacpp:requests_processing 1\nllamacpp:n_decode_total {:g}\n"
+                                      "llamacpp:prompt_tokens_total {:g}\n",
+                                      1234000 + std::floor(30 * t), 5000.0 + 20 * i));
+    auto w = sampler.sample(t, src);
+    ASSERT_TRUE(w);
+    if (*w && t >= 4) {
+      ASSERT_TRUE((*w)->app_decode_tokens_per_s);
+      rates.push_back(*(*w)->app_decode_tokens_per_s);
+      prompt_rates.push_back((*w)->app_prompt_tokens_per_s.value_or(-1));
+    }
+  }
+  ASSERT_GT(rates.size(), 50u);
+  for (double r : rates) {
+    EXPECT_GE(r, 30 * 0.8);
+    EXPECT_LE(r, 30 * 1.2);
+  }
+  // Below 10^6 a counter prints exactly: scrape to scrape (20 tokens in 100 ms).
+  for (double r : prompt_rates) EXPECT_NEAR(r, 200, 1e-6);
+  // The same figures from vLLM (exact to 17 digits): scrape to scrape too, however large.
+  QueuedScrapes v;
+  v.scrapes = {"vllm:num_requests_running 1\nvllm:generation_tokens_total 12345678\n",
+               "vllm:num_requests_running 1\nvllm:generation_tokens_total 12345681\n"};
+  Sampler sv(*parse_app_metrics_choice({{"preset", "vllm"}}));
+  ASSERT_TRUE(sv.sample(0.0, v));
+  auto wv = sv.sample(0.1, v);
+  ASSERT_TRUE(wv && *wv);
+  EXPECT_NEAR(*(*wv)->app_decode_tokens_per_s, 30, 1e-6);
+}
+
+TEST(AppMetrics, QueueTimeHistogramsAreReadWhereTheEngineHasThem) {
+  // vLLM's request_queue_time_seconds (its buckets from 0.3 s): 10 requests left the queue between two scrapes,
+  // 5 within 0.3 s and 5 within 0.5 s.
+  auto text = [](int le03, int le05) {
+    std::string m = R"(engine="0",model_name="m")";
+    std::string t = fmt::format("vllm:num_requests_running{{{}}} 1.0\n", m);
+    t += "# TYPE vllm:request_queue_time_seconds histogram\n";
+    for (const auto& [le, c] : std::vector<std::pair<std::string, int>>{{"0.3", le03}, {"0.5", le05}, {"1.0", le05}, {"+Inf", le05}})
+      t += fmt::format("vllm:request_queue_time_seconds_bucket{{engine=\"0\",le=\"{}\",model_name=\"m\"}} {}.0\n", le, c);
+    return t;
+  };
+  QueuedScrapes src;
+  src.scrapes = {text(10, 10), text(15, 20)};
+  Sampler sampler(*parse_app_metrics_choice({{"preset", "vllm"}}));
+  ASSERT_TRUE(sampler.sample(0.0, src));
+  auto w = sampler.sample(0.1, src);
+  ASSERT_TRUE(w && *w);
+  EXPECT_EQ((*w)->app_queue_samples, 10u);
+  ASSERT_TRUE((*w)->app_queue_p99_ms);
+  EXPECT_NEAR(*(*w)->app_queue_p99_ms, 300 + 200 * 4.9 / 5.0, 1e-6);  // rank 9.9 within (0.3, 0.5]
+  EXPECT_DOUBLE_EQ((*w)->app_queue_span_ms, 100);
+  // The window carries it through its JSON.
+  auto back = Window::from_json((*w)->to_json());
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->app_queue_p99_ms, (*w)->app_queue_p99_ms);
+  for (const char* preset : {"vllm", "sglang", "tgi"}) EXPECT_FALSE(app_metric_preset(preset)->queue_histogram.empty());
+  EXPECT_TRUE(app_metric_preset("llama-server")->queue_histogram.empty());
+}
+
+TEST(AppMetrics, ANameIsASeriesSelector) {
+  auto sel = parse_prom_selector(R"(tgi_batch_inference_count{method="decode"})");
+  ASSERT_TRUE(sel);
+  EXPECT_EQ(sel->name, "tgi_batch_inference_count");
+  EXPECT_EQ(sel->labels, (PromLabels{{"method", "decode"}}));
+  auto esc = parse_prom_selector(R"(a:b{x="q\"uo\\te",y="2",})");
+  ASSERT_TRUE(esc);
+  EXPECT_EQ(esc->labels.at("x"), "q\"uo\\te");
+  EXPECT_EQ(esc->labels.at("y"), "2");
+  EXPECT_TRUE(parse_prom_selector("plain_name"));
+  for (const char* bad : {"", "1x", "a b", "a{", "a{b}", "a{b=c}", R"(a{b="c")", R"(a{b="c"} )", R"(a{b="c" d="e"})",
+                          R"(a{le="1"})", R"(a{b="1",b="2"})", R"(a{b="c}")", "a}"}) {
+    auto r = parse_prom_selector(bad);
+    EXPECT_FALSE(r) << bad;
+  }
+  // In the config: a selector is a name; a malformed one is refused with its key.
+  auto c = parse_app_metrics_choice({{"preset", "tgi"}, {"progress", R"(tgi_batch_inference_count{method="prefill"})"}});
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->names.progress, R"(tgi_batch_inference_count{method="prefill"})");
+  auto bad = parse_app_metrics_choice({{"progress", R"(x{method=decode})"}});
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("telemetry.metrics.progress"), std::string::npos) << bad.error().message;
+  // The preset's labels and the selector's are read together; the selector's own wins.
+  auto both = series_of(R"(x{method="decode"})", {{"model_name", "m"}, {"method", "prefill"}});
+  EXPECT_EQ(both.labels, (PromLabels{{"method", "decode"}, {"model_name", "m"}}));
 }

@@ -23,9 +23,11 @@ struct Server {
   httplib::Server srv;
   int port = 0;
   std::thread t;
-  // 0 ok, 1 huge, 2 hang (until the server stops, or a minute), 3 slow (answers after 300 ms, as a starved server does)
+  // 0 ok, 1 huge, 2 hang (until the server stops, or a minute), 3 slow (answers after 300 ms, as a starved server
+  // does), 4 a fresh TGI (an empty /metrics; GET /info says what it is)
   std::atomic<int> mode{0};
   std::atomic<int> hanging{0};  // requests the hang holds now
+  std::atomic<int> infos{0};    // GET /info answered
   std::atomic<bool> quit{false};
   Server() {
     srv.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
@@ -39,9 +41,20 @@ struct Server {
         for (int i = 0; i < 6000 && !quit; ++i) std::this_thread::sleep_for(10ms);
         --hanging;
         res.set_content("llamacpp:requests_processing 1\n", "text/plain");
+      } else if (mode == 4) {
+        res.set_content("", "text/plain");
       } else {
         res.set_content("# TYPE llamacpp:requests_processing gauge\nllamacpp:requests_processing 3\n", "text/plain");
       }
+    });
+    // TGI's GET /info (router/src/lib.rs, Info): the fields it fills, "router" from its crate's name.
+    srv.Get("/info", [this](const httplib::Request&, httplib::Response& res) {
+      ++infos;
+      res.set_content(R"({"model_id":"bigscience/bloom-560m","model_sha":null,"model_pipeline_tag":"text-generation",)"
+                      R"("max_concurrent_requests":128,"max_best_of":2,"max_stop_sequences":4,"max_input_tokens":1024,)"
+                      R"("max_total_tokens":2048,"validation_workers":2,"max_client_batch_size":4,)"
+                      R"("router":"text-generation-router","version":"3.3.6-dev0","sha":null,"docker_label":null})",
+                      "application/json");
     });
     port = srv.bind_to_any_port("127.0.0.1");
     t = std::thread([this] { srv.listen_after_bind(); });
@@ -75,6 +88,31 @@ TEST(MetricsScraper, DeliversScrapes) {
   auto p = wait_take(**s, kPatience);
   ASSERT_TRUE(p);
   EXPECT_EQ(*p->value("llamacpp:requests_processing"), 3);
+}
+
+TEST(MetricsScraper, AnEmptyScrapeAsksTheServerWhatItIsAndAFullOneDoesNot) {
+  Server srv;
+  srv.mode = 4;
+  auto s = MetricsScraper::start(srv.url(), 20ms);
+  ASSERT_TRUE(s) << s.error().to_string();
+  ASSERT_TRUE(wait_until([&] {
+    auto p = (*s)->latest();
+    return p && p->server == "text-generation-router";
+  }));
+  EXPECT_TRUE((*s)->latest()->metrics.samples.empty());
+  // Every 5 s at most: 20 scrapes a second asked it once in the first second.
+  std::this_thread::sleep_for(1s);
+  EXPECT_EQ(srv.infos, 1);
+  EXPECT_EQ(MetricsScraper::info_path("/metrics"), "/info");
+  EXPECT_EQ(MetricsScraper::info_path("/engine/metrics"), "/engine/info");
+
+  Server full;  // a server whose scrape has metrics is never asked
+  auto f = MetricsScraper::start(full.url(), 20ms);
+  ASSERT_TRUE(f);
+  ASSERT_TRUE(wait_take(**f, kPatience));
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(full.infos, 0);
+  EXPECT_EQ((*f)->latest()->server, "");
 }
 
 TEST(MetricsScraper, ABodyPastTheCapIsAFailure) {
