@@ -73,6 +73,8 @@
 # the stand-in), MEASURED, APPARATUS, HOGS (antagonists), CALIBRATION_RUNS, CAPACITY_SECONDS (the capacity
 # probe's length), SLO_SCALE, SLO_TTFT and SLO_TPOT
 # (limits given, not measured), OBJECTIVE_MAX (the online arms' TTFT objective; default the TTFT limit),
+# OBJECTIVE_TPOT (a TPOT limit the online arms' objective adds, a duration or "slo" for the calibration's;
+# default none), ONLINE_POLICIES (the policies the online arms' daemons load; default "latency throughput"),
 # STANDIN_NICE (the stand-in's nice, -20), SCRAPE_STATIC (1: the static arms scrape /metrics too), DETECTOR
 # (its settings, JSON), PARAMS (live parameters, "POLICY.PARAM=VALUE ...", set with akts set in each arm whose
 # daemon loads POLICY, before its load), LEARNER_STATE (the learner's state file, shared by its runs: default,
@@ -121,6 +123,10 @@ CALIBRATION_RUNS=${CALIBRATION_RUNS:-2}
 CAPACITY_SECONDS=${CAPACITY_SECONDS:-8}
 SLO_SCALE=${SLO_SCALE:-2}
 OBJECTIVE_MAX=${OBJECTIVE_MAX:-}
+OBJECTIVE_TPOT=${OBJECTIVE_TPOT:-}
+ONLINE_POLICIES=${ONLINE_POLICIES:-latency throughput}
+[[ $ONLINE_POLICIES =~ ^[a-z_]+( [a-z_]+)+$ ]] ||
+	{ echo "[serving] error: ONLINE_POLICIES is two or more policy names, not '$ONLINE_POLICIES'" >&2; exit 2; }
 STANDIN_NICE=${STANDIN_NICE:--20}
 SCRAPE_STATIC=${SCRAPE_STATIC:-0}
 [[ $SCRAPE_STATIC == 0 || $SCRAPE_STATIC == 1 ]] || { echo "[serving] error: SCRAPE_STATIC is 0 or 1, not '$SCRAPE_STATIC'" >&2; exit 2; }
@@ -159,7 +165,14 @@ for a in "${ARMS[@]}"; do
 	esac
 done
 # The policies an akts arm's daemon loads (preempt's arm adds it as a third).
-arm_policies() { echo "latency throughput$([[ $1 == preempt ]] && echo ' preempt')"; }
+# The policies an arm's daemon loads: latency and throughput; preempt's arm adds it; the online arms load
+# ONLINE_POLICIES (default the same two).
+arm_policies() {
+	case $1 in
+	oracle | detector | bandit | learner | llm) echo "$ONLINE_POLICIES" ;;
+	*) echo "latency throughput$([[ $1 == preempt ]] && echo ' preempt')" ;;
+	esac
+}
 # A parameter of a policy no arm here loads would be set nowhere: a typo, refused before anything runs.
 for kv in "${PARAMS_KV[@]}"; do
 	loaded=""
@@ -214,11 +227,12 @@ LOAD_PHASES=""  # PHASES with the capacity's multiples turned into rates (the ca
 write_meta() {
 	python3 - "$OUT/meta.json" "$PHASES" "$RUNS" "$MEASURED" "$APPARATUS" "$HOGS" "$N_PREDICT" "$NODE" \
 		"${MODEL_SHAPE:-}" "$OBJECTIVE_MAX" "$DETECTOR" "$offloaded" "$rpc_connected" "$versions" "$NGL" "$LOAD_PHASES" \
-		"$SEED" "$BURSTINESS" "$DRAIN" "$OUT/calibration/calibration.json" "$PARAMS" "$STANDIN_NICE" "${ARMS[@]}" <<'PY' ||
+		"$SEED" "$BURSTINESS" "$DRAIN" "$OUT/calibration/calibration.json" "$PARAMS" "$STANDIN_NICE" "$OBJECTIVE_TPOT" \
+		"$ONLINE_POLICIES" "${ARMS[@]}" <<'PY' ||
 import json, os, sys
 (path, phases, runs, measured, apparatus, hogs, n_predict, node, shape, objective, detector, offloaded,
  connected, versions, ngl, load_phases, seed, burstiness, drain, calibration, params, standin_nice,
- *arms) = sys.argv[1:]
+ objective_tpot, online_policies, *arms) = sys.argv[1:]
 try:
     cal = json.load(open(calibration))
 except (OSError, ValueError):
@@ -228,7 +242,8 @@ json.dump({"phases": phases, "load_phases": load_phases or None, "runs": int(run
            "seed": int(seed), "burstiness": float(burstiness), "drain": drain, "calibration": cal,
            "model_shape": shape or None, "offloaded": offloaded or None,
            "rpc_connected": {"true": True, "false": False}.get(connected),
-           "objective_max": objective, "detector": json.loads(detector),
+           "objective_max": objective, "objective_tpot": objective_tpot or None,
+           "online_policies": online_policies.split(), "detector": json.loads(detector),
            "params": dict(w.split("=", 1) for w in params.split()),
            "standin_nice": int(standin_nice) if node != "cpu" else None,
            "versions": dict(l.split("=", 1) for l in versions.splitlines() if "=" in l),
@@ -389,7 +404,8 @@ daemon_config() {
 	# telemetry (as the detector's threshold was chosen), at that cost.
 	cat <<JSON
 {"socket": "$SOCK", "switch_all": $([[ $NODE == cpu ]] && echo true || echo false), "policies": [$(arm_policies "$arm" | sed 's/[a-z_][a-z_]*/"&"/g; s/ /, /g')], "initial": "$initial",
- "objective": {"signal": "request_latency_p99", "max": "$OBJECTIVE_MAX"},
+ "objective": $(if [[ -n $OBJECTIVE_TPOT ]]; then echo "{\"ttft_p99\": \"$OBJECTIVE_MAX\", \"tpot_p99\": \"$OBJECTIVE_TPOT\"}"
+                else echo "{\"signal\": \"request_latency_p99\", \"max\": \"$OBJECTIVE_MAX\"}"; fi),
  "telemetry": {$([[ $ctl != none || $SCRAPE_STATIC == 1 ]] && echo '"metrics_url": "http://127.0.0.1:8080/metrics", ')"metrics_timeout": "1s"},
  "controller": {"name": "$ctl", "min_dwell": "500ms",
                 "oracle": {"schedule": "$OUT/oracle.json"},
@@ -703,6 +719,10 @@ limits=$(python3 "$CALIBRATE" limits "$SLO_SCALE" "${cal_runs[@]}" 2>&1) || die 
 SLO_TTFT=${SLO_TTFT:-$(python3 -c 'import json,sys; print("%.1fms" % json.loads(sys.argv[1])["ttft_ms"])' "$limits")}
 SLO_TPOT=${SLO_TPOT:-$(python3 -c 'import json,sys; t=json.loads(sys.argv[1])["tpot_ms"]; print("%.1fms" % t if t else "")' "$limits")}
 OBJECTIVE_MAX=${OBJECTIVE_MAX:-$SLO_TTFT}
+if [[ $OBJECTIVE_TPOT == slo ]]; then
+	[[ -n $SLO_TPOT ]] || die "OBJECTIVE_TPOT=slo: the calibration measured no TPOT limit"
+	OBJECTIVE_TPOT=$SLO_TPOT
+fi
 LOADGEN+=(--slo-ttft "$SLO_TTFT")
 [[ -n $SLO_TPOT ]] && LOADGEN+=(--slo-tpot "$SLO_TPOT")
 CAPACITY_SECONDS=$CAPACITY_SECONDS python3 - "$cal/calibration.json" "$limits" "$capacity" "$PHASES" "$LOAD_PHASES" "$SLO_TTFT" "$SLO_TPOT" "$OBJECTIVE_MAX" \
@@ -718,7 +738,7 @@ json.dump({"capacity_rps": float(capacity) if capacity else None,
                          "tpot": bool(tpot) and (measured["tpot_ms"] is None or tpot != "%.1fms" % measured["tpot_ms"])}},
           open(path, "w"), indent=1)
 PY
-log "calibration: objective TTFT <= $SLO_TTFT${SLO_TPOT:+, TPOT <= $SLO_TPOT} ($(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["from"])' "$limits")); the online arms' TTFT objective $OBJECTIVE_MAX"
+log "calibration: objective TTFT <= $SLO_TTFT${SLO_TPOT:+, TPOT <= $SLO_TPOT} ($(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["from"])' "$limits")); the online arms' objective TTFT $OBJECTIVE_MAX${OBJECTIVE_TPOT:+, TPOT $OBJECTIVE_TPOT} over $ONLINE_POLICIES"
 write_meta
 total=$((RUNS * ${#ARMS[@]}))
 k=0

@@ -28,8 +28,11 @@
  *   the bound it costs. ops.select_cpu does this when it finds no idle CPU,
  *   by returning the victim with the task inserted into SCX_DSQ_LOCAL, so
  *   ops.enqueue is not called; ops.enqueue does it (SCX_DSQ_LOCAL_ON |
- *   victim) for a wake-up select_cpu did not see (a task allowed one CPU,
- *   or with migration disabled) or that found no victim then. The victim
+ *   victim) for a wake-up select_cpu did not see (a task allowed one CPU;
+ *   on 6.12-6.14 also one with migration disabled: from 6.15 the kernel
+ *   queues such a task on its CPU without ops.enqueue, as the frame does not
+ *   set SCX_OPS_ENQUEUE_MIGRATION_DISABLED, so it waits as under `latency`)
+ *   or that found no victim then. The victim
  *   runs the task next without calling ops.dispatch (one callback less per
  *   preemption: under emulation a dispatch costs several others, 15.5 us
  *   against 1-7 us: docs/benchmarks.md). The BE run it cut goes back into
@@ -61,10 +64,16 @@
  * time waits; in the local DSQ, the cut run is queued again and the waking
  * task runs first (a rescue then ends early, as akts.h says of a local DSQ
  * that holds a task; the claim's check of that DSQ leaves only a rescue
- * that began between the claim and the preemption). If a higher class holds
- * the victim then, nothing is ended, and the BE run meant to be cut
- * resumes later ahead of the waking task (the kernel puts a preempted run
- * back at the DSQ's head); it then runs `slice`, not `be_slice` (below). An entry
+ * that began between the claim and the preemption). If a higher class took
+ * the victim CPU in between, the kernel put the BE run back at the head of
+ * its local DSQ with its slice, and the hand-off lands ahead of it: the
+ * waking task runs first and the BE run after it, without ops.enqueue, for
+ * `slice` (below) (the one way a cut run still resumes in its local DSQ,
+ * and then goes before an LC task whose slice ends). If the victim went
+ * offline or inactive in between, the kernel puts the task elsewhere: the
+ * select_cpu hand-off on the CPU the kernel falls back to, which no claim
+ * checked, and ops.enqueue's on the global DSQ, which no CPU drains first;
+ * hotplug is rare enough that neither is guarded. An entry
  * written before a switch away and back can name a run that began under
  * another policy; its class is checked again at the claim, its rescue by
  * the frame.
@@ -89,8 +98,13 @@
  * is a hand-off on the waker's own CPU: LC that wakes
  * very often (tens of thousands of times a second) and runs very briefly
  * pays more in switches than it gains; `preempt_gap` bounds the
- * preemptions to one per victim per gap (0: no bound, and two wakers may
- * then preempt one victim). The victim scan looks at the
+ * preemptions to one per victim per gap (10 us at least: with none, two
+ * wakers could claim one victim, and akts.h's exception counts on the gap).
+ * What a BE task is sure of is where it starts, within the frame's bound,
+ * not how long it runs: an LC task that runs longer than the gap and sleeps
+ * for moments can cut a BE run each time it wakes, so BE then gets the
+ * moments between a sleep and the next wake-up (a guard rescue restarts
+ * nothing: each run that begins resets the task's wait). The victim scan looks at the
  * task's previous CPU and up to PREEMPT_SCAN others, first fit, not the
  * best victim. `kick` 0 turns the preemption off (for tests: LC then waits
  * for the BE task's long slice to end).
@@ -106,8 +120,8 @@ AKTS_PARAMS(AKTS_PARAM(0, "slice", AKTS_PARAM_DURATION, 1000000, 100000, 1000000
 		       "the slice of an LC task, and of a BE run that begins while LC waits"),
 	    AKTS_PARAM(1, "be_slice", AKTS_PARAM_DURATION, 20000000, 100000, 1000000000, "ns",
 		       "the slice of a BE task while no LC task waits; long, for warm caches"),
-	    AKTS_PARAM(2, "preempt_gap", AKTS_PARAM_DURATION, 250000, 0, 100000000, "ns",
-		       "a CPU is preempted for a waking LC task at most once per this (0: no limit)"),
+	    AKTS_PARAM(2, "preempt_gap", AKTS_PARAM_DURATION, 250000, 10000, 100000000, "ns",
+		       "a CPU is preempted for a waking LC task at most once per this (10 us at least)"),
 	    AKTS_PARAM(3, "kick", AKTS_PARAM_BOOL, 1, 0, 1, "",
 		       "1: a waking LC task preempts BE at once; 0: it waits for the slice (tests)"));
 #define lc_slice_ns akts_param(0) /* `slice`: every library policy's first parameter is its slice */

@@ -14,7 +14,8 @@ const std::vector<PolicySpec>& builtin_policies() {
        "request bursts: protects latency-critical tail latency (e.g. time-to-first-token)",
        AKTS_OPEN_SKELETON(akts_latency_bpf)},
       {"preempt",
-       "latency's order, and a waking LC task with no idle CPU preempts a BE task at once (SCX_KICK_PREEMPT); "
+       "latency's order, and a waking LC task with no idle CPU preempts a BE task at once (handed to its CPU with "
+       "SCX_ENQ_PREEMPT); "
        "20 ms BE slices while no LC waits",
        "LC work beside batch work whose wake-ups must not wait for a tick (an LLM server's per-token CPU work)",
        AKTS_OPEN_SKELETON(akts_preempt_bpf)},

@@ -63,16 +63,17 @@ struct AppMetricNames {
   // (dp_rank; with DP attention, tp_rank 0, 1, ... or 0, 2, ... too) runs its
   // own, so the groups are summed and each counted once.
   PromRepeats repeated_across;
-  // A gauge it does not export yet reads 0 once the scrape answers: TGI's
-  // exporter prints a metric only once it is first set, so a fresh TGI's
-  // /metrics is empty until its first request.
+  // A gauge reads 0 while the scrape is empty: TGI's exporter prints a metric
+  // only once it is first set, so a fresh TGI's /metrics is empty until its
+  // first request. (A scrape with metrics but not the gauge reads nothing.)
   bool absent_gauges_are_zero = false;
   // The significant digits its counters are printed with; 0: exact.
   // llama-server streams every figure as a double at the default precision
   // (6: 1234567 is "1.23457e+06"), so past 10^6 a counter moves in steps of
   // 10 or more, and a 100 ms rate reads 0 or a step's worth. Its rates are
   // taken over the span, up to Sampler::kCoarseSpanS, in which the counter
-  // moved 10 of its steps at least (a tenth of the rate at most is rounding).
+  // moved 10 of its steps at least (then a tenth of the rate at most is
+  // rounding; a counter that moves less in that span, more).
   int counter_digits = 0;
 
   nlohmann::json to_json() const;
@@ -90,7 +91,8 @@ Result<AppMetricNames> app_metric_preset(std::string_view name);
 // empty); nullopt when none.
 std::optional<AppMetricNames> recognise_app_metrics(const PromScrape& scrape, std::string_view server = "");
 // A preset name's series selector split into its name and the labels to read
-// it with (`labels` and the selector's own); an unparsable one: its text, no labels.
+// it with (`labels` and the selector's own); an unparsable one (the config
+// refuses it first): its text as the name, with `labels`.
 PromSelector series_of(const std::string& name, const PromLabels& labels);
 
 // The telemetry config's "metrics" object, {"preset": "auto" | a preset,

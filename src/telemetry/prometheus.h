@@ -27,9 +27,10 @@ using PromLabels = std::map<std::string, std::string>;
 // expert-parallel ranks of one scheduler group report one batch each).
 using PromRepeats = std::vector<std::string>;
 
-// A series selector as PromQL writes one: a metric name, optionally with label
-// matchers, `name` or `name{label="value",...}` (equality only; values in
-// double quotes with \\, \" and \n escapes). A preset names a counter this way
+// A series selector, the part of PromQL's that names series: a metric name,
+// optionally with label matchers, `name` or `name{label="value",...}`
+// (equality only, no spaces; values in double quotes with \\, \" and \n
+// escapes; a label given "" matches only a series that has it empty). A preset names a counter this way
 // when only some of its series mean what it reads (TGI's decode steps:
 // tgi_batch_inference_count{method="decode"}).
 struct PromSelector {

@@ -184,13 +184,15 @@ std::optional<double> Sampler::counter_rate_over(size_t which, const std::string
   if (const int d = names_->counter_digits; d > 0)
     for (const auto& [labels, v] : now)
       if (std::isfinite(v) && v >= std::pow(10.0, d)) step += std::pow(10.0, std::floor(std::log10(v)) - d + 1);
+  std::optional<double> rate;  // over the longest span read so far
   for (auto it = h.rbegin(); it != h.rend(); ++it) {
     if (!(taken > it->first)) continue;
     auto inc = counter_increase(it->second, now);
-    if (!inc) return std::nullopt;
-    if (*inc >= 10 * step || std::next(it) == h.rend()) return *inc / (taken - it->first);
+    if (!inc) break;  // an older reading without these series: the span read so far
+    rate = *inc / (taken - it->first);
+    if (*inc >= 10 * step) break;
   }
-  return std::nullopt;
+  return rate;
 }
 
 void Sampler::set_app_metrics(AppMetricsChoice metrics) {
@@ -263,7 +265,8 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
       auto gauge = [&](const std::string& name) {
         PromSelector sel = series_of(name, n.labels);
         auto v = m.sum(sel.name, sel.labels, n.repeated_across);
-        return sane(!v && n.absent_gauges_are_zero ? std::optional<double>(0.0) : v);
+        // Only an empty scrape (a fresh TGI's) reads 0: labels or a server that never match read nothing.
+        return sane(!v && n.absent_gauges_are_zero && m.samples.empty() ? std::optional<double>(0.0) : v);
       };
       auto increase = [&](const std::string& base) {
         PromSelector sel = series_of(base, n.labels);

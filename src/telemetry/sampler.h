@@ -45,8 +45,9 @@ struct AppScrape {
   PromScrape metrics;
   double age_s = 0;  // how long ago it was taken
   uint64_t seq = 0;  // 1, 2, ...: the same seq twice is the same scrape
-  // What the server says it is while its scrape is empty (the "router" of
-  // its GET /info: TGI prints no metric before its first request); "" else.
+  // What the server said it is, asked while its scrape was empty (the
+  // "router" of its GET /info: TGI prints no metric before its first
+  // request); "" if never asked or never said.
   std::string server;
 };
 
@@ -133,8 +134,10 @@ class Sampler {
   // default: kAppMaxAgePeriods periods); rates between two scrapes use the
   // times they were taken.
   static constexpr double kAppMaxAgePeriods = 3;
-  // The longest span a counter's rate is taken over when it is printed with
-  // few digits (AppMetricNames::counter_digits); exact counters: scrape to scrape.
+  // The span of readings kept for a counter printed with few digits
+  // (AppMetricNames::counter_digits): its rate is taken over at most this
+  // (longer only across a gap in the scrapes, from the one reading before
+  // it); exact counters: scrape to scrape.
   static constexpr double kCoarseSpanS = 5;
   void set_app_max_age(double seconds) { app_max_age_s_ = seconds; }
   // Before the first sample: as the constructor's argument.

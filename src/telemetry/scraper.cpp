@@ -122,8 +122,10 @@ void MetricsScraper::run() {
     in_request_ = true;
     lk.unlock();
     std::optional<PromScrape> got;
+    std::chrono::steady_clock::time_point got_at{};
     std::string why;
     if (auto body = get(path, kMaxBody, why)) {
+      got_at = std::chrono::steady_clock::now();  // the scrape's time, not the /info question's after it
       if (auto p = parse_prometheus_text(*body); !p)
         why = p.error().message;
       else
@@ -148,7 +150,7 @@ void MetricsScraper::run() {
       successes_.fetch_add(1);
       failures_in_a_row_ = 0;
       latest_ = std::move(got);
-      latest_at_ = std::chrono::steady_clock::now();
+      latest_at_ = got_at;
       ++seq_;
     } else {
       failures_.fetch_add(1);

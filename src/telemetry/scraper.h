@@ -7,7 +7,8 @@
 // or one that takes longer than its budget (4 periods unless told), is cut off
 // and counted as a failure. While the scrape is empty (a fresh TGI prints no
 // metric before its first request), GET /info (beside the metrics path) is
-// asked every 5 s at most for the server's "router", which recognition uses.
+// asked every 5 s at most for the server's "router", which recognition uses
+// (a question with a budget of its own, after the scrape, whose age it leaves alone).
 #pragma once
 
 #include <atomic>

@@ -538,6 +538,15 @@ TEST(AppMetrics, AFreshTgiIsRecognisedByWhatItSaysItIsAndReadsNothingRunning) {
     ASSERT_TRUE(s2.sample(0.1, o));
     EXPECT_FALSE(s2.app_metrics()) << other;
   }
+  // Only an empty scrape reads 0: the tgi preset on a scrape that has metrics but not its gauges (another
+  // server, or labels that match nothing) reads nothing.
+  QueuedScrapes t;
+  t.scrapes = {"up 1\n", "up 1\n"};
+  Sampler st(*parse_app_metrics_choice({{"preset", "tgi"}}));
+  ASSERT_TRUE(st.sample(0.0, t));
+  auto wt = st.sample(0.1, t);
+  ASSERT_TRUE(wt && *wt);
+  EXPECT_FALSE((*wt)->app_requests_processing);
   // vLLM's gauges are there from its first scrape: absent is not zero there.
   QueuedScrapes v;
   v.scrapes = {"vllm:num_requests_running 1\n", "vllm:num_requests_running 1\n"};
