@@ -28,13 +28,23 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report  # noqa: E402
 
-STATIC = ("latency", "throughput")
+STATIC = ("default", "latency", "preempt", "throughput")  # the arms that switch nothing (the default: no akts at all)
 CONTROLLERS = ("oracle", "detector", "bandit", "learner")
 WINDOW_S = 1.0
 
 
 def users(phase):
     return int(report.num(phase.get("max_concurrency")) or 0)
+
+
+def busy_set(phases):
+    """The indices of the busy phases: with open-loop arrivals (a request_rate), those busier than the lightest;
+    with closed-loop users, those of more than one user."""
+    rates = [report.num(p.get("request_rate")) for p in phases]
+    if any(r for r in rates):
+        low = min(r or 0.0 for r in rates)
+        return {i for i, r in enumerate(rates) if (r or 0.0) > low * 1.01}
+    return {i for i, p in enumerate(phases) if users(p) > 1}
 
 
 def windows(r, objective_ms):
@@ -77,7 +87,7 @@ def windows(r, objective_ms):
 
 
 def busy_ttft(r):
-    busy = {i for i, p in enumerate(r["phases"]) if users(p) > 1}
+    busy = busy_set(r["phases"])
     t = [report.num(q.get("ttft_ms")) for q in r["requests"]
          if isinstance(q.get("phase"), int) and q["phase"] in busy]
     t = [x for x in t if x]
@@ -85,15 +95,18 @@ def busy_ttft(r):
 
 
 def regime_changes(phases):
-    return sum(1 for a, b in zip(phases, phases[1:]) if users(a) != users(b))
+    busy = busy_set(phases)
+    return sum(1 for k in range(len(phases) - 1) if (k in busy) != (k + 1 in busy) or
+               (not any(report.num(p.get("request_rate")) for p in phases) and users(phases[k]) != users(phases[k + 1])))
 
 
 def cycles(r):
     """Per (steady, burst) pair: batch CPU s over the pair, burst TTFT p50 and its std."""
     out = []
     ph = r["phases"]
+    busy = busy_set(ph)
     for k in range(0, len(ph) - 1, 2):
-        if users(ph[k + 1]) <= 1:
+        if k + 1 not in busy:
             continue
         t0, t1 = r["bounds"][k], r["bounds"][k + 2]
         batch = None
@@ -103,7 +116,11 @@ def cycles(r):
             batch = b - a if a is not None and b is not None else None
         t = [report.num(q.get("ttft_ms")) for q in r["requests"] if q.get("phase") == k + 1]
         t = [x for x in t if x]
-        out.append({"cycle": len(out) + 1, "batch_cpu_s": batch,
+        # Goodput over the pair: its requests (by the phase they were sent in) that met every limit, a second.
+        sent = [q for q in r["requests"] if q.get("phase") in (k, k + 1)]
+        good = sum(1 for q in sent if q.get("good") is True)
+        out.append({"cycle": len(out) + 1, "batch_cpu_s": batch, "requests": len(sent),
+                    "goodput": good / (t1 - t0) if t1 > t0 and sent and any("good" in q for q in sent) else None,
                     "burst_ttft_p50": statistics.median(t) if t else None,
                     "burst_ttft_std": statistics.pstdev(t) if len(t) > 1 else None})
     return out
@@ -176,7 +193,14 @@ def load_dir(d):
                            "first_ended_s": end * 0.1 if end is not None else None}
         except (OSError, ValueError, AttributeError):
             pass
+        # Switches the controller applied after its first exploration ended (the learner's settling).
+        after = None
+        if explore and explore.get("first_ended_s") is not None and r["decisions"] is not None and r["started"]:
+            t_end = explore["first_ended_s"]
+            after = sum(1 for t, d in r["decisions"] if d.get("applied") is True
+                        and d.get("source") not in ("operator", "config") and t - r["started"] > t_end)
         r["eval"] = {"met": met, "windows": n, "met_share": met / n, "missed": n - met,
+                     "goodput": r["metrics"].get("goodput"), "switches_after_first_exploration": after,
                      "batch_cpu_s": r["metrics"].get("batch_cpu_s"), "busy_ttft_p50": busy_ttft(r),
                      "switches": r["metrics"].get("switches", 0 if arm in STATIC else None), "cycles": cycles(r),
                      "explore": explore}
@@ -198,8 +222,13 @@ def evaluate(out):
         meta, objective_ms, runs, notes = load_dir(d)
         some = next(iter(runs.values()), [None])[0]
         changes = regime_changes(some["phases"]) if some else 0
-        arms = {a: {k: mean(rs, k) for k in ("met_share", "missed", "batch_cpu_s", "busy_ttft_p50", "switches")}
-                for a, rs in runs.items()}
+        keys = ("met_share", "missed", "batch_cpu_s", "busy_ttft_p50", "switches", "goodput",
+                "switches_after_first_exploration")
+        arms = {a: {k: mean(rs, k) for k in keys} for a, rs in runs.items()}
+        for a, rs in runs.items():
+            for k in ("goodput", "batch_cpu_s"):
+                v = [r["eval"][k] for r in rs if r["eval"].get(k) is not None]
+                arms[a][k + "_std"] = statistics.stdev(v) if len(v) > 1 else None
         for a in arms:
             arms[a]["runs"] = len(runs[a])
             ex = [r["eval"]["explore"] for r in runs[a] if r["eval"].get("explore")]
@@ -239,15 +268,36 @@ def evaluate(out):
                  "best_static": best, "best_static_meets": best_meets, "arms": arms,
                  "notes": [f"{n}: {w}" for w, n in notes]}
         if "oracle" in runs and "learner" in runs:
-            o, l = runs["oracle"][0]["eval"]["cycles"], runs["learner"][0]["eval"]["cycles"]
+            # Per cycle, the mean over each arm's runs (runs are interleaved, so cycle k of one run is cycle k of
+            # the others).
+            def per_cycle(arm, key):
+                by = {}
+                for r in runs[arm]:
+                    for c in r["eval"]["cycles"]:
+                        if c.get(key) is not None:
+                            by.setdefault(c["cycle"], []).append(c[key])
+                return {k: statistics.mean(v) for k, v in by.items()}
+            ob, lb = per_cycle("oracle", "batch_cpu_s"), per_cycle("learner", "batch_cpu_s")
+            ot, lt = per_cycle("oracle", "burst_ttft_p50"), per_cycle("learner", "burst_ttft_p50")
+            og, lg = per_cycle("oracle", "goodput"), per_cycle("learner", "goodput")
             reg = []
-            for co, cl in zip(o, l):
-                reg.append({"cycle": co["cycle"], "oracle_batch": co["batch_cpu_s"], "learner_batch": cl["batch_cpu_s"],
-                            "batch_regret": (co["batch_cpu_s"] - cl["batch_cpu_s"])
-                            if co["batch_cpu_s"] is not None and cl["batch_cpu_s"] is not None else None,
-                            "oracle_ttft_p50": co["burst_ttft_p50"], "oracle_ttft_std": co["burst_ttft_std"],
-                            "learner_ttft_p50": cl["burst_ttft_p50"]})
+            for k in sorted(set(ob) | set(lb)):
+                reg.append({"cycle": k, "oracle_batch": ob.get(k), "learner_batch": lb.get(k),
+                            "batch_regret": ob[k] - lb[k] if k in ob and k in lb else None,
+                            "oracle_ttft_p50": ot.get(k), "oracle_ttft_std": None, "learner_ttft_p50": lt.get(k),
+                            "oracle_goodput": og.get(k), "learner_goodput": lg.get(k)})
             entry["cycles"] = reg
+            # The targets (issue 37): from the third cycle on, the learner's batch work at least 97% of the
+            # oracle's; over the load, its goodput within one std of the oracle's.
+            o3 = sum(ob[k] for k in ob if k >= 3 and k in lb)
+            l3 = sum(lb[k] for k in lb if k >= 3 and k in ob)
+            entry["long_targets"] = {
+                "batch_ratio_from_cycle_3": l3 / o3 if o3 else None,
+                "batch_ok": bool(o3) and l3 / o3 >= 0.97,
+                "goodput": {"oracle": arms["oracle"].get("goodput"), "oracle_std": arms["oracle"].get("goodput_std"),
+                            "learner": arms["learner"].get("goodput"), "learner_std": arms["learner"].get("goodput_std")},
+                "goodput_ok": None if arms["oracle"].get("goodput") is None or arms["learner"].get("goodput") is None
+                else arms["learner"]["goodput"] >= arms["oracle"]["goodput"] - (arms["oracle"].get("goodput_std") or 0.0)}
         loads[load] = entry
     return loads
 
@@ -257,8 +307,9 @@ def fmt(x, spec="{:.0f}"):
 
 
 def markdown(loads):
-    lines = ["| load | arm | objective met (windows) | batch (CPU s) | busy TTFT p50 (ms) | switches | vs best static |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| load | arm | runs | goodput (req/s) | objective met (windows) | batch (CPU s) | busy TTFT p50 (ms) | switches "
+             "(after the first exploration) | vs best static |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     order = list(STATIC) + list(CONTROLLERS)
     for load, e in loads.items():
         for a in sorted(e["arms"], key=lambda a: order.index(a) if a in order else 99):
@@ -272,9 +323,12 @@ def markdown(loads):
             if "explorations" in s:
                 vs += "; {} exploration(s){}".format(fmt(s["explorations"]), "" if s.get("first_exploration_ended_s") is None
                                                       else ", the first over at {:.1f} s".format(s["first_exploration_ended_s"]))
-            lines.append("| {} | {} | {} | {} | {} | {} | {} |".format(
-                load, a, fmt(s["met_share"], "{:.0%}"), fmt(s["batch_cpu_s"], "{:.1f}"), fmt(s["busy_ttft_p50"]),
-                fmt(s["switches"]), vs))
+            pm = lambda k, spec: fmt(s.get(k), spec) + ("" if s.get(k + "_std") is None else " ± " + fmt(s[k + "_std"], spec))
+            sw = fmt(s["switches"], "{:.1f}") + ("" if s.get("switches_after_first_exploration") is None
+                                                 else " ({:.1f})".format(s["switches_after_first_exploration"]))
+            lines.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+                load, a, s.get("runs", "-"), pm("goodput", "{:.2f}"), fmt(s["met_share"], "{:.0%}"),
+                pm("batch_cpu_s", "{:.1f}"), fmt(s["busy_ttft_p50"]), sw, vs))
     cal = loads.get("calibration", {}).get("lc_demand")
     if cal:
         lines += ["", "LC demand on the calibration load, per window (share of the CPUs): *time* is LC run plus LC time "
@@ -291,14 +345,23 @@ def markdown(loads):
     for load, e in loads.items():
         if "cycles" not in e:
             continue
-        lines += ["", f"Load `{load}`, the learner against the oracle, cycle by cycle:", "",
-                  "| cycle | oracle batch (CPU s) | learner batch | regret (CPU s) | oracle burst TTFT p50 (std) | learner burst TTFT p50 |",
-                  "| --- | --- | --- | --- | --- | --- |"]
+        lines += ["", f"Load `{load}`, the learner against the oracle, cycle by cycle (means over the runs):", "",
+                  "| cycle | oracle batch (CPU s) | learner batch | regret (CPU s) | oracle burst TTFT p50 | learner burst TTFT p50 "
+                  "| oracle goodput | learner goodput |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for c in e["cycles"]:
-            lines.append("| {} | {} | {} | {} | {} ({}) | {} |".format(
+            lines.append("| {} | {} | {} | {} | {} | {} | {} | {} |".format(
                 c["cycle"], fmt(c["oracle_batch"], "{:.2f}"), fmt(c["learner_batch"], "{:.2f}"),
-                fmt(c["batch_regret"], "{:+.2f}"), fmt(c["oracle_ttft_p50"]), fmt(c["oracle_ttft_std"]),
-                fmt(c["learner_ttft_p50"])))
+                fmt(c["batch_regret"], "{:+.2f}"), fmt(c["oracle_ttft_p50"]), fmt(c["learner_ttft_p50"]),
+                fmt(c.get("oracle_goodput"), "{:.2f}"), fmt(c.get("learner_goodput"), "{:.2f}")))
+        t = e.get("long_targets")
+        if t:
+            g = t["goodput"]
+            lines += ["", "From the third cycle on the learner did {} of the oracle's batch work ({}: 97% at least); "
+                      "its goodput {} ± {} against the oracle's {} ± {} ({}: within one std at least).".format(
+                          fmt(t["batch_ratio_from_cycle_3"], "{:.1%}"), "met" if t["batch_ok"] else "missed",
+                          fmt(g["learner"], "{:.2f}"), fmt(g["learner_std"], "{:.2f}"), fmt(g["oracle"], "{:.2f}"),
+                          fmt(g["oracle_std"], "{:.2f}"), "met" if t["goodput_ok"] else "missed")]
     return "\n".join(lines) + "\n"
 
 
