@@ -36,13 +36,37 @@ std::string read_file(const std::string& path) {
 
 bool normal_policy(int pol) { return pol == SCHED_OTHER || pol == SCHED_BATCH || pol == SCHED_IDLE; }
 
+// Whether a thread has run, from /proc/TID/schedstat (its run time and its count of runs; both 0 until it first
+// runs); true when that cannot be told (gone, or schedstats off: every task reads 0 then, this daemon too).
+bool has_run(pid_t tid) {
+  static const bool schedstats_on = [] {
+    std::istringstream in(read_file("/proc/self/schedstat"));
+    uint64_t run_ns = 0, wait_ns = 0, runs = 0;
+    return static_cast<bool>(in >> run_ns >> wait_ns >> runs) && (run_ns > 0 || runs > 0);
+  }();
+  if (!schedstats_on) return true;
+  std::istringstream in(read_file(fmt::format("/proc/{}/schedstat", tid)));
+  uint64_t run_ns = 0, wait_ns = 0, runs = 0;
+  if (!(in >> run_ns >> wait_ns >> runs)) return true;
+  return run_ns > 0 || runs > 0;
+}
+
 class SystemOps : public SchedPolicyOps {
  public:
   int get(pid_t tid) override {
     int r = sched_getscheduler(tid);
     return r < 0 ? -errno : (r & ~SCHED_RESET_ON_FORK);
   }
+  // A thread that has never run may still be inside copy_process: listed under /proc/PID/task and found by
+  // sched_setscheduler before the kernel's sched_post_fork has made it ready for sched_ext (the kernel, from
+  // 7.1, warns "Invalid task state transition 0x200 -> 0x400" for a move into SCHED_EXT then, and a move out
+  // trips scx_disable_task's check). Such a thread is waited for up to 5 ms; one that has still not run is
+  // left for the next pass (-EAGAIN).
   int set(pid_t tid, int policy) override {
+    for (int i = 0; !has_run(tid); ++i) {
+      if (i == 20) return -EAGAIN;
+      usleep(250);
+    }
     sched_param param{};
     return sched_setscheduler(tid, policy, &param) == 0 ? 0 : -errno;
   }
@@ -118,6 +142,8 @@ Status ProcessTracker::adopt_threads(uint32_t tgid, Managed& m) const {
     int r = ops_.set(static_cast<pid_t>(tid), kSchedExt);
     if (r == 0) {
       still[tid] = pol;  // the policy it has now is its own choice, even if it left SCHED_EXT by itself
+    } else if (r == -EAGAIN) {
+      // Still being created (SystemOps::set): the next pass, or an event naming the process, moves it.
     } else if (r != -ESRCH && st.ok()) {
       st = sys_error(fmt::format("cannot move thread {} of pid {} into SCHED_EXT", tid, tgid), -r);
     }

@@ -40,7 +40,7 @@ class SchedPolicyOps {
   virtual ~SchedPolicyOps() = default;
   // The thread's policy without SCHED_RESET_ON_FORK, or -errno.
   virtual int get(pid_t tid) = 0;
-  // 0 or -errno.
+  // 0 or -errno (-EAGAIN: a thread still being created, to try again on a later pass).
   virtual int set(pid_t tid, int policy) = 0;
 };
 

@@ -179,7 +179,7 @@ std::optional<double> Sampler::counter_rate_over(size_t which, const std::string
   const PromSeries now = counter_series(m, sel.name, sel.labels, names_->repeated_across);
   // A counter printed with d significant digits is a multiple of 10^(e - d + 1) past 10^d (e: its exponent):
   // its step. The rate is taken from the latest reading at least 10 steps (of every series) below, else from the
-  // oldest kept.
+  // oldest kept that has these series.
   double step = 0;
   if (const int d = names_->counter_digits; d > 0)
     for (const auto& [labels, v] : now)
@@ -331,12 +331,12 @@ Result<std::optional<Window>> Sampler::sample(double t_s, TelemetrySource& src, 
       const double taken = t_s - app->age_s;
       const std::string* rated[] = {&names_->prompt_tokens, &names_->progress};
       for (size_t i = 0; i < counter_history_.size(); ++i) {
-        auto& h = counter_history_[i];
-        while (!h.empty() && h.back().first >= taken) h.pop_back();  // taken later: not before this one
-        while (h.size() > 1 && h[1].first <= taken - kCoarseSpanS) h.pop_front();  // one at the span or past it stays
+        auto& hist = counter_history_[i];
+        while (!hist.empty() && hist.back().first >= taken) hist.pop_back();  // taken later: not before this one
+        while (hist.size() > 1 && hist[1].first <= taken - kCoarseSpanS) hist.pop_front();  // one at the span stays
         PromSelector sel = series_of(*rated[i], names_->labels);
-        if (!rated[i]->empty()) h.emplace_back(taken, counter_series(app->metrics, sel.name, sel.labels,
-                                                                       names_->repeated_across));
+        if (!rated[i]->empty())
+          hist.emplace_back(taken, counter_series(app->metrics, sel.name, sel.labels, names_->repeated_across));
       }
     }
     prev_app_t_ = t_s - app->age_s;
