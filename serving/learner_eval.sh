@@ -6,7 +6,9 @@
 #   - the learner with its defaults (src/reasoning/learner.h), and an objective of both limits the calibration
 #     measured (OBJECTIVE_TPOT=slo: TTFT and TPOT, each alone's p99 under the load times SLO_SCALE);
 #   - the online arms load latency, throughput and preempt (ONLINE_POLICIES); the static arms one each;
-#   - the oracle follows the load's phases (latency in a phase busier than the lightest, throughput else);
+#   - the oracle follows the load's phases (latency in a phase busier than the lightest, throughput else); the
+#     yardstick of the long trace's targets is the best static policy of each phase in hindsight (evaluate.py),
+#     from the static arms' runs of that load;
 #   - one calibration run a load (CALIBRATION_RUNS=1), the experiment's other defaults.
 #
 #   learner_eval.sh OUT RUNS [LOAD...]
@@ -15,7 +17,8 @@
 #   phased  the experiment's own: steady 10 s at 0.15x, a burst 6 s at 0.8x, steady 10 s
 #   long    10 cycles of (steady 8 s at 0.15x, burst 5 s at 0.8x), then steady 8 s: the learner's regret
 #           against the oracle, cycle by cycle
-# Arms: phased: default, latency, preempt, throughput, oracle, learner; long: default, oracle, learner.
+# Arms: phased: default, latency, preempt, throughput, oracle, learner; long: the same but throughput, which
+# answers nothing on this node (phased: 0 good requests, no phase's best) and would cost 10 minutes.
 # OUT/LOAD/ is an experiment.sh directory (serving/report.py reads it). Progress on stderr.
 set -uo pipefail
 if (($# < 2)); then
@@ -48,7 +51,7 @@ mkdir -p "$OUT"
 rc=0
 for load in "${LOADS[@]}"; do
 	arms=(default latency preempt throughput oracle learner)
-	[[ $load == long ]] && arms=(default oracle learner)
+	[[ $load == long ]] && arms=(default latency preempt oracle learner)
 	echo "[learner_eval] load $load: $(phases_of "$load") (${arms[*]})" >&2
 	NODE=gpu-hostwork OBJECTIVE_TPOT=slo ONLINE_POLICIES="latency throughput preempt" CALIBRATION_RUNS=1 \
 		PHASES=$(phases_of "$load") bash "$HERE/experiment.sh" "$OUT/$load" "$RUNS" "${arms[@]}" || rc=1

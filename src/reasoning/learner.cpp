@@ -142,7 +142,10 @@ Learner::Estimate Learner::estimate(const std::string& policy, size_t bin) const
   for (size_t b = bin; b < kBins; ++b) met += c[b].met * k(b);     // it met the objective at this load or above
   for (size_t b = 0; b <= bin; ++b) missed += c[b].missed * k(b);  // it missed at this load or below
   e.windows = met + missed;
-  if (c[bin].retry_at > now_s_) e.retry_in_s = c[bin].retry_at - now_s_;
+  // A back-off holds at its load and every heavier one, as a miss does: a policy judged not to serve a lighter
+  // load is not tried at a heavier one before its back-off there ends.
+  for (size_t b = 0; b <= bin; ++b)
+    if (c[b].retry_at > now_s_) e.retry_in_s = std::max(e.retry_in_s, c[b].retry_at - now_s_);
   e.known = e.windows >= o_.min_evidence;
   e.miss_rate = (missed + 1) / (e.windows + 2);
   e.good = e.known && (missed + 0.5) / (e.windows + 1) <= o_.miss_rate;

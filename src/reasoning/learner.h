@@ -41,7 +41,10 @@
 // verdict, below) is tried again after a back-off of retry_after_s (1 min)
 // doubled at each verdict since it last served there, at most retry_max_s
 // (1 h): what it knew at that load itself is then forgotten (once the retry
-// runs), so it may be explored there. Misses at lighter loads are kept, and
+// runs), so it may be explored there. A back-off holds at heavier loads too
+// (Estimate::retry_in_s is the longest at this bin and below), as a miss
+// counts upward: a policy that did not serve at a lighter load is not tried
+// at a heavier one meanwhile. Misses at lighter loads are kept, and
 // still count at that load: a retry cannot lift a ban at a lighter one. Once
 // it is known good there, its verdicts there are cleared.
 //
@@ -184,7 +187,7 @@ class Learner : public Controller {
   struct Estimate {
     double windows = 0, miss_rate = 0.5, share = 1;  // share: 1 (optimism) for a policy never seen run
     bool good = false, known = false;  // known: windows >= min_evidence
-    double retry_in_s = 0;             // how long until it may be tried again here (0: it may)
+    double retry_in_s = 0;             // how long until it may be tried here (0: it may): the longest back-off here or lighter
   };
 
   explicit Learner(LearnerOptions o = {});

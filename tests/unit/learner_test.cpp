@@ -865,6 +865,41 @@ TEST(Learner, AnExplorationEndsOnTheEarlySignalOfAWaitThatBeganUnderIt) {
   EXPECT_GT(l.estimate("throughput", Learner::bin_of(2.0)).retry_in_s, 0);
 }
 
+TEST(Learner, ABackOffAtALighterLoadHoldsAtAHeavierOne) {
+  // Throughput starves the server at two requests in flight: explored there, it ends on the early signal with a
+  // verdict (a 60 s back-off). The load then rises to eight for 60 s: throughput is unknown there, but it is not
+  // tried there before its back-off at the lighter load ends (a policy that did not serve two requests is not
+  // tried at eight meanwhile); after it, it is.
+  Learner l;
+  ControllerContext ctx = context(ttft_800());
+  uint32_t running = kLatency;
+  double oldest = 0;
+  SimResult r;
+  std::vector<size_t> explored_at;
+  for (int i = 0; i < 1000; ++i) {
+    const double load = i < 200 ? 2.0 : 8.0;
+    Window w = window_on(ctx, running, load);
+    w.unix_s = 1.8e9 + 0.1 * i;
+    if (running == kThroughput) {
+      oldest += 100;
+    } else {
+      oldest = 0;
+      w.app_latency_samples = 5;
+      w.app_latency_p99_ms = 300;
+    }
+    w.app_waiting_oldest_ms = oldest;
+    w.run_ms[AKTS_CLASS_BE] = running == kThroughput ? 95 : 60;
+    const uint64_t before = l.state()["explorations"].get<uint64_t>();
+    step(l, w, ctx, running, running, r);
+    if (l.state()["explorations"].get<uint64_t>() > before) explored_at.push_back(i);
+  }
+  ASSERT_GE(explored_at.size(), 2u);
+  EXPECT_LT(explored_at[0], 200u) << "explored at two requests first";
+  const double backoff_ends = explored_at[0] + 10 * LearnerOptions{}.retry_after_s;  // in windows, at the latest
+  EXPECT_GE(explored_at[1], backoff_ends - 20) << "tried at eight while backing off at two";
+  EXPECT_LE(explored_at[1], backoff_ends + LearnerOptions{}.explore_every + 20) << "never tried at eight after it";
+}
+
 TEST(Learner, EachLimitGivesTheEarlySignalOnItsOwnMax) {
   // Two limits, TTFT 800 ms and LC wait 40 ms. Under throughput one of them is starved and the other served: the
   // starved one's oldest wait, begun after the switch, passes half its own max (400 ms, or 20 ms) before any
