@@ -199,6 +199,20 @@ std::string render_unchecked(const json& s, const BuildInfo& build, Format f) {
       w.sample("akts_policy_info", {{"slot", slot}, {"policy", name.get<std::string>()}}, 1);
     }
   }
+  // The running policy as a series per policy (1 for the one that runs), so a dashboard draws it over time by
+  // name; the built-in default as slot "-1", policy "default".
+  if (const json* names = find(s, {"policy_names"}); names && names->is_object()) {
+    if (auto eff = num(s, {"effective"})) {
+      const double running = slot_value(*eff);
+      w.family("akts_policy_running", "gauge",
+               "1 for the policy that runs now (the effective slot), 0 for the other loaded ones; slot -1 is the "
+               "built-in default.");
+      for (const auto& [slot, name] : names->items())
+        w.sample("akts_policy_running", {{"slot", slot}, {"policy", name.get<std::string>()}},
+                 slot == fmt::format("{}", running) ? 1 : 0);
+      w.sample("akts_policy_running", {{"slot", "-1"}, {"policy", "default"}}, running < 0 ? 1 : 0);
+    }
+  }
   if (const json* r = find(s, {"reasoning"})) {
     if (const json* c = find(*r, {"controller"}); c && c->is_string()) {
       w.family("akts_controller_info", "info", "The controller that proposes switches (none: operators only).");
@@ -243,6 +257,75 @@ std::string render_unchecked(const json& s, const BuildInfo& build, Format f) {
     for (const auto& [verdict, n] : v->items()) {
       if (!n.is_number()) throw Malformed("/reasoning/verdicts holds a non-number");
       w.sample("akts_controller_decisions_total", {{"verdict", verdict}}, n.get<double>());
+    }
+  }
+
+  // The objective, each limit in the latest telemetry window (one window's verdict, not a rate: a scrape samples
+  // it), and the health of the telemetry it is read from.
+  if (const json* lims = find(s, {"reasoning", "objective_now"})) {
+    if (!lims->is_array()) throw Malformed("/reasoning/objective_now is not a list");
+    struct Row {
+      std::string signal;
+      double max_ms;
+      std::optional<double> observed_ms;
+      bool met;
+    };
+    std::vector<Row> rows;
+    for (const auto& l : *lims) {
+      if (!l.is_object()) throw Malformed("/reasoning/objective_now holds a non-object");
+      auto sig = find(l, {"signal"});
+      if (!sig || !sig->is_string()) throw Malformed("/reasoning/objective_now holds a limit without a signal");
+      auto max = num(l, {"max_ms"});
+      if (!max) throw Malformed("/reasoning/objective_now holds a limit without max_ms");
+      rows.push_back({sig->get<std::string>(), *max, num(l, {"observed_ms"}), num(l, {"met"}).value_or(0) != 0});
+    }
+    if (!rows.empty()) {
+      w.family("akts_objective_limit_seconds", "gauge", "Each limit of the objective: its signal's maximum.");
+      for (const auto& r : rows) w.sample("akts_objective_limit_seconds", {{"signal", r.signal}}, r.max_ms / 1e3);
+      w.family("akts_objective_observed_seconds", "gauge",
+               "Each limit's signal in the latest telemetry window (absent while the window has no reading of it).");
+      for (const auto& r : rows)
+        if (r.observed_ms) w.sample("akts_objective_observed_seconds", {{"signal", r.signal}}, *r.observed_ms / 1e3);
+      w.family("akts_objective_met", "gauge",
+               "1 when the latest telemetry window met the limit (its reading within the maximum, and no request "
+               "or task still waiting past it), else 0; the objective is met when every limit is.");
+      for (const auto& r : rows) w.sample("akts_objective_met", {{"signal", r.signal}}, r.met ? 1 : 0);
+    }
+  }
+  if (const json* win = find(s, {"window"})) {
+    if (auto seq = num(*win, {"seq"})) {
+      w.family("akts_telemetry_windows_total", "counter",
+               "Telemetry windows read since the reasoning plane started (again from 0 when the scheduler reloads).");
+      w.sample("akts_telemetry_windows_total", {}, *seq);
+    }
+    if (auto at = num(*win, {"unix_s"}); at && *at > 0) {
+      w.family("akts_telemetry_last_window_timestamp_seconds", "gauge",
+               "When the latest telemetry window ended, in seconds since the epoch (time() minus it: its age).");
+      w.sample("akts_telemetry_last_window_timestamp_seconds", {}, *at);
+    }
+    auto running = num(*win, {"app", "requests_processing"});
+    auto waiting = num(*win, {"app", "requests_waiting"});
+    if (running || waiting) {
+      w.family("akts_app_requests", "gauge",
+               "The application's requests in the latest telemetry window, from its /metrics or pushes: running "
+               "(being served) and waiting (queued).");
+      if (running) w.sample("akts_app_requests", {{"state", "running"}}, *running);
+      if (waiting) w.sample("akts_app_requests", {{"state", "waiting"}}, *waiting);
+    }
+  }
+  if (const json* h = find(s, {"telemetry_health"})) {
+    auto ok = num(*h, {"metrics_scrapes", "ok"});
+    auto failed = num(*h, {"metrics_scrapes", "failed"});
+    if (ok || failed) {
+      w.family("akts_app_scrapes_total", "counter", "Scrapes of the application's /metrics, by outcome.");
+      w.sample("akts_app_scrapes_total", {{"outcome", "ok"}}, ok.value_or(0));
+      w.sample("akts_app_scrapes_total", {{"outcome", "failed"}}, failed.value_or(0));
+    }
+    if (auto e = num(*h, {"kernel_read_errors"})) {
+      w.family("akts_telemetry_read_errors_total", "counter",
+               "Telemetry windows that could not be made (the kernel's counters unreadable, or an error in the "
+               "reasoning thread).");
+      w.sample("akts_telemetry_read_errors_total", {}, *e);
     }
   }
 

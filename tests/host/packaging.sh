@@ -146,6 +146,51 @@ except Exception as e:
 PY
 )
 
+# --- the alerting rules and the dashboard (docs/deploy.md; a real Prometheus runs both in tests/guest/t_prometheus.sh)
+promtool=$AKTS_CACHE/checkers/promtool
+if [[ -x $promtool ]]; then
+	out=$("$promtool" check rules "$AKTS_ROOT/deploy/prometheus/akts-rules.yml" 2>&1)
+	[[ $? == 0 ]] && ok "promtool check rules passes deploy/prometheus/akts-rules.yml: $(grep -o 'SUCCESS.*' <<<"$out")" ||
+		not_ok "promtool check rules passes akts-rules.yml: ${out//$'\n'/ }"
+	out=$(cd "$AKTS_ROOT/deploy/prometheus" && "$promtool" test rules akts-rules.test.yml 2>&1)
+	[[ $? == 0 ]] && ok "promtool test rules: every alert's unit tests pass (akts-rules.test.yml)" ||
+		not_ok "promtool test rules akts-rules.test.yml: ${out//$'\n'/ }"
+	# Every alert has a unit test that expects it to fire.
+	missing=$(/usr/bin/python3 - "$AKTS_ROOT/deploy/prometheus" <<'PY'
+import sys, yaml
+d = sys.argv[1]
+alerts = {r["alert"] for g in yaml.safe_load(open(d + "/akts-rules.yml"))["groups"] for r in g["rules"] if "alert" in r}
+fired = {t["alertname"] for case in yaml.safe_load(open(d + "/akts-rules.test.yml"))["tests"]
+         for t in case.get("alert_rule_test", []) if t.get("exp_alerts")}
+print(" ".join(sorted(alerts - fired)))
+PY
+)
+	[[ -z $missing ]] && ok "every alert has a unit test in which it fires" || not_ok "alerts no unit test fires: $missing"
+else
+	not_ok "promtool is in $AKTS_CACHE/checkers (vm/fetch_checkers.sh)"
+fi
+verdicts < <(/usr/bin/python3 - "$AKTS_ROOT/deploy/grafana/akts.json" "$AKTS_ROOT/deploy/prometheus/akts-rules.yml" <<'PY'
+import json, re, sys, yaml
+def say(good, what):
+    print(("ok" if good else "not") + "\t" + what)
+try:
+    d = json.load(open(sys.argv[1]))
+    exprs = [t["expr"] for p in d["panels"] for t in p.get("targets", [])]
+    say(len(exprs) >= 10 and all('job="$job"' in e or e.startswith("up{") for e in exprs),
+        f"the dashboard's {len(exprs)} queries select the $job variable")
+    ids = [p["id"] for p in d["panels"]]
+    say(len(ids) == len(set(ids)), "the dashboard's panel ids are unique")
+    metrics = set(re.findall(r"\b(akts_[a-z_]+)", " ".join(exprs)))
+    for need in ("akts_policy_running", "akts_switches_total", "akts_wait_seconds_bucket", "akts_objective_limit_seconds",
+                 "akts_run_seconds_total", "akts_breaker_trips_total", "akts_guard_rescues_total",
+                 "akts_telemetry_last_window_timestamp_seconds"):
+        say(need in metrics, f"a panel reads {need}")
+    say(d.get("__inputs", [{}])[0].get("pluginId") == "prometheus", "the dashboard asks for a Prometheus data source on import")
+except Exception as e:
+    say(False, f"the dashboard's checker failed: {e!r}")
+PY
+)
+
 # --- the container image
 if command -v buildah >/dev/null; then
 	if bash "$AKTS_ROOT/deploy/container/build.sh" "$work/akts-image.tar" >"$work/image.log" 2>&1; then

@@ -57,7 +57,12 @@ json sample_stats() {
                   {"trips_by_reason", {{"oldest_wait", 2}, {"wait_p99", 0}}}};
   j["reasoning"] = {{"controller", "detector"},
                     {"arbiter", {{"switches", {{"operator", 3}, {"controller", 9}}}}},
-                    {"verdicts", {{"applied", 9}, {"min_dwell", 4}, {"invalid_output", 1}}}};
+                    {"verdicts", {{"applied", 9}, {"min_dwell", 4}, {"invalid_output", 1}}},
+                    {"objective_now",
+                     {{{"signal", "request_latency_p99"}, {"max_ms", 2000.0}, {"observed_ms", 2500.0}, {"met", false}},
+                      {{"signal", "tpot_p99"}, {"max_ms", 200.0}, {"observed_ms", nullptr}, {"met", true}}}}};
+  j["window"] = {{"seq", 1234}, {"unix_s", 1.8e9}, {"app", {{"requests_processing", 3.0}, {"requests_waiting", 1.0}}}};
+  j["telemetry_health"] = {{"metrics_scrapes", {{"ok", 50}, {"failed", 2}}}, {"kernel_read_errors", 0}};
   j["selected"] = 1;
   j["effective"] = AKTS_SLOT_NONE;
   j["policy_names"] = {{"0", "latency"}, {"1", "throughput"}};
@@ -96,6 +101,29 @@ TEST(Metrics, TheTextFormatCarriesEveryFamilyWithConventionalNamesAndTypes) {
   EXPECT_EQ(s.value("akts_policy_calls_total", {{"slot", "0"}, {"policy", "latency"}}), 60);
   EXPECT_EQ(s.value("akts_policy_calls_total", {{"slot", "1"}, {"policy", "throughput"}}), 37);
   EXPECT_EQ(s.value("process_cpu_seconds_total"), 1.25);
+  // The objective per limit; a limit without a reading has no observed sample.
+  EXPECT_EQ(s.value("akts_objective_limit_seconds", {{"signal", "request_latency_p99"}}), 2.0);
+  EXPECT_EQ(s.value("akts_objective_observed_seconds", {{"signal", "request_latency_p99"}}), 2.5);
+  EXPECT_EQ(s.value("akts_objective_met", {{"signal", "request_latency_p99"}}), 0);
+  EXPECT_EQ(s.value("akts_objective_met", {{"signal", "tpot_p99"}}), 1);
+  EXPECT_EQ(s.value("akts_objective_limit_seconds", {{"signal", "tpot_p99"}}), 0.2);
+  EXPECT_FALSE(s.value("akts_objective_observed_seconds", {{"signal", "tpot_p99"}}));
+  EXPECT_EQ(s.value("akts_policy_running", {{"slot", "-1"}, {"policy", "default"}}), 1);  // effective: none
+  EXPECT_EQ(s.value("akts_policy_running", {{"slot", "1"}, {"policy", "throughput"}}), 0);
+  {
+    json j = sample_stats();
+    j["effective"] = 1;
+    auto r = rendered(j);
+    EXPECT_EQ(r.value("akts_policy_running", {{"slot", "1"}, {"policy", "throughput"}}), 1);
+    EXPECT_EQ(r.value("akts_policy_running", {{"slot", "0"}, {"policy", "latency"}}), 0);
+    EXPECT_EQ(r.value("akts_policy_running", {{"slot", "-1"}, {"policy", "default"}}), 0);
+  }
+  EXPECT_EQ(s.value("akts_telemetry_windows_total"), 1234);
+  EXPECT_EQ(s.value("akts_telemetry_last_window_timestamp_seconds"), 1.8e9);
+  EXPECT_EQ(s.value("akts_app_requests", {{"state", "running"}}), 3);
+  EXPECT_EQ(s.value("akts_app_requests", {{"state", "waiting"}}), 1);
+  EXPECT_EQ(s.value("akts_app_scrapes_total", {{"outcome", "failed"}}), 2);
+  EXPECT_EQ(s.value("akts_telemetry_read_errors_total"), 0);
   for (const auto& [name, type] : s.types) {
     EXPECT_EQ(type == "counter", name.ends_with("_total")) << name << " " << type;
   }
@@ -149,7 +177,10 @@ TEST(Metrics, LabelValuesAreEscapedAndValidUtf8) {
 
 TEST(Metrics, AMalformedAnswerIsRefusedAndAMissingFieldLeavesItsMetricOut) {
   for (const char* bad : {R"({"selected": "one"})", R"({"wait": {"lc": {"log2_histogram": 3}}})",
-                          R"({"policy_names": [1]})", R"({"reasoning": {"verdicts": {"applied": "x"}}})", "[]"}) {
+                          R"({"policy_names": [1]})", R"({"reasoning": {"verdicts": {"applied": "x"}}})",
+                          R"({"reasoning": {"objective_now": [{"max_ms": 5}]}})",
+                          R"({"reasoning": {"objective_now": {"signal": "tpot_p99"}}})",
+                          R"({"window": {"seq": "7"}})", "[]"}) {
     auto r = metrics::render(json::parse(bad), {"0.1.0", "abc"}, Format::kPrometheus);
     EXPECT_FALSE(r) << bad;
     if (!r) {
