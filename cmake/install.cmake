@@ -7,6 +7,8 @@
 #                                              under /etc (CMAKE_INSTALL_FULL_SYSCONFDIR for the /usr prefix)
 #   /usr/share/man/man1/akts.1.gz              from --help (help2man), when help2man is there
 #   /usr/share/doc/akts/{copyright,changelog.gz,README.md,deploy.md}
+#   /usr/share/akts/terminfo/                  a few terminals' entries for `akts top` (ncurses, linked statically,
+#                                              reads them at run time; the container image has no other)
 include(GNUInstallDirs)
 
 install(TARGETS akts RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -18,6 +20,17 @@ file(GLOB _akts_headers CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/bpf/*.h)
 install(FILES ${_akts_headers} DESTINATION ${CMAKE_INSTALL_DATADIR}/akts/include)
 install(DIRECTORY ${SCX_INCLUDE_DIR}/scx ${SCX_INCLUDE_DIR}/bpf-compat ${LIBBPF_INCLUDE_DIR}/bpf
         DESTINATION ${CMAKE_INSTALL_DATADIR}/akts/include)
+
+# The terminals akts top is most often run in, from the build host's ncurses-base (ncurses's terminfo database).
+foreach(_t xterm xterm-256color screen screen-256color tmux tmux-256color linux vt100 vt220 dumb rxvt-unicode)
+  string(SUBSTRING ${_t} 0 1 _l)
+  foreach(_d /lib/terminfo /usr/share/terminfo)
+    if(EXISTS ${_d}/${_l}/${_t})
+      install(FILES ${_d}/${_l}/${_t} DESTINATION ${CMAKE_INSTALL_DATADIR}/akts/terminfo/${_l})
+      break()
+    endif()
+  endforeach()
+endforeach()
 
 # The unit names the installed binary: written at install time, so `--prefix` and the package's /usr both hold.
 install(CODE "

@@ -50,6 +50,7 @@ inline void add_client_flags(CLI::App* sub, ClientOptions& o) {
 // Each family, in the order main.cpp adds them (and --help lists them).
 void add_daemon_command(Commands& c);      // daemon (cli/daemon_command.cpp)
 void add_client_commands(Commands& c);     // policies .. push: the daemon's clients (cli/client_commands.cpp)
+void add_top_command(Commands& c);         // top: the live view (cli/top_command.cpp)
 void add_mcp_command(Commands& c);         // mcp (cli/mcp_command.cpp)
 void add_admit_commands(Commands& c);      // admit, evict (cli/admit_commands.cpp)
 void add_param_commands(Commands& c);      // params, set (cli/param_commands.cpp)

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   akts::cli::Commands commands(app);
   akts::cli::add_daemon_command(commands);
   akts::cli::add_client_commands(commands);
+  akts::cli::add_top_command(commands);
   akts::cli::add_mcp_command(commands);
   akts::cli::add_admit_commands(commands);
   akts::cli::add_param_commands(commands);

@@ -200,17 +200,20 @@ std::string render_unchecked(const json& s, const BuildInfo& build, Format f) {
     }
   }
   // The running policy as a series per policy (1 for the one that runs), so a dashboard draws it over time by
-  // name; the built-in default as slot "-1", policy "default".
+  // name; akts's built-in default (no slot selected, or an empty slot: the dispatcher falls through to it) as
+  // slot "-1", policy "default".
   if (const json* names = find(s, {"policy_names"}); names && names->is_object()) {
     if (auto eff = num(s, {"effective"})) {
-      const double running = slot_value(*eff);
+      const bool in_range = *eff >= 0 && *eff < AKTS_MAX_SLOTS;
+      const std::string running = in_range ? std::to_string(static_cast<uint32_t>(*eff)) : std::string();
+      const bool loaded = in_range && names->contains(running);
       w.family("akts_policy_running", "gauge",
-               "1 for the policy that runs now (the effective slot), 0 for the other loaded ones; slot -1 is the "
-               "built-in default.");
+               "1 for the policy that runs now (the effective slot), 0 for the other loaded ones; slot -1 is akts's "
+               "built-in default (no slot selected, or an empty one).");
       for (const auto& [slot, name] : names->items())
         w.sample("akts_policy_running", {{"slot", slot}, {"policy", name.get<std::string>()}},
-                 slot == fmt::format("{}", running) ? 1 : 0);
-      w.sample("akts_policy_running", {{"slot", "-1"}, {"policy", "default"}}, running < 0 ? 1 : 0);
+                 loaded && slot == running ? 1 : 0);
+      w.sample("akts_policy_running", {{"slot", "-1"}, {"policy", "default"}}, loaded ? 0 : 1);
     }
   }
   if (const json* r = find(s, {"reasoning"})) {
@@ -268,16 +271,17 @@ std::string render_unchecked(const json& s, const BuildInfo& build, Format f) {
       std::string signal;
       double max_ms;
       std::optional<double> observed_ms;
-      bool met;
+      std::optional<double> met;
     };
     std::vector<Row> rows;
     for (const auto& l : *lims) {
       if (!l.is_object()) throw Malformed("/reasoning/objective_now holds a non-object");
       auto sig = find(l, {"signal"});
-      if (!sig || !sig->is_string()) throw Malformed("/reasoning/objective_now holds a limit without a signal");
+      if (!sig) continue;
+      if (!sig->is_string()) throw Malformed("/reasoning/objective_now holds a limit whose signal is not a string");
       auto max = num(l, {"max_ms"});
-      if (!max) throw Malformed("/reasoning/objective_now holds a limit without max_ms");
-      rows.push_back({sig->get<std::string>(), *max, num(l, {"observed_ms"}), num(l, {"met"}).value_or(0) != 0});
+      if (!max) continue;  // a missing field leaves its metric out
+      rows.push_back({sig->get<std::string>(), *max, num(l, {"observed_ms"}), num(l, {"met"})});
     }
     if (!rows.empty()) {
       w.family("akts_objective_limit_seconds", "gauge", "Each limit of the objective: its signal's maximum.");
@@ -287,41 +291,41 @@ std::string render_unchecked(const json& s, const BuildInfo& build, Format f) {
       for (const auto& r : rows)
         if (r.observed_ms) w.sample("akts_objective_observed_seconds", {{"signal", r.signal}}, *r.observed_ms / 1e3);
       w.family("akts_objective_met", "gauge",
-               "1 when the latest telemetry window met the limit (its reading within the maximum, and no request "
-               "or task still waiting past it), else 0; the objective is met when every limit is.");
-      for (const auto& r : rows) w.sample("akts_objective_met", {{"signal", r.signal}}, r.met ? 1 : 0);
+               "1 when the latest telemetry window met the limit (its reading within the maximum, or no reading, and "
+               "no request or task still waiting past it), else 0; the objective is met when every limit is.");
+      for (const auto& r : rows)
+        if (r.met) w.sample("akts_objective_met", {{"signal", r.signal}}, *r.met != 0 ? 1 : 0);
     }
   }
-  if (const json* win = find(s, {"window"})) {
-    if (auto seq = num(*win, {"seq"})) {
-      w.family("akts_telemetry_windows_total", "counter",
-               "Telemetry windows read since the reasoning plane started (again from 0 when the scheduler reloads).");
+  if (find(s, {"window"})) {
+    if (auto seq = num(s, {"window", "seq"})) {
+      w.family("akts_telemetry_windows_total", "counter", "Telemetry windows made since the daemon started.");
       w.sample("akts_telemetry_windows_total", {}, *seq);
     }
-    if (auto at = num(*win, {"unix_s"}); at && *at > 0) {
+    if (auto at = num(s, {"window", "unix_s"}); at && *at > 0) {
       w.family("akts_telemetry_last_window_timestamp_seconds", "gauge",
-               "When the latest telemetry window ended, in seconds since the epoch (time() minus it: its age).");
+               "When the latest telemetry window ended, in seconds since the epoch on the daemon's clock.");
       w.sample("akts_telemetry_last_window_timestamp_seconds", {}, *at);
     }
-    auto running = num(*win, {"app", "requests_processing"});
-    auto waiting = num(*win, {"app", "requests_waiting"});
+    auto running = num(s, {"window", "app", "requests_processing"});
+    auto waiting = num(s, {"window", "app", "requests_waiting"});
     if (running || waiting) {
       w.family("akts_app_requests", "gauge",
-               "The application's requests in the latest telemetry window, from its /metrics or pushes: running "
-               "(being served) and waiting (queued).");
+               "The application's requests in the latest telemetry window, from its /metrics: running (being "
+               "served) and waiting (queued).");
       if (running) w.sample("akts_app_requests", {{"state", "running"}}, *running);
       if (waiting) w.sample("akts_app_requests", {{"state", "waiting"}}, *waiting);
     }
   }
-  if (const json* h = find(s, {"telemetry_health"})) {
-    auto ok = num(*h, {"metrics_scrapes", "ok"});
-    auto failed = num(*h, {"metrics_scrapes", "failed"});
+  if (find(s, {"telemetry_health"})) {
+    auto ok = num(s, {"telemetry_health", "metrics_scrapes", "ok"});
+    auto failed = num(s, {"telemetry_health", "metrics_scrapes", "failed"});
     if (ok || failed) {
       w.family("akts_app_scrapes_total", "counter", "Scrapes of the application's /metrics, by outcome.");
       w.sample("akts_app_scrapes_total", {{"outcome", "ok"}}, ok.value_or(0));
       w.sample("akts_app_scrapes_total", {{"outcome", "failed"}}, failed.value_or(0));
     }
-    if (auto e = num(*h, {"kernel_read_errors"})) {
+    if (auto e = num(s, {"telemetry_health", "kernel_read_errors"})) {
       w.family("akts_telemetry_read_errors_total", "counter",
                "Telemetry windows that could not be made (the kernel's counters unreadable, or an error in the "
                "reasoning thread).");

@@ -33,6 +33,13 @@ void Arbiter::note_change(uint32_t from, uint32_t to, Clock::time_point now, uin
   if (from == to) return;
   last_change_ = now;
   ++counter;
+  prune_changes(now);
+  if (recent_changes_.size() < kRecentChangesMax) recent_changes_.push_back(now);
+}
+
+void Arbiter::prune_changes(Clock::time_point now) const {
+  while (!recent_changes_.empty() && now - recent_changes_.front() >= std::chrono::minutes(1))
+    recent_changes_.pop_front();
 }
 
 Result<uint32_t> Arbiter::operator_switch(uint32_t slot, Clock::time_point now) {
@@ -131,6 +138,7 @@ nlohmann::json Arbiter::state(Clock::time_point now) const {
   bool is_locked = locked_unlocked(now, &why);
   nlohmann::json hold = nullptr;
   if (hold_slot_ && now < hold_until_) hold = {{"slot", *hold_slot_}, {"remaining_s", seconds(hold_until_ - now)}};
+  prune_changes(now);
   return {{"locked", is_locked},
           {"locked_because", is_locked ? nlohmann::json(why) : nlohmann::json(nullptr)},
           {"hold", hold},
@@ -139,7 +147,11 @@ nlohmann::json Arbiter::state(Clock::time_point now) const {
           {"min_dwell_s", seconds(o_.min_dwell)},
           {"max_switches_per_minute", o_.max_switches_per_minute},
           {"operator_grace_s", seconds(o_.operator_grace)},
-          {"switches", {{"operator", switches_.operator_}, {"controller", switches_.controller}}}};
+          {"switches", {{"operator", switches_.operator_}, {"controller", switches_.controller}}},
+          // Changes of the selection by either cause in the last minute (at most kRecentChangesMax), and how long
+          // ago the last one was (null: none since the daemon started).
+          {"switches_last_minute", recent_changes_.size()},
+          {"selection_changed_ago_s", last_change_ ? nlohmann::json(seconds(now - *last_change_)) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace akts

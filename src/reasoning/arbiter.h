@@ -109,6 +109,10 @@ class Arbiter {
   Clock::time_point grace_until_{};
   std::optional<Clock::time_point> last_change_;
   std::deque<Clock::time_point> controller_switches_;  // within the last minute
+  // Selection changes by either cause within the last minute (state()'s switches_last_minute), at most this many.
+  static constexpr size_t kRecentChangesMax = 10000;
+  mutable std::deque<Clock::time_point> recent_changes_;
+  void prune_changes(Clock::time_point now) const;  // mu_ held
   Switches switches_;
 };
 

@@ -21,12 +21,12 @@
 namespace akts {
 namespace {
 
-constexpr int kStateVersion = 3;  // 1: counts without their ages; 2: octave bins
+constexpr int kStateVersion = 4;  // 1: counts without their ages; 2: octave bins; 3: no failed_until (read as 0)
 // Miss rates this close are a tie (to the running policy): the same outcomes, aged apart, read apart.
 constexpr double kMissTie = 0.05;
 
-// A cell's fields as the state file names them.
-constexpr std::array<std::pair<const char*, double Learner::Cell::*>, 7> kCellFields = {{
+// A cell's fields as the state file names them (failed_until from version 4 on).
+constexpr std::array<std::pair<const char*, double Learner::Cell::*>, 8> kCellFields = {{
     {"met", &Learner::Cell::met},
     {"missed", &Learner::Cell::missed},
     {"share_sum", &Learner::Cell::share_sum},
@@ -34,6 +34,7 @@ constexpr std::array<std::pair<const char*, double Learner::Cell::*>, 7> kCellFi
     {"at", &Learner::Cell::at},
     {"tries", &Learner::Cell::tries},
     {"retry_at", &Learner::Cell::retry_at},
+    {"failed_until", &Learner::Cell::failed_until},
 }};
 
 nlohmann::json cells_json(const Learner::Cells& c) {
@@ -46,11 +47,13 @@ nlohmann::json cells_json(const Learner::Cells& c) {
   return j;
 }
 
-// A policy's entry, checked whole: seven arrays of kBins finite, non-negative numbers, sums within their counts.
-std::optional<Learner::Cells> cells_from(const nlohmann::json& j) {
+// A policy's entry, checked whole: eight arrays (seven in a version 3 file) of kBins finite, non-negative numbers,
+// sums within their counts.
+std::optional<Learner::Cells> cells_from(const nlohmann::json& j, int64_t version) {
   if (!j.is_object()) return std::nullopt;
   Learner::Cells c{};
   for (const auto& [key, field] : kCellFields) {
+    if (version < 4 && std::string_view(key) == "failed_until") continue;  // none then: no failure carried upward
     if (!j.contains(key) || !j[key].is_array() || j[key].size() != Learner::kBins) return std::nullopt;
     for (size_t b = 0; b < Learner::kBins; ++b) {
       const auto& v = j[key][b];
@@ -142,10 +145,12 @@ Learner::Estimate Learner::estimate(const std::string& policy, size_t bin) const
   for (size_t b = bin; b < kBins; ++b) met += c[b].met * k(b);     // it met the objective at this load or above
   for (size_t b = 0; b <= bin; ++b) missed += c[b].missed * k(b);  // it missed at this load or below
   e.windows = met + missed;
-  // A back-off holds at its load and every heavier one, as a miss does: a policy judged not to serve a lighter
-  // load is not tried at a heavier one before its back-off there ends.
-  for (size_t b = 0; b <= bin; ++b)
-    if (c[b].retry_at > now_s_) e.retry_in_s = std::max(e.retry_in_s, c[b].retry_at - now_s_);
+  // The back-off here; and a failure at a lighter load holds here too, as its misses count here: a policy that
+  // failed a lighter load is not explored at a heavier one before that back-off ends.
+  if (c[bin].retry_at > now_s_) e.retry_here_s = c[bin].retry_at - now_s_;
+  e.retry_in_s = e.retry_here_s;
+  for (size_t b = 0; b < bin; ++b)
+    if (c[b].failed_until > now_s_) e.retry_in_s = std::max(e.retry_in_s, c[b].failed_until - now_s_);
   e.known = e.windows >= o_.min_evidence;
   e.miss_rate = (missed + 1) / (e.windows + 2);
   e.good = e.known && (missed + 0.5) / (e.windows + 1) <= o_.miss_rate;
@@ -172,10 +177,11 @@ Learner::Cell& Learner::aged(const std::string& policy, size_t bin) {
   return c;
 }
 
-void Learner::judge(const std::string& policy, size_t bin) {
+void Learner::judge(const std::string& policy, size_t bin, Verdict v) {
   Cell& c = aged(policy, bin);
   c.tries += 1;
   c.retry_at = now_s_ + std::min(o_.retry_max_s, o_.retry_after_s * std::exp2(std::min(c.tries - 1, 60.0)));
+  if (v == Verdict::kFailed) c.failed_until = c.retry_at;
   dirty_ = true;
 }
 
@@ -187,6 +193,7 @@ void Learner::forget(const std::string& policy, size_t bin) {
   Cell& c = aged(policy, bin);
   c.met = c.missed = 0;
   c.retry_at = 0;
+  c.failed_until = 0;
   dirty_ = true;
 }
 
@@ -317,8 +324,10 @@ std::string Learner::read_state(const Objective& obj) {
   // Ours: anything wrong from here on sets it aside.
   std::string why;
   std::map<std::string, std::map<std::string, Cells>> all;
-  if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int64_t>() != kStateVersion) {
-    why = fmt::format("version {} is not {}", j.contains("version") ? excerpt(j["version"].dump()) : "none",
+  const int64_t version =
+      j.contains("version") && j["version"].is_number_integer() ? j["version"].get<int64_t>() : int64_t{-1};
+  if (version != kStateVersion && version != 3) {
+    why = fmt::format("version {} is not {} (or 3)", j.contains("version") ? excerpt(j["version"].dump()) : "none",
                       kStateVersion);
   } else if (!j.contains("objectives") || !j["objectives"].is_object()) {
     why = "no \"objectives\" object";
@@ -329,7 +338,7 @@ std::string Learner::read_state(const Objective& obj) {
         break;
       }
       for (const auto& [name, pj] : entry["policies"].items()) {
-        auto c = name.size() <= 200 ? cells_from(pj) : std::nullopt;
+        auto c = name.size() <= 200 ? cells_from(pj, version) : std::nullopt;
         if (!c) {
           why = fmt::format("objective {}, policy \"{}\": not {} bins of counts", excerpt(key), excerpt(name), kBins);
           break;
@@ -347,6 +356,7 @@ std::string Learner::read_state(const Objective& obj) {
         for (auto& c : cells) {
           c.at = std::min(c.at, now_s_);
           c.retry_at = std::min(c.retry_at, now_s_ + o_.retry_max_s);
+          c.failed_until = std::min(c.failed_until, c.retry_at);
         }
     all_ = std::move(all);
     spdlog::info("learner: {} polic{} learnt for {} read from {}", cells().size(), cells().size() == 1 ? "y" : "ies",
@@ -522,8 +532,8 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
       Cell& c = aged(qn, last_credit_bin_);
       c.missed += o_.min_evidence > 0 ? o_.min_evidence - 1 : 0;
       cap_evidence(c, o_.max_evidence);
-      judge(qn, last_credit_bin_);
-      if (last_credit_bin_ != explore_bin_) judge(qn, explore_bin_);
+      judge(qn, last_credit_bin_, Verdict::kFailed);
+      if (last_credit_bin_ != explore_bin_) judge(qn, explore_bin_, Verdict::kFailed);
       end_exploration(qn, fmt::format("a miss of its own, counted at bin {}", last_credit_bin_).c_str());
     } else if (!ctx.objective.met(w)) {
       judge(qn, explore_bin_);  // not its own (it began before the switch): a verdict without a count
@@ -534,10 +544,10 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
     } else if (bin < explore_bin_) {
       end_exploration(qn, "the load fell out of its bin: nothing counted");  // no verdict: a lighter load
     } else if (w.effective_slot == q && early) {
-      judge(qn, explore_bin_);
+      judge(qn, explore_bin_, Verdict::kFailed);
       end_exploration(qn, "a wait that began under it passed the early signal: backing off, nothing counted");
     } else if (Estimate e = estimate(qn, explore_bin_); e.known) {
-      if (!e.good) judge(qn, explore_bin_);
+      if (!e.good) judge(qn, explore_bin_, Verdict::kFailed);
       end_exploration(qn, e.good ? "known good" : "known not to serve it");
     } else if (explore_left_ <= 1) {
       judge(qn, explore_bin_);
@@ -564,11 +574,21 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
     Estimate e = est(s.slot);
     Cell& c = aged(s.name, bin);
     if (e.known && !e.good && c.retry_at == 0) {
-      judge(s.name, bin);
-    } else if (e.good && (c.tries > 0 || c.retry_at > 0)) {
-      c.tries = 0;
-      c.retry_at = 0;
-      dirty_ = true;
+      judge(s.name, bin, Verdict::kFailed);
+    } else if (e.good) {
+      // It serves here: no verdict against it here, and a failure at a lighter load no longer holds above it.
+      if (c.tries > 0 || c.retry_at > 0) {
+        c.tries = 0;
+        c.retry_at = 0;
+        c.failed_until = 0;
+        dirty_ = true;
+      }
+      auto& cs = cells()[s.name];
+      for (size_t b = 0; b < bin; ++b)
+        if (cs[b].failed_until > 0) {
+          cs[b].failed_until = 0;
+          dirty_ = true;
+        }
     }
   }
 
@@ -591,7 +611,9 @@ ControllerDecision Learner::decide(const Window& w, const ControllerContext& ctx
       best_good = s.slot;
       bg = e;
     }
-    if (!e.known && !running && e.miss_rate <= 0.5 && e.retry_in_s <= 0 && (!unknown || e.share > un.share)) {
+    // With none good, only a back-off here holds it back: a failure at a lighter load is no reason not to try
+    // the one policy not yet known here when all the known ones miss.
+    if (!e.known && !running && e.miss_rate <= 0.5 && e.retry_here_s <= 0 && (!unknown || e.share > un.share)) {
       unknown = s.slot;
       un = e;
     }
@@ -696,7 +718,8 @@ nlohmann::json Learner::state() const {
                       {"good_here", e.good},
                       {"batch_share_here", e.share},
                       {"verdicts_here", last_bin_ < kBins ? c[last_bin_].tries : 0},
-                      {"retry_in_s", e.retry_in_s}};
+                      {"retry_in_s", e.retry_in_s},
+                      {"retry_here_s", e.retry_here_s}};
   }
   return {{"load", last_load_},
           {"bin", last_bin_},

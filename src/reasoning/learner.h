@@ -41,12 +41,17 @@
 // verdict, below) is tried again after a back-off of retry_after_s (1 min)
 // doubled at each verdict since it last served there, at most retry_max_s
 // (1 h): what it knew at that load itself is then forgotten (once the retry
-// runs), so it may be explored there. A back-off holds at heavier loads too
-// (Estimate::retry_in_s is the longest at this bin and below), as a miss
-// counts upward: a policy that did not serve at a lighter load is not tried
-// at a heavier one meanwhile. Misses at lighter loads are kept, and
+// runs), so it may be explored there. A verdict that shows a failure (a miss
+// of its own, the early signal, known not to serve) holds at heavier loads
+// too, until its back-off ends (Cell::failed_until), as a miss counts upward:
+// a policy that failed a lighter load is not explored at a heavier one
+// meanwhile. The others (the load rose, a miss not its own, out of windows,
+// a lock) hold at their load only: they show nothing about a heavier one.
+// With no policy good, a policy not yet known at the present load is tried
+// unless it backs off at that load itself. Misses at lighter loads are kept, and
 // still count at that load: a retry cannot lift a ban at a lighter one. Once
-// it is known good there, its verdicts there are cleared.
+// it is known good there, its verdicts there are cleared, and its failures at
+// lighter loads no longer hold above them.
 //
 // A window is credited to the policy that ran all of it, with an outcome that
 // is that policy's own (each limit's two parts, Limit::ended_ms and
@@ -95,7 +100,8 @@
 //   - exploring: when the present window met the objective, the load's bin has
 //     held for explore_stable (10) windows after the one it changed in, and a
 //     policy with more batch work than the choice is unknown at this bin and
-//     not backing off there, it runs until it is known at the bin it began at,
+//     not backing off there (nor failed at a lighter load within its back-off),
+//     it runs until it is known at the bin it began at,
 //     for at most explore_max (30) windows whatever the objective's ceiling
 //     (shorter than a phase; a policy whose own latencies take longer than
 //     that to be its own, p99 plus a period, cannot be shown good by one).
@@ -122,11 +128,13 @@
 // never the daemon's state file: the config refuses that path, its lock and
 // selection files, the decision log, the audit log and the socket):
 // {"format": "akts learner state",
-// "version": 3, "objectives": {OBJECTIVE JSON: {"policies": {NAME: cells}}}}, cells
+// "version": 4, "objectives": {OBJECTIVE JSON: {"policies": {NAME: cells}}}}, cells
 // being kBins-long arrays "met", "missed", "share_sum", "share_n" (aged counts),
 // "at" (the clock, in seconds, they were last aged at), "tries" (verdicts
-// since it last served) and "retry_at" (the clock it may be tried again at; 0:
-// no verdict). A version 1 file (counts without ages) or 2 (octave bins) is set
+// since it last served), "retry_at" (the clock it may be tried again at; 0:
+// no verdict) and "failed_until" (the clock a failure holds at heavier loads
+// until; 0: none). A version 3 file is read as it is, with no failure carried
+// upward. A version 1 file (counts without ages) or 2 (octave bins) is set
 // aside as any file of this format that fails to load (below): its evidence has
 // no age to keep, or no half-octave bin to go to.
 // It is read at the first window (when the objective is known; a regular file
@@ -182,12 +190,14 @@ class Learner : public Controller {
     double at = 0;                     // the learner's clock (s) the counts were last aged at
     double tries = 0;                  // verdicts against it here since it last served here
     double retry_at = 0;               // the clock (s) it may be tried again here at; 0: no verdict
+    double failed_until = 0;           // ... when that verdict was a failure: it holds at heavier loads until then
   };
   using Cells = std::array<Cell, kBins>;
   struct Estimate {
     double windows = 0, miss_rate = 0.5, share = 1;  // share: 1 (optimism) for a policy never seen run
     bool good = false, known = false;  // known: windows >= min_evidence
-    double retry_in_s = 0;             // how long until it may be tried here (0: it may): the longest back-off here or lighter
+    double retry_in_s = 0;    // how long until it may be explored here (0: it may): its back-off here or a failure's lighter
+    double retry_here_s = 0;  // its back-off here alone
   };
 
   explicit Learner(LearnerOptions o = {});
@@ -215,7 +225,8 @@ class Learner : public Controller {
   std::string read_state(const Objective& obj);  // "" when loaded (or no file); else why not
   void credit(const Window& w, const ControllerContext& ctx);
   Cell& aged(const std::string& policy, size_t bin);  // the cell, aged to now
-  void judge(const std::string& policy, size_t bin);  // a verdict: it backs off there
+  enum class Verdict { kNoShow, kFailed };  // kFailed: it was shown not to serve (it holds at heavier loads too)
+  void judge(const std::string& policy, size_t bin, Verdict v = Verdict::kNoShow);  // a verdict: it backs off there
   void forget(const std::string& policy, size_t bin);  // what its estimate there sums, forgotten
   void end_exploration(const std::string& policy, const char* how);
   std::string name_of(const ControllerContext& ctx, uint32_t slot) const;

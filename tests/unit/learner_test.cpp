@@ -508,7 +508,7 @@ TEST(Learner, WhatItLearntOutlivesARestartKeyedByPolicyNameAndObjective) {
   }  // goes: writes its file
   ASSERT_TRUE(std::filesystem::exists(path));
   auto j = nlohmann::json::parse(std::ifstream(path));
-  EXPECT_EQ(j["version"], 3);
+  EXPECT_EQ(j["version"], 4);
   EXPECT_EQ(j["format"], Learner::kFormat);
   ASSERT_TRUE(j["objectives"].contains(ttft_800().key()));
   {
@@ -600,7 +600,7 @@ TEST(Learner, AStateFileOfItsFormatThatFailsToLoadIsReportedSetAsideAndIgnored) 
     EXPECT_EQ(slurp(path + ".unreadable.1"), bad);  // set aside whole, as it was
     auto fresh = nlohmann::json::parse(slurp(path), nullptr, false);
     ASSERT_FALSE(fresh.is_discarded());
-    EXPECT_EQ(fresh["version"], 3);
+    EXPECT_EQ(fresh["version"], 4);
   }
 }
 
@@ -803,7 +803,7 @@ TEST(Learner, EvidenceAgesAndARestartKeepsItsAge) {
     EXPECT_FALSE(e.known);
   }
   auto j = nlohmann::json::parse(slurp(path));
-  EXPECT_EQ(j["version"], 3);
+  EXPECT_EQ(j["version"], 4);
   auto at = j["objectives"][ttft_800().key()]["policies"]["latency"]["at"];
   EXPECT_GE(at[bin].get<double>(), 1.8e9) << "the age is the clock's, in seconds";
 }
@@ -898,6 +898,103 @@ TEST(Learner, ABackOffAtALighterLoadHoldsAtAHeavierOne) {
   const double backoff_ends = explored_at[0] + 10 * LearnerOptions{}.retry_after_s;  // in windows, at the latest
   EXPECT_GE(explored_at[1], backoff_ends - 20) << "tried at eight while backing off at two";
   EXPECT_LE(explored_at[1], backoff_ends + LearnerOptions{}.explore_every + 20) << "never tried at eight after it";
+}
+
+TEST(Learner, ALoadThatRoseDuringAnExplorationIsNoFailureAndDoesNotHoldAtHeavierLoads) {
+  // Throughput is explored at two requests in flight; at its first window the load rises to eight (not its
+  // doing: an open loop's burst). That verdict backs it off at two only: at eight it is explored once the load
+  // has held there, not a minute later (a failure would hold there: ABackOffAtALighterLoadHoldsAtAHeavierOne).
+  Learner l;
+  ControllerContext ctx = context(ttft_800());
+  uint32_t running = kLatency;
+  SimResult r;
+  std::vector<size_t> explored_at;
+  for (int i = 0; i < 400; ++i) {
+    const double load = explored_at.empty() ? 2.0 : 8.0;
+    Window w = window_on(ctx, running, load);
+    w.unix_s = 1.8e9 + 0.1 * i;
+    w.app_latency_samples = 5;
+    w.app_latency_p99_ms = 300;  // served either way: only the load moves
+    w.run_ms[AKTS_CLASS_BE] = running == kThroughput ? 95 : 60;
+    const uint64_t before = l.state()["explorations"].get<uint64_t>();
+    step(l, w, ctx, running, running, r);
+    if (l.state()["explorations"].get<uint64_t>() > before) {
+      explored_at.push_back(i);
+      if (explored_at.size() == 1) continue;
+      break;
+    }
+    if (explored_at.size() == 1 && i == static_cast<int>(explored_at[0]) + 3) {
+      EXPECT_NE(l.state()["last_exploration"].get<std::string>().find("rose"), std::string::npos)
+          << l.state()["last_exploration"];
+    }
+  }
+  ASSERT_EQ(explored_at.size(), 2u) << "not explored at eight within 40 s of the rise";
+  EXPECT_LE(explored_at[1] - explored_at[0], LearnerOptions{}.explore_every + LearnerOptions{}.explore_stable + 10);
+}
+
+TEST(Learner, WithNonePolicyGoodAPolicyUnknownHereIsTriedDespiteAFailureAtALighterLoad) {
+  // At eight requests in flight latency misses a third of its windows and throughput all of them; preempt is
+  // unknown there, and failed at two requests a minute ago (its back-off there runs on). With none good, only
+  // trying can show one good: preempt is tried at eight at once, whatever it did at two.
+  const size_t b2 = Learner::bin_of(2), b8 = Learner::bin_of(8);
+  auto cells = [&](std::initializer_list<std::tuple<const char*, size_t, double>> set) {
+    nlohmann::json c;
+    for (const char* k : {"met", "missed", "share_sum", "share_n", "at", "tries", "retry_at", "failed_until"})
+      c[k] = std::vector<double>(Learner::kBins, 0.0);
+    for (auto [k, b, v] : set) c[k][b] = v;
+    return c;
+  };
+  const double t0 = 1.8e9;
+  nlohmann::json policies = {
+      {"latency", cells({{"met", b8, 14}, {"missed", b8, 7}, {"share_sum", b8, 6}, {"share_n", b8, 21}, {"at", b8, t0}})},
+      {"throughput", cells({{"missed", b8, 10}, {"share_sum", b8, 9}, {"share_n", b8, 10}, {"at", b8, t0},
+                            {"tries", b8, 1}, {"retry_at", b8, t0 + 600}, {"failed_until", b8, t0 + 600}})},
+      // Its failure at two: the early signal (a verdict without a count: counted misses there would count at
+      // eight too, and it would be known there).
+      {"preempt", cells({{"share_sum", b2, 4}, {"share_n", b2, 5}, {"at", b2, t0 - 60},
+                         {"tries", b2, 1}, {"retry_at", b2, t0 + 600}, {"failed_until", b2, t0 + 600}})}};
+  const std::string key = nlohmann::json(ttft_800().key()).dump();
+  std::string path = temp_path("none_good.json");
+  std::ofstream(path) << R"({"format": "akts learner state", "version": 4, "objectives": {)" << key
+                      << R"(: {"policies": )" << policies.dump() << "}}}";
+  LearnerOptions o;
+  o.state_path = path;
+  Learner l(o);
+  ControllerContext ctx = context(ttft_800());
+  ctx.slots.push_back({2, "preempt", "", ""});
+  Window w = window_on(ctx, kLatency, 8);
+  w.unix_s = t0;
+  w.app_latency_samples = 5;
+  w.app_latency_p99_ms = 900;  // latency misses here now
+  w.run_ms[AKTS_CLASS_BE] = 20;
+  auto d = l.decide(w, ctx);
+  ASSERT_TRUE(l.state()["state_error"].is_null()) << l.state()["state_error"];
+  EXPECT_GT(l.estimate("preempt", b8).retry_in_s, 0) << "its failure at two holds for explorations at eight";
+  EXPECT_EQ(l.estimate("preempt", b8).retry_here_s, 0);
+  ASSERT_TRUE(d.slot) << d.why;
+  EXPECT_EQ(*d.slot, 2u) << d.why;
+}
+
+TEST(Learner, AVersion3FileIsReadWithNoFailureCarriedUpward) {
+  const std::string key = nlohmann::json(ttft_800().key()).dump();
+  auto zeros = std::vector<double>(Learner::kBins, 0.0);
+  nlohmann::json c = {{"met", zeros}, {"missed", zeros}, {"share_sum", zeros}, {"share_n", zeros},
+                      {"at", zeros}, {"tries", zeros}, {"retry_at", zeros}};
+  const size_t b = Learner::bin_of(2);
+  c["met"][b] = 9;
+  c["share_sum"][b] = 5;
+  c["share_n"][b] = 9;
+  std::string path = temp_path("v3.json");
+  std::ofstream(path) << R"({"format": "akts learner state", "version": 3, "objectives": {)" << key
+                      << R"(: {"policies": {"latency": )" << c.dump() << "}}}}";
+  LearnerOptions o;
+  o.state_path = path;
+  Learner l(o);
+  ControllerContext ctx = context(ttft_800());
+  Window w = window_on(ctx, kLatency, 2);
+  (void)l.decide(w, ctx);
+  EXPECT_TRUE(l.state()["state_error"].is_null()) << l.state()["state_error"];
+  EXPECT_TRUE(l.estimate("latency", b).good);
 }
 
 TEST(Learner, EachLimitGivesTheEarlySignalOnItsOwnMax) {

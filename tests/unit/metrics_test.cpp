@@ -117,6 +117,16 @@ TEST(Metrics, TheTextFormatCarriesEveryFamilyWithConventionalNamesAndTypes) {
     EXPECT_EQ(r.value("akts_policy_running", {{"slot", "1"}, {"policy", "throughput"}}), 1);
     EXPECT_EQ(r.value("akts_policy_running", {{"slot", "0"}, {"policy", "latency"}}), 0);
     EXPECT_EQ(r.value("akts_policy_running", {{"slot", "-1"}, {"policy", "default"}}), 0);
+    j["effective"] = 5;  // an empty slot: the dispatcher falls through to the built-in default
+    r = rendered(j);
+    EXPECT_EQ(r.value("akts_policy_running", {{"slot", "-1"}, {"policy", "default"}}), 1);
+    EXPECT_EQ(r.value("akts_policy_running", {{"slot", "1"}, {"policy", "throughput"}}), 0);
+    // A limit without its max or its verdict leaves that metric out.
+    j["reasoning"]["objective_now"] = {{{"signal", "tpot_p99"}, {"observed_ms", 5.0}}, {{"signal", "lc_wait_p99"}, {"max_ms", 20.0}}};
+    r = rendered(j);
+    EXPECT_FALSE(r.value("akts_objective_limit_seconds", {{"signal", "tpot_p99"}}));
+    EXPECT_EQ(r.value("akts_objective_limit_seconds", {{"signal", "lc_wait_p99"}}), 0.02);
+    EXPECT_FALSE(r.value("akts_objective_met", {{"signal", "lc_wait_p99"}}));
   }
   EXPECT_EQ(s.value("akts_telemetry_windows_total"), 1234);
   EXPECT_EQ(s.value("akts_telemetry_last_window_timestamp_seconds"), 1.8e9);
@@ -178,7 +188,8 @@ TEST(Metrics, LabelValuesAreEscapedAndValidUtf8) {
 TEST(Metrics, AMalformedAnswerIsRefusedAndAMissingFieldLeavesItsMetricOut) {
   for (const char* bad : {R"({"selected": "one"})", R"({"wait": {"lc": {"log2_histogram": 3}}})",
                           R"({"policy_names": [1]})", R"({"reasoning": {"verdicts": {"applied": "x"}}})",
-                          R"({"reasoning": {"objective_now": [{"max_ms": 5}]}})",
+                          R"({"reasoning": {"objective_now": [{"signal": 3, "max_ms": 5}]}})",
+                          R"({"reasoning": {"objective_now": [{"signal": "tpot_p99", "max_ms": "5"}]}})",
                           R"({"reasoning": {"objective_now": {"signal": "tpot_p99"}}})",
                           R"({"window": {"seq": "7"}})", "[]"}) {
     auto r = metrics::render(json::parse(bad), {"0.1.0", "abc"}, Format::kPrometheus);
