@@ -16,9 +16,9 @@
 # Loads (PHASES, rates as multiples of the capacity the calibration measures):
 #   phased  the experiment's own: steady 10 s at 0.15x, a burst 6 s at 0.8x, steady 10 s
 #   long    10 cycles of (steady 8 s at 0.15x, burst 5 s at 0.8x), then steady 8 s: the learner's regret
-#           against the oracle, cycle by cycle
+#           against the best static policy of each phase in hindsight (evaluate.py), cycle by cycle
 # Arms: phased: default, latency, preempt, throughput, oracle, learner; long: the same but throughput, which
-# answers nothing on this node (phased: 0 good requests, no phase's best) and would cost 10 minutes.
+# answers nothing on this node (phased: 0 good requests, no phase's best) and would cost 3 minutes a run.
 # OUT/LOAD/ is an experiment.sh directory (serving/report.py reads it). Progress on stderr.
 set -uo pipefail
 if (($# < 2)); then

@@ -18,6 +18,7 @@ GUEST_PACKAGES=(
 	# The GPU-shaped serving node's stand-in for the accelerator: ggml-rpc-server and llama.cpp's RPC backend.
 	llama.cpp-tools-extra libggml0-backend-rpc
 	clang # admission's gate 1 runs where the daemon runs (akts's and libbpf's headers come with each run's payload)
+	tmux  # akts top's guest test drives it in a terminal (tests/guest/t_top.sh)
 )
 
 OUT="$AKTS_CACHE/image"
