@@ -107,6 +107,15 @@ def regime_changes(phases):
                (not any(report.num(p.get("request_rate")) for p in phases) and users(phases[k]) != users(phases[k + 1])))
 
 
+def batch_between(r, t0, t1):
+    """The batch CPU s between t0 and t1 seconds into the load (batch.tsv, interpolated), or None."""
+    if not r["batch"] or r["started"] is None:
+        return None
+    a = report.interpolate(r["batch"], r["started"] + t0)
+    b = report.interpolate(r["batch"], r["started"] + t1)
+    return b - a if a is not None and b is not None else None
+
+
 def cycles(r):
     """Per (steady, burst) pair: batch CPU s over the pair, burst TTFT p50 and its std."""
     out = []
@@ -116,11 +125,7 @@ def cycles(r):
         if k + 1 not in busy:
             continue
         t0, t1 = r["bounds"][k], r["bounds"][k + 2]
-        batch = None
-        if r["batch"] and r["started"] is not None:
-            a = report.interpolate(r["batch"], r["started"] + t0)
-            b = report.interpolate(r["batch"], r["started"] + t1)
-            batch = b - a if a is not None and b is not None else None
+        batch = batch_between(r, t0, t1)
         t = [report.num(q.get("ttft_ms")) for q in r["requests"] if q.get("phase") == k + 1]
         t = [x for x in t if x]
         # Goodput over the pair: its requests (by the phase they were sent in) that met every limit, a second.
@@ -139,12 +144,7 @@ def phase_stats(r):
     judged = any(isinstance(q.get("good"), bool) for q in r["requests"])
     out = []
     for k in range(len(r["phases"])):
-        t0, t1 = r["bounds"][k], r["bounds"][k + 1]
-        batch = None
-        if r["batch"] and r["started"] is not None:
-            a = report.interpolate(r["batch"], r["started"] + t0)
-            b = report.interpolate(r["batch"], r["started"] + t1)
-            batch = b - a if a is not None and b is not None else None
+        batch = batch_between(r, r["bounds"][k], r["bounds"][k + 1])
         good = sum(1 for q in r["requests"] if q.get("phase") == k and q.get("good") is True) if judged else None
         out.append({"good": good, "batch": batch})
     return out
