@@ -152,6 +152,46 @@ static __always_inline void akts_count_call(enum akts_callback cb)
 		akts_count_call(AKTS_COUNT_ONLY_CB_##cb);                        \
 	}
 
+/*
+ * One queue for every class, in arrival order, each run at most `slice_expr` ns (an expression, e.g. a live
+ * parameter): fifo and rr. The running task keeps its CPU with a new slice while nobody waits; else it goes to
+ * the back (ops.enqueue), and what another policy left behind in the frame's queues runs first. With
+ * cap_at_start, a run another policy queued with a longer slice is cut to `slice_expr` when it starts (rr's quantum);
+ * without, it keeps it (fifo runs to completion). Defines prefix_select_cpu .. prefix_quiescent; the policy
+ * then names its holder with AKTS_POLICY_HOLDER(pol, prefix).
+ */
+#define AKTS_ONE_QUEUE_POLICY(prefix, slice_expr, cap_at_start)                                 \
+	s32 BPF_STRUCT_OPS(prefix##_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags) \
+	{                                                                                  \
+		akts_count_call(AKTS_CB_SELECT_CPU);                                       \
+		return akts_select_idle_cpu(p, prev_cpu, wake_flags, (slice_expr));             \
+	}                                                                                  \
+	void BPF_STRUCT_OPS(prefix##_enqueue, struct task_struct *p, u64 enq_flags)        \
+	{                                                                                  \
+		akts_count_call(AKTS_CB_ENQUEUE);                                          \
+		akts_insert_own(p, 0, (slice_expr), enq_flags);                                 \
+		akts_kick_idle_cpu(p);                                                     \
+	}                                                                                  \
+	void BPF_STRUCT_OPS(prefix##_dispatch, s32 cpu, struct task_struct *prev)          \
+	{                                                                                  \
+		akts_count_call(AKTS_CB_DISPATCH);                                         \
+		if (akts_prev_goes_on(prev, 0, akts_slot, false)) {                        \
+			prev->scx.slice = (slice_expr);                                         \
+			return;                                                            \
+		}                                                                          \
+		if (!akts_drain_leftovers(0, akts_slot))                                   \
+			scx_bpf_dsq_move_to_local(akts_own_fifo(0), 0);                    \
+	}                                                                                  \
+	AKTS_COUNT_ONLY(prefix, runnable)                                                  \
+	void BPF_STRUCT_OPS(prefix##_running, struct task_struct *p)                       \
+	{                                                                                  \
+		akts_count_call(AKTS_CB_RUNNING);                                          \
+		if (cap_at_start)                                                          \
+			akts_cap_slice(p, (slice_expr));                                        \
+	}                                                                                  \
+	AKTS_COUNT_ONLY(prefix, stopping)                                                  \
+	AKTS_COUNT_ONLY(prefix, quiescent)
+
 #define AKTS_POLICY_HOLDER(pol, prefix)                               \
 	SEC(".struct_ops.link")                                        \
 	struct sched_ext_ops pol##_holder = {                         \

@@ -28,35 +28,7 @@ AKTS_PARAMS(AKTS_PARAM(0, "slice", AKTS_PARAM_DURATION, 50000000, 100000, 100000
 		       "how long a task may run before the next in line; long: run to completion"));
 #define slice_ns akts_param(0)
 
-s32 BPF_STRUCT_OPS(fifo_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
-{
-	akts_count_call(AKTS_CB_SELECT_CPU);
-	return akts_select_idle_cpu(p, prev_cpu, wake_flags, slice_ns);
-}
-
-void BPF_STRUCT_OPS(fifo_enqueue, struct task_struct *p, u64 enq_flags)
-{
-	akts_count_call(AKTS_CB_ENQUEUE);
-	akts_insert_own(p, 0, slice_ns, enq_flags);
-	akts_kick_idle_cpu(p);
-}
-
-void BPF_STRUCT_OPS(fifo_dispatch, s32 cpu, struct task_struct *prev)
-{
-	akts_count_call(AKTS_CB_DISPATCH);
-	/* Nobody waiting: the running task keeps its CPU. */
-	if (akts_prev_goes_on(prev, 0, akts_slot, false)) {
-		prev->scx.slice = slice_ns;
-		return;
-	}
-	/* What another policy left behind first, then arrival order. */
-	if (!akts_drain_leftovers(0, akts_slot))
-		scx_bpf_dsq_move_to_local(akts_own_fifo(0), 0);
-}
-
-AKTS_COUNT_ONLY(fifo, runnable)
-AKTS_COUNT_ONLY(fifo, running)
-AKTS_COUNT_ONLY(fifo, stopping)
-AKTS_COUNT_ONLY(fifo, quiescent)
+/* Nobody waiting: the running task keeps its CPU; what another policy left behind first, then arrival order. */
+AKTS_ONE_QUEUE_POLICY(fifo, slice_ns, false)
 
 AKTS_POLICY_HOLDER(fifo, fifo);

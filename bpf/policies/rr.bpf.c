@@ -33,40 +33,7 @@ AKTS_PARAMS(AKTS_PARAM(0, "slice", AKTS_PARAM_DURATION, 2000000, 100000, 1000000
 		       "the quantum: how long a task runs before the next in line"));
 #define slice_ns akts_param(0)
 
-s32 BPF_STRUCT_OPS(rr_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
-{
-	akts_count_call(AKTS_CB_SELECT_CPU);
-	return akts_select_idle_cpu(p, prev_cpu, wake_flags, slice_ns);
-}
-
-void BPF_STRUCT_OPS(rr_enqueue, struct task_struct *p, u64 enq_flags)
-{
-	akts_count_call(AKTS_CB_ENQUEUE);
-	akts_insert_own(p, 0, slice_ns, enq_flags);
-	akts_kick_idle_cpu(p);
-}
-
-void BPF_STRUCT_OPS(rr_dispatch, s32 cpu, struct task_struct *prev)
-{
-	akts_count_call(AKTS_CB_DISPATCH);
-	/* A new quantum only when nobody waits; else prev goes to the back (ops.enqueue). */
-	if (akts_prev_goes_on(prev, 0, akts_slot, false)) {
-		prev->scx.slice = slice_ns;
-		return;
-	}
-	if (!akts_drain_leftovers(0, akts_slot))
-		scx_bpf_dsq_move_to_local(akts_own_fifo(0), 0);
-}
-
-AKTS_COUNT_ONLY(rr, runnable)
-
-void BPF_STRUCT_OPS(rr_running, struct task_struct *p)
-{
-	akts_count_call(AKTS_CB_RUNNING);
-	akts_cap_slice(p, slice_ns);
-}
-
-AKTS_COUNT_ONLY(rr, stopping)
-AKTS_COUNT_ONLY(rr, quiescent)
+/* A new quantum only when nobody waits, else prev goes to the back; a longer slice cut to the quantum at start. */
+AKTS_ONE_QUEUE_POLICY(rr, slice_ns, true)
 
 AKTS_POLICY_HOLDER(rr, rr);

@@ -7,14 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "cli/client_options.h"
 #include "metrics/exposition.h"
 
 namespace akts::cli {
-
-struct ClientOptions {
-  std::string socket = "/run/akts/akts.sock";
-  bool json = false;
-};
 
 int cmd_policies(const ClientOptions& o);
 int cmd_switch(const ClientOptions& o, const std::string& target, bool force);

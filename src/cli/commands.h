@@ -9,7 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/client_commands.h"
+#include "cli/client_options.h"
 #include "common/exit_codes.h"
 
 namespace akts::cli {

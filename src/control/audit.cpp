@@ -141,4 +141,18 @@ const std::set<std::string, std::less<>>& audited_methods() {
   return m;
 }
 
+void audit_dispatcher(Dispatcher& d, AuditLog& log) {
+  d.set_audit(audited_methods(), [&log](const Caller& who, std::string_view method, const json& params,
+                                        const json& result) {
+    if ((method == "v1.controller" || method == "v1.objective") && params.empty()) return;  // a reading
+    if (method == "v1.stats") {
+      // A reading, unless it resets the longest waits: then the reset is the change, not the figures.
+      if (!params.is_object() || !params.value("reset_longest", false)) return;
+      log.record(who, method, params, json{{"reset_longest", true}});
+      return;
+    }
+    log.record(who, method, params, result);
+  });
+}
+
 }  // namespace akts::control

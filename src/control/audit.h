@@ -64,4 +64,9 @@ class AuditLog {
 // given a name or a dry-run setting; v1.push, telemetry, is not a control action).
 const std::set<std::string, std::less<>>& audited_methods();
 
+// Has `d` record every accepted control action in `log`, with the caller's credentials: audited_methods(), less
+// the readings among them (v1.controller and v1.objective without params, v1.stats unless it resets the longest
+// waits, which is then recorded as that reset and not the figures). `log` outlives `d`.
+void audit_dispatcher(Dispatcher& d, AuditLog& log);
+
 }  // namespace akts::control

@@ -99,13 +99,13 @@ void Canary::end(const std::string& why, bool revert, Clock::time_point now) {
     c.disarm_after = false;
   }
   if (why.empty()) {
-    c.state = "passed";
+    c.state = State::kPassed;
     c.reason = fmt::format("{} windows without degradation", c.windows);
     spdlog::info("canary of {} passed: {}", c.name, c.reason);
     d_.reasoning.note("operator", "canary", fmt::format("the canary of {} passed: {}", c.name, c.reason), {{"slot", c.slot}});
     d_.passed(c.record);
   } else {
-    c.state = "failed";
+    c.state = State::kFailed;
     c.reason = why;
     if (revert) (void)d_.reasoning.operator_switch(c.previous, d_.policy_name(c.previous));
     auto ev = d_.reasoning.exclusive([&] { return d_.plane.evict(c.slot); });
@@ -132,16 +132,25 @@ double Canary::baseline_met() const {
   return n ? static_cast<double>(met) / static_cast<double>(n) : 1.0;
 }
 
+const char* Canary::state_name(State s) {
+  switch (s) {
+    case State::kPassed: return "passed";
+    case State::kFailed: return "failed";
+    case State::kRunning: break;
+  }
+  return "running";
+}
+
 json Canary::to_json(Clock::time_point now) const {
   if (!run_) return nullptr;
   const Run& c = *run_;
-  return {{"state", c.state},
+  return {{"state", state_name(c.state)},
           {"reason", c.reason},
           {"slot", c.slot},
           {"previous", c.previous},
           {"windows", c.windows},
           {"baseline_met", c.baseline_met},
-          {"elapsed_s", std::chrono::duration<double>((c.state == "running" ? now : c.ended) - c.start).count()},
+          {"elapsed_s", std::chrono::duration<double>((c.state == State::kRunning ? now : c.ended) - c.start).count()},
           {"length_s", std::chrono::duration<double>(c.end - c.start).count()}};
 }
 

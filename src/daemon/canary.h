@@ -31,7 +31,7 @@ class Canary {
   };
   explicit Canary(Deps d) : d_(std::move(d)) {}
 
-  bool running() const { return run_ && run_->state == "running"; }
+  bool running() const { return run_ && run_->state == State::kRunning; }
   std::string name() const { return run_ ? run_->name : ""; }
   Clock::duration remaining(Clock::time_point now) const { return run_ ? run_->end - now : Clock::duration{}; }
 
@@ -53,6 +53,8 @@ class Canary {
   nlohmann::json to_json(Clock::time_point now = Clock::now()) const;
 
  private:
+  enum class State { kRunning, kPassed, kFailed };
+  static const char* state_name(State s);
   struct Run {
     uint32_t slot = 0, previous = 0;
     std::string name;
@@ -64,7 +66,8 @@ class Canary {
     BreakerParams breaker_before;  // its settings then, put back after when the canary armed it
     bool disarm_after = false;     // the configuration had the breaker disarmed: the canary armed it
     size_t windows = 0, unmet_streak = 0;
-    std::string state = "running", reason;
+    State state = State::kRunning;
+    std::string reason;
   };
   double baseline_met() const;
   void end(const std::string& why, bool revert, Clock::time_point now);

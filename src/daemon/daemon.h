@@ -5,11 +5,44 @@
 // thread), reports the kernel's reason if it ejects the scheduler (and loads
 // and attaches again when the restart policy says so), and on SIGINT, SIGTERM
 // or SIGHUP gives every process back and detaches cleanly.
+//
+// The daemon is one object, built as scx's schedulers and the kernel's loaders
+// are: init() makes its parts in order (the checks, the state the last daemon
+// left, the plane, the tracker, the reasoning plane, the socket, /metrics) and
+// attaches; run() serves them on one event loop and tears them down.
 #pragma once
+
+#include <memory>
 
 #include "config/daemon_config.h"
 
 namespace akts {
+
+class Daemon {
+ public:
+  explicit Daemon(const DaemonConfig& cfg);  // `cfg` outlives the daemon
+  ~Daemon();                                 // what init() made and run() did not take down (the plane detaches)
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+  // 0 once attached and ready to run; else the exit status of the start that failed (nothing stays attached).
+  int init();
+  // Serves until a signal (a clean stop: 0, or 1 if the detach fails), the loop's poll() failing, or an end of
+  // the scheduler by the kernel that the restart policy does not cover (1); then gives the processes back and
+  // detaches. Returns the exit status.
+  int run();
+
+ private:
+  struct Parts;
+  int load();            // the state the last daemon left, the plane
+  void track();          // the classifier, the tracker and its worker, the state writer
+  int reason();          // the reasoning plane, its controller and telemetry
+  int serve();           // the backend, the socket, /metrics
+  void wire();           // the loop's sources
+  void tick();           // the loop's 100 ms tick
+  int teardown(int exit_code);
+  const DaemonConfig& cfg_;
+  std::unique_ptr<Parts> p_;
+};
 
 // Runs until a signal (a clean stop: 0, or 1 if the detach fails), an error
 // (a start that fails, a re-attach that fails, the loop's poll() failing:

@@ -1,12 +1,65 @@
 // EventLoop: a poll set built from the named sources at each round, and each source's handler after it.
 #include "daemon/event_loop.h"
 
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 
 #include <spdlog/spdlog.h>
 
 namespace akts {
+
+Result<SignalFd> SignalFd::open(std::initializer_list<int> signals) {
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int s : signals) sigaddset(&mask, s);
+  SignalFd out;
+  sigprocmask(SIG_BLOCK, &mask, &out.old_);
+  out.restore_ = true;
+  out.fd_.reset(signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (!out.fd_) return sys_error("signalfd", errno);  // out's destructor unblocks them again
+  return out;
+}
+
+SignalFd::SignalFd(SignalFd&& o) noexcept : fd_(std::move(o.fd_)), old_(o.old_), restore_(std::exchange(o.restore_, false)) {}
+
+SignalFd::~SignalFd() {
+  fd_.reset();  // first: a signal pending then is delivered by the old mask, not lost in a closed descriptor
+  if (restore_) sigprocmask(SIG_SETMASK, &old_, nullptr);
+}
+
+std::vector<int> SignalFd::read_all() {
+  std::vector<int> out;
+  signalfd_siginfo si{};
+  while (::read(fd_.get(), &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) out.push_back(static_cast<int>(si.ssi_signo));
+  return out;
+}
+
+Result<TimerFd> TimerFd::open(std::chrono::nanoseconds first, std::chrono::nanoseconds period) {
+  TimerFd t;
+  t.fd_.reset(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
+  if (!t.fd_) return sys_error("timerfd_create", errno);
+  auto spec = [](std::chrono::nanoseconds d) {
+    timespec ts{};
+    ts.tv_sec = static_cast<time_t>(d.count() / 1000000000);
+    ts.tv_nsec = static_cast<long>(d.count() % 1000000000);
+    return ts;
+  };
+  itimerspec its{};
+  its.it_value = spec(first);
+  its.it_interval = spec(period);
+  if (timerfd_settime(t.fd_.get(), 0, &its, nullptr) != 0) return sys_error("timerfd_settime", errno);
+  return t;
+}
+
+uint64_t TimerFd::read() {
+  uint64_t n = 0;
+  if (::read(fd_.get(), &n, sizeof(n)) != static_cast<ssize_t>(sizeof(n))) return 0;
+  return n;
+}
 
 void EventLoop::add(const std::string& name, int fd, Handler on_readable) {
   remove(name);

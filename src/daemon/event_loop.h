@@ -5,12 +5,51 @@
 
 #include <poll.h>
 
+#include <signal.h>
+
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
+#include "common/fd.h"
+#include "common/result.h"
+
 namespace akts {
+
+// Signals as a descriptor the loop polls, so a handler runs in the loop and not in a signal handler. The signals
+// are blocked while it lives; the mask before it comes back when it goes (after its descriptor is closed).
+class SignalFd {
+ public:
+  static Result<SignalFd> open(std::initializer_list<int> signals);
+  SignalFd(SignalFd&&) noexcept;
+  SignalFd& operator=(SignalFd&&) = delete;
+  SignalFd(const SignalFd&) = delete;
+  ~SignalFd();
+  int fd() const { return fd_.get(); }
+  // The signals that came since the last read, in order (several may wait: a storm is read in one go).
+  std::vector<int> read_all();
+
+ private:
+  SignalFd() = default;
+  Fd fd_;
+  sigset_t old_{};
+  bool restore_ = false;
+};
+
+// A periodic timer as a descriptor the loop polls.
+class TimerFd {
+ public:
+  // First after `first`, then every `period`.
+  static Result<TimerFd> open(std::chrono::nanoseconds first, std::chrono::nanoseconds period);
+  int fd() const { return fd_.get(); }
+  uint64_t read();  // the expirations since the last read (0: none)
+
+ private:
+  Fd fd_;
+};
 
 class EventLoop {
  public:

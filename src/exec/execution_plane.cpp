@@ -634,6 +634,21 @@ Result<std::optional<uint32_t>> ExecutionPlane::get_class(uint32_t tgid) const {
 }
 
 namespace {
+// Element 0 of a one-element map (the guard's and the breaker's settings and state), read or written whole.
+template <class T>
+Status read_first(const bpf_map* m, T& out, std::string_view what) {
+  uint32_t zero = 0;
+  if (bpf_map_lookup_elem(bpf_map__fd(m), &zero, &out) != 0) return sys_error(fmt::format("cannot read {}", what), errno);
+  return {};
+}
+template <class T>
+Status write_first(const bpf_map* m, const T& v, std::string_view what) {
+  uint32_t zero = 0;
+  if (bpf_map_update_elem(bpf_map__fd(m), &zero, &v, BPF_ANY) != 0)
+    return sys_error(fmt::format("cannot write {}", what), errno);
+  return {};
+}
+
 std::vector<bpf_map*> pinned_maps(akts_dispatcher_bpf* s) {
   std::vector<bpf_map*> maps = {s->maps.akts_selector, s->maps.akts_override, s->maps.akts_stats,
                                 s->maps.akts_classes, s->maps.akts_shared, s->maps.akts_guard_params};
@@ -701,23 +716,18 @@ Result<Stats> ExecutionPlane::read_stats() const {
 Status ExecutionPlane::set_guard(const GuardParams& params) {
   if (params.enabled)
     if (auto st = params.validate(); !st) return st;
-  uint32_t zero = 0;
   akts_guard_params k = params.to_kernel(), old{};
-  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.akts_guard_params), &zero, &old) == 0) k.reset_gen = old.reset_gen;
-  if (bpf_map_update_elem(bpf_map__fd(skel_->maps.akts_guard_params), &zero, &k, BPF_ANY) != 0)
-    return sys_error("cannot write the guard's settings", errno);
-  return {};
+  if (read_first(skel_->maps.akts_guard_params, old, "")) k.reset_gen = old.reset_gen;
+  return write_first(skel_->maps.akts_guard_params, k, "the guard's settings");
 }
 
 Result<GuardReport> ExecutionPlane::read_guard() const {
   GuardReport rep;
-  uint32_t zero = 0;
   akts_guard_params k{};
-  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.akts_guard_params), &zero, &k) != 0)
-    return sys_error("cannot read the guard's settings", errno);
+  if (auto st = read_first(skel_->maps.akts_guard_params, k, "the guard's settings"); !st) return st.error();
   rep.params = GuardParams::from_kernel(k);
-  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.akts_guard_state), &zero, &rep.state) != 0)
-    return sys_error("cannot read the guard's state", errno);
+  if (auto st = read_first(skel_->maps.akts_guard_state, rep.state, "the guard's state"); !st) return st.error();
+  uint32_t zero = 0;
   int ncpus = libbpf_num_possible_cpus();
   if (ncpus <= 0) return sys_error("cannot count possible CPUs", ncpus);
   std::vector<akts_wait_max> per_cpu(static_cast<size_t>(ncpus));
@@ -733,22 +743,15 @@ Status ExecutionPlane::set_breaker(const BreakerParams& params) {
   // A disarmed breaker never trips: its thresholds need not fit this guard.
   if (params.armed)
     if (auto st = params.validate(g->params); !st) return st;
-  uint32_t zero = 0;
-  akts_breaker_params k = params.to_kernel();
-  if (bpf_map_update_elem(bpf_map__fd(skel_->maps.akts_breaker_params), &zero, &k, BPF_ANY) != 0)
-    return sys_error("cannot write the breaker's settings", errno);
-  return {};
+  return write_first(skel_->maps.akts_breaker_params, params.to_kernel(), "the breaker's settings");
 }
 
 Result<BreakerReport> ExecutionPlane::read_breaker() const {
   BreakerReport rep;
-  uint32_t zero = 0;
   akts_breaker_params k{};
-  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.akts_breaker_params), &zero, &k) != 0)
-    return sys_error("cannot read the breaker's settings", errno);
+  if (auto st = read_first(skel_->maps.akts_breaker_params, k, "the breaker's settings"); !st) return st.error();
   rep.params = BreakerParams::from_kernel(k);
-  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.akts_breaker_state), &zero, &rep.state) != 0)
-    return sys_error("cannot read the breaker's state", errno);
+  if (auto st = read_first(skel_->maps.akts_breaker_state, rep.state, "the breaker's state"); !st) return st.error();
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   rep.now_ns = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);

@@ -59,11 +59,6 @@ bool Session::initialized() const {
   return !version_.empty();
 }
 
-std::string Session::protocol_version() const {
-  std::lock_guard lock(mu_);
-  return version_;
-}
-
 void Session::cancel_all() {
   std::lock_guard lock(mu_);
   closing_ = true;

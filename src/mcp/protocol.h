@@ -99,7 +99,6 @@ class Session {
   // The answer to one message, or nullopt when none is due.
   std::optional<std::string> handle(std::string_view message);
   bool initialized() const;
-  std::string protocol_version() const;  // "" before initialize
   // Marks every running call cancelled (the transport is closing); calls that
   // start afterwards are cancelled at once.
   void cancel_all();

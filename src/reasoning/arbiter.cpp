@@ -10,7 +10,7 @@ double seconds(Arbiter::Clock::duration d) { return std::chrono::duration<double
 
 }  // namespace
 
-bool Arbiter::locked_unlocked(Clock::time_point now, std::string* why) const {
+bool Arbiter::refused_locked(Clock::time_point now, std::string* why) const {
   auto say = [&](std::string s) {
     if (why) *why = std::move(s);
     return true;
@@ -26,7 +26,7 @@ bool Arbiter::locked_unlocked(Clock::time_point now, std::string* why) const {
 
 bool Arbiter::locked(Clock::time_point now, std::string* why) const {
   std::lock_guard lock(mu_);
-  return locked_unlocked(now, why);
+  return refused_locked(now, why);
 }
 
 void Arbiter::note_change(uint32_t from, uint32_t to, Clock::time_point now, uint64_t& counter) {
@@ -90,7 +90,7 @@ bool Arbiter::release_hold_on(uint32_t slot, Clock::time_point now) {
 Arbiter::Verdict Arbiter::controller_proposes(uint32_t slot, Clock::time_point now) {
   std::lock_guard lock(mu_);
   std::string why;
-  if (locked_unlocked(now, &why)) return {false, why, "locked"};
+  if (refused_locked(now, &why)) return {false, why, "locked"};
   uint32_t prev = plane_.selected();
   if (prev == slot) return {false, "already selected", "unchanged"};
   if (last_change_ && now - *last_change_ < o_.min_dwell)
@@ -135,7 +135,7 @@ ArbiterOptions Arbiter::options() const {
 nlohmann::json Arbiter::state(Clock::time_point now) const {
   std::lock_guard lock(mu_);
   std::string why;
-  bool is_locked = locked_unlocked(now, &why);
+  bool is_locked = refused_locked(now, &why);
   nlohmann::json hold = nullptr;
   if (hold_slot_ && now < hold_until_) hold = {{"slot", *hold_slot_}, {"remaining_s", seconds(hold_until_ - now)}};
   prune_changes(now);

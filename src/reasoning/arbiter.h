@@ -97,7 +97,8 @@ class Arbiter {
   Switches switches() const;
 
  private:
-  bool locked_unlocked(Clock::time_point now, std::string* why) const;  // mu_ held
+  // locked() with mu_ held (the suffix says so, as elsewhere): whether a controller's proposal is refused now.
+  bool refused_locked(Clock::time_point now, std::string* why) const;
   // mu_ held; counts a change (from != to) in `counter`.
   void note_change(uint32_t from, uint32_t to, Clock::time_point now, uint64_t& counter);
 

@@ -215,7 +215,6 @@ class Learner : public Controller {
   // the write and returns its outcome, the error naming the path.
   void save();
   Status wait_saved();
-  const std::map<std::string, Cells>& learnt() const { return cells(); }
 
   static constexpr const char* kFormat = "akts learner state";
   static constexpr size_t kMaxFileBytes = 16 << 20;
