@@ -72,17 +72,9 @@ int Daemon::init() {
     spdlog::error("{}", st.error().to_string());
     return 1;
   }
+  const uint32_t s = p_->po.initial_slot;
   spdlog::info("scheduler attached ({}), slot {} ({}); listening on {}", cfg_.switch_all ? "all tasks" : "partial mode",
-               p_->po.initial_slot,
-               p_->po.initial_slot < cfg_.policies.size() ? cfg_.policies[p_->po.initial_slot] : "the built-in default",
-               cfg_.socket_path);
-  // The loop's clock: ejection checks and idle-client sweeps (scans run on their own thread).
-  auto t = TimerFd::open(std::chrono::milliseconds(1), std::chrono::milliseconds(100));
-  if (!t) {
-    spdlog::error("{}", t.error().to_string());
-    return 1;  // the plane's destructor detaches
-  }
-  p_->ticker.emplace(std::move(*t));
+               s, s < cfg_.policies.size() ? cfg_.policies[s] : "the built-in default", cfg_.socket_path);
   wire();
   return 0;
 }
@@ -107,6 +99,14 @@ int Daemon::load() {
     return 1;
   }
   p.signals.emplace(std::move(*sig));
+  // The loop's clock (100 ms): ejection checks and idle-client sweeps (scans run on their own thread). Its ticks
+  // before the loop runs only pile up.
+  auto tick = TimerFd::open(std::chrono::milliseconds(1), std::chrono::milliseconds(100));
+  if (!tick) {
+    spdlog::error("{}", tick.error().to_string());
+    return 1;
+  }
+  p.ticker.emplace(std::move(*tick));
   p.po.policies = cfg_.policies;
   p.po.switch_all = cfg_.switch_all;
   p.po.initial_slot = p.pre.initial_slot;
@@ -147,7 +147,7 @@ void Daemon::track() {
 int Daemon::reason() {
   auto r = Reasoning::make(cfg_, *p_->plane, p_->pushed);
   if (!r) {
-    spdlog::error("{}", r.error().message);
+    spdlog::error("{}", r.error().to_string());
     return 2;
   }
   p_->reasoning = std::move(*r);
@@ -238,9 +238,11 @@ void Daemon::tick() {
   (void)p.ticker->read();
   if (auto ei = p.plane->exit_info(); ei.kind != 0) {
     // The kernel ended the scheduler: it asked for a restart (CPU hotplug), or ejected it.
+    const uint32_t before = p.plane->selected();
     auto r = restart_after_exit(ei, p.restart_flag, cfg_.restart, *p.restarts, *p.plane_control, p.po,
                                 cfg_.breaker.safe_slot, p.restart_hooks);
     if (!r.restarted) return p.loop.stop(1);
+    p.reasoning.plane->outside_change(before, p.plane->selected());  // an ejection attaches on the safe slot
     p.reasoning.plane->note("kernel", r.requested ? "restart" : "reattach", r.why,
                       {{"exit", {{"kind", ei.kind_name}, {"reason", ei.reason}, {"message", ei.message}}},
                        {"took_ms", r.took_ms}});

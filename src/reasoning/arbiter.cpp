@@ -37,6 +37,12 @@ void Arbiter::note_change(uint32_t from, uint32_t to, Clock::time_point now, uin
   if (recent_changes_.size() < kRecentChangesMax) recent_changes_.push_back(now);
 }
 
+void Arbiter::outside_change(uint32_t from, uint32_t to, Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  uint64_t uncounted = 0;
+  note_change(from, to, now, uncounted);
+}
+
 void Arbiter::prune_changes(Clock::time_point now) const {
   while (!recent_changes_.empty() && now - recent_changes_.front() >= std::chrono::minutes(1))
     recent_changes_.pop_front();
@@ -151,7 +157,8 @@ nlohmann::json Arbiter::state(Clock::time_point now) const {
           // Changes of the selection by either cause in the last minute (at most kRecentChangesMax), and how long
           // ago the last one was (null: none since the daemon started).
           {"switches_last_minute", recent_changes_.size()},
-          {"selection_changed_ago_s", last_change_ ? nlohmann::json(seconds(now - *last_change_)) : nlohmann::json(nullptr)}};
+          {"selection_changed_ago_s",
+           last_change_ ? nlohmann::json(std::max(0.0, seconds(now - *last_change_))) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace akts

@@ -93,6 +93,9 @@ class Arbiter {
   uint32_t selected() const { return plane_.selected(); }
   bool override_active() const { return plane_.override_active && plane_.override_active(); }
   ArbiterOptions options() const;
+  // The selection changed without the arbiter (a reload after the kernel ejected the scheduler): its age and the
+  // last minute's changes count it, neither cause's counter does.
+  void outside_change(uint32_t from, uint32_t to, Clock::time_point now = Clock::now());
   nlohmann::json state(Clock::time_point now) const;
   Switches switches() const;
 

@@ -69,6 +69,8 @@ class ReasoningPlane {
   // What the kernel did on its own (the circuit breaker's trips and releases), into the decision log.
   void note(const std::string& source, const std::string& action, const std::string& why,
             const nlohmann::json& extra = nlohmann::json::object());
+  // The selection changed without the arbiter (Arbiter::outside_change).
+  void outside_change(uint32_t from, uint32_t to) { arbiter_.outside_change(from, to); }
 
   Objective objective() const;
   // A new objective from now on (logged with `source`, the old and the new):

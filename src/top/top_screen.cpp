@@ -1,6 +1,7 @@
 // `akts top`'s terminal: the fetch-draw-key loop on ncurses, and the keys' requests to the daemon.
 #include "top/top_screen.h"
 
+#include <algorithm>
 #include <clocale>
 #include <cstdio>
 #include <cstdlib>
@@ -28,13 +29,13 @@ bool env_on(const char* name) {
   return v && *v && std::string(v) != "0";
 }
 
-// The terminal database: the system's, then the one the package and the image carry (a static binary has no
-// compiled-in fallback of its own), unless the user named one.
+// The terminal database: the user's TERMINFO_DIRS if set, ncurses's compiled-in list (/etc/terminfo,
+// /lib/terminfo, /usr/share/terminfo), then the few the package and the image carry (akts is static: a root
+// without ncurses-base, as the container image, has none of its own).
 void terminfo_fallback() {
   const char* dirs = std::getenv("TERMINFO_DIRS");
-  std::string v = dirs ? std::string(dirs) : std::string();
-  // An empty entry stands for ncurses's compiled-in list (/etc/terminfo, /lib/terminfo, /usr/share/terminfo).
-  v += (v.empty() ? ":" : ":") + std::string("/usr/share/akts/terminfo");
+  // An empty entry stands for the compiled-in list.
+  std::string v = (dirs ? std::string(dirs) : std::string()) + ":/usr/share/akts/terminfo";
   setenv("TERMINFO_DIRS", v.c_str(), 1);
 }
 
@@ -42,11 +43,21 @@ double now_unix() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// A prompt at the bottom: a choice among `options` by digit, then a confirmation.
+// A prompt at the bottom: a choice among `options` by digit, then a confirmation. A policy is asked for by its
+// slot (two slots may hold policies of one name), a controller by its name.
 struct Prompt {
   enum class Kind { kPolicy, kController } kind;
-  std::vector<std::string> options;
-  std::optional<size_t> chosen;  // awaiting y/n once set
+  std::vector<std::pair<json, std::string>> options;  // the request's target, and its label
+  std::optional<size_t> chosen;                       // awaiting y/n once set
+};
+
+// endwin() however the loop ends, an exception included: the terminal is never left in cbreak and noecho.
+struct TermGuard {
+  SCREEN* scr;
+  ~TermGuard() {
+    endwin();
+    delscreen(scr);
+  }
 };
 
 class Screen {
@@ -64,14 +75,13 @@ class Screen {
       return 1;
     }
     set_term(scr);
+    TermGuard guard{scr};
     cbreak();
     noecho();
     keypad(stdscr, TRUE);
     curs_set(0);
-    int rc = loop();
-    endwin();
-    delscreen(scr);
-    return rc;
+    set_escdelay(25);  // Esc cancels a prompt at once, not after ncurses's default second
+    return loop();
   }
 
  private:
@@ -119,11 +129,11 @@ class Screen {
       if (prompt_->chosen) {
         bottom = fmt::format("{} {}? y to confirm, anything else cancels",
                              prompt_->kind == Prompt::Kind::kPolicy ? "switch to" : "controller",
-                             prompt_->options[*prompt_->chosen]);
+                             prompt_->options[*prompt_->chosen].second);
       } else {
         bottom = prompt_->kind == Prompt::Kind::kPolicy ? "switch to:" : "controller:";
         for (size_t i = 0; i < prompt_->options.size() && i < 10; ++i)
-          bottom += fmt::format("  {} {}", i, prompt_->options[i]);
+          bottom += fmt::format("  {} {}", i, prompt_->options[i].second);
         bottom += "  (a digit; Esc cancels)";
       }
     } else if (!message_.empty() && Clock::now() < message_until_) {
@@ -131,7 +141,7 @@ class Screen {
     }
     if (!bottom.empty() && h >= kMinHeight && w >= kMinWidth) {
       attron(A_BOLD);
-      mvaddnstr(h - 2, 0, bottom.c_str(), w);
+      mvaddstr(h - 2, 0, fit(bottom, w).c_str());
       attroff(A_BOLD);
     }
     refresh();
@@ -145,6 +155,7 @@ class Screen {
   // Answers a request: its result as the daemon said it, or its error.
   void request(const std::string& method, const json& params, const std::string& done) {
     auto r = control::rpc_call(o_.socket, method, params, 5000);
+    last_ok_ = static_cast<bool>(r);
     say(r ? done : fmt::format("{}: {}", method, r.error().to_string()));
     fetch();
   }
@@ -168,11 +179,11 @@ class Screen {
         say("cancelled: nothing changed");
         return true;
       }
-      const std::string& pick = p.options[*p.chosen];
+      const auto& [target, label] = p.options[*p.chosen];
       if (p.kind == Prompt::Kind::kPolicy)
-        request("v1.switch", {{"target", pick}}, "switched to " + pick);
+        request("v1.switch", {{"target", target}}, "switched to " + label);
       else
-        request("v1.controller", {{"name", pick}}, "controller " + pick);
+        request("v1.controller", {{"name", target}}, "controller " + label);
       return true;
     }
     if (ch == 'q' || ch == 'Q') return false;
@@ -180,29 +191,36 @@ class Screen {
     switch (ch) {
       case 's':
       case 'S': {
-        std::vector<std::string> names;
-        for (const auto& n : view_.policies)
-          if (!n.empty()) names.push_back(n);
-        if (!view_.connected || names.empty()) {
+        std::vector<std::pair<json, std::string>> slots;
+        for (size_t k = 0; k < view_.policies.size(); ++k)
+          if (!view_.policies[k].empty()) slots.emplace_back(json(k), view_.policies[k]);
+        if (!view_.connected || slots.empty()) {
           say("no policies to switch to (the daemon does not answer)");
           break;
         }
-        prompt_ = Prompt{Prompt::Kind::kPolicy, names, std::nullopt};
+        prompt_ = Prompt{Prompt::Kind::kPolicy, slots, std::nullopt};
         break;
       }
       case 'c':
-      case 'C':
-        prompt_ = Prompt{Prompt::Kind::kController, kControllerNames, std::nullopt};
+      case 'C': {
+        std::vector<std::pair<json, std::string>> names;
+        for (const auto& n : kControllerNames) names.emplace_back(json(n), n);
+        prompt_ = Prompt{Prompt::Kind::kController, names, std::nullopt};
         break;
+      }
       case 'p':
       case 'P':
-        if (view_.hold_remaining_s) {
+        if (view_.hold_remaining_s && !paused_) {
+          say("the selection is held by someone else: akts release ends that hold");
+        } else if (view_.hold_remaining_s) {
           request("v1.release", json::object(), "resumed: the controller may switch again");
-        } else if (view_.selected.rfind("default", 0) == 0 || view_.selected.rfind("slot ", 0) == 0) {
+          paused_ = false;
+        } else if (!view_.selected_slot) {
           say("cannot pause on the built-in default: switch to a policy first");
         } else {
-          request("v1.hold", {{"target", view_.selected}, {"duration", fmt::format("{}s", o_.pause.count())}},
+          request("v1.hold", {{"target", *view_.selected_slot}, {"duration", fmt::format("{}s", o_.pause.count())}},
                   fmt::format("paused: {} held for {} s (p resumes)", view_.selected, o_.pause.count()));
+          paused_ = last_ok_;
         }
         break;
       default:
@@ -215,6 +233,8 @@ class Screen {
   bool freeze_, dead_keys_;
   View view_;
   std::optional<Prompt> prompt_;
+  bool paused_ = false;   // the hold in force is the one `p` asked for
+  bool last_ok_ = false;  // the last request's answer was not an error
   std::string message_;
   Clock::time_point message_until_{};
 };

@@ -44,7 +44,10 @@ std::string ms_text(std::optional<double> ms) {
   return duration_text(*ms / 1e3);
 }
 
-// A line cut to the width (by code points: the text is UTF-8).
+}  // namespace
+
+// A line cut to the width (by code points: the text is UTF-8; a wide character counts as one column), control
+// characters as spaces.
 std::string fit(const std::string& s, int width) {
   if (width <= 0) return {};
   std::string out;
@@ -55,12 +58,20 @@ std::string fit(const std::string& s, int width) {
     if (c >= 0xf0) n = 4;
     else if (c >= 0xe0) n = 3;
     else if (c >= 0xc0) n = 2;
+    if (c < 0x20 || c == 0x7f) {  // a newline or a tab would move the cursor: a space instead
+      out += ' ';
+      ++i;
+      ++cols;
+      continue;
+    }
     out.append(s, i, n);
     i += n;
     ++cols;
   }
   return out;
 }
+
+namespace {
 
 ClassRow class_row(const json& stats, const char* cls, double cap_ms) {
   ClassRow r;
@@ -110,9 +121,13 @@ View read_view(const json& stats, const json& log, double now_unix) {
     size_t k = static_cast<size_t>(*slot);
     return k < names.size() && !names[k].empty() ? names[k] : fmt::format("slot {}", k);
   };
-  v.running = name_of(num(stats, {"effective"}));
-  v.selected = name_of(num(stats, {"selected"}));
-  v.overridden = v.running != v.selected;
+  const auto eff = num(stats, {"effective"}), sel = num(stats, {"selected"});
+  v.running = name_of(eff);
+  v.selected = name_of(sel);
+  v.overridden = eff && sel && *eff != *sel;
+  if (sel && *sel >= 0 && *sel < static_cast<double>(AKTS_MAX_SLOTS) && static_cast<size_t>(*sel) < names.size() &&
+      !names[static_cast<size_t>(*sel)].empty())
+    v.selected_slot = static_cast<uint32_t>(*sel);
   v.running_for_s = num(stats, {"reasoning", "arbiter", "selection_changed_ago_s"});
   if (auto started = num(stats, {"process", "start_time_seconds"}); started && now_unix > *started)
     v.uptime_s = now_unix - *started;
@@ -161,8 +176,7 @@ View read_view(const json& stats, const json& log, double now_unix) {
 
 std::vector<std::string> layout(const View& v, int width, int height) {
   if (width < kMinWidth || height < kMinHeight)
-    return {fit(fmt::format("akts top: the terminal is {}x{}; it needs {}x{}", width, height, kMinWidth, kMinHeight),
-                width)};
+    return {fit(fmt::format("akts top needs {}x{} (this is {}x{})", kMinWidth, kMinHeight, width, height), width)};
   std::vector<std::string> l;
   if (!v.connected) {
     l.push_back("akts top: the daemon does not answer");

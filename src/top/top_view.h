@@ -31,6 +31,7 @@ struct View {
   std::string error;  // why not connected
   // The policy that runs (the effective slot), what was selected, and for how long the selection has held.
   std::string running, selected;
+  std::optional<uint32_t> selected_slot;  // when a loaded policy is selected (not the built-in default)
   bool overridden = false;            // the breaker's override holds another slot
   std::optional<double> running_for_s;  // since the selection last changed; nullopt: not since the daemon started
   std::optional<double> uptime_s;
@@ -62,5 +63,7 @@ inline constexpr int kMinWidth = 40, kMinHeight = 12;
 
 // "1.2 s", "350 ms", "2m05s", "-" for none.
 std::string duration_text(std::optional<double> seconds);
+// `s` cut to `width` columns (counting code points), control characters as spaces.
+std::string fit(const std::string& s, int width);
 
 }  // namespace akts::top

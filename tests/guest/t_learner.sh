@@ -48,7 +48,7 @@ try:
     j = json.load(open(sys.argv[1]))
     entry = next(iter(j["objectives"].values()))["policies"]
     seen = {p: sum(c["met"]) + sum(c["missed"]) for p, c in entry.items()}
-    ok = (j.get("format") == "akts learner state" and j.get("version") == 3 and set(seen) >= {"latency", "throughput"}
+    ok = (j.get("format") == "akts learner state" and j.get("version") == 4 and set(seen) >= {"latency", "throughput"}
           and all(v > 0 for v in seen.values()))
     print(("ok" if ok else "not") + "\tthe learner's state file outlived the SIGKILL with both policies' evidence (%s)"
           % ", ".join("%s %.0f windows" % kv for kv in sorted(seen.items())))

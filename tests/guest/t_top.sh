@@ -22,11 +22,13 @@ top_wait() {
 	return 1
 }
 
-# top_start [ENV=VALUE...]: akts top in a 100x30 tmux session.
+# top_start [ENV=VALUE...]: akts top in a 100x30 tmux session whose pane stays after akts top ends (its exit
+# status readable), up and showing the running policy.
 top_start() {
 	tmux kill-session -t akts-top 2>/dev/null
-	tmux new-session -d -s akts-top -x 100 -y 30 "env $* akts top --socket $TOP_SOCK"
-	top_wait "running  " 10
+	tmux new-session -d -s akts-top -x 100 -y 30 "env $* akts top --socket $TOP_SOCK" &&
+		tmux set-option -t akts-top remain-on-exit on >/dev/null &&
+		top_wait "running  " 10
 }
 
 # The checks, each 0 (held) or 1: a switch made elsewhere shown within 2 s; the s key switching the policy.
@@ -39,6 +41,7 @@ top_check_refresh() {
 }
 top_check_key() {
 	local digit=$1 want=$2 i
+	[[ $(top_status 's["selected"]["policy"]') != "$want" ]] || return 1  # else it would hold by itself
 	tmux send-keys -t akts-top s
 	top_wait "switch to:" 2 || return 1
 	tmux send-keys -t akts-top "$digit"
@@ -80,10 +83,14 @@ JSON
 		not_ok "akts top's s, 0, y switches the policy: $(top_pane | tail -n 3 | tr '\n' '|')"
 	fi
 	# A choice that is not confirmed changes nothing.
-	tmux send-keys -t akts-top s 1 n
-	sleep 0.5
-	[[ $(top_status 's["selected"]["policy"]') == latency ]] &&
-		ok "a switch not confirmed (n) changes nothing" || not_ok "a switch not confirmed (n) changes nothing"
+	tmux send-keys -t akts-top s
+	top_wait "switch to:" 2 && tmux send-keys -t akts-top 1
+	top_wait "switch to throughput?" 2 && tmux send-keys -t akts-top n
+	if top_wait "cancelled: nothing changed" 2 && [[ $(top_status 's["selected"]["policy"]') == latency ]]; then
+		ok "a switch not confirmed (n) changes nothing"
+	else
+		not_ok "a switch not confirmed (n) changes nothing: $(top_pane | tail -n 2 | tr '\n' '|')"
+	fi
 	# p pauses the controller (a hold on the selection), p again resumes.
 	tmux send-keys -t akts-top p
 	if top_wait "PAUSED" 3 && [[ $(top_status 's["reasoning"]["arbiter"]["hold"] is not None') == True ]]; then
@@ -100,7 +107,8 @@ JSON
 	fi
 	# A small terminal is told so; a larger one again shows the view.
 	tmux resize-window -t akts-top -x 30 -y 8
-	top_wait "needs 40x12" 3 && ok "a 30x8 terminal is told it is too small" || not_ok "a 30x8 terminal is told it is too small: $(top_pane | head -n 1)"
+	top_wait "akts top needs 40x12" 3 && ok "a 30x8 terminal is told it is too small: $(top_pane | head -n 1)" ||
+		not_ok "a 30x8 terminal is told it is too small: $(top_pane | head -n 1)"
 	tmux resize-window -t akts-top -x 100 -y 30
 	top_wait "running  " 3 && ok "back at 100x30 the view returns" || not_ok "back at 100x30 the view returns"
 	# The daemon goes away and comes back.
@@ -110,21 +118,24 @@ JSON
 		not_ok "a daemon that went away is shown as such: $(top_pane | head -n 2 | tr '\n' '|')"
 	akts daemon -c "$cfg" >>"$log" 2>&1 &
 	dpid=$!
+	for i in $(seq 1 150); do [[ -S $TOP_SOCK ]] && break; sleep 0.1; done
 	top_wait "running  latency" 6 && ok "a daemon that came back is followed again" ||
 		not_ok "a daemon that came back is followed again: $(top_pane | head -n 2 | tr '\n' '|')"
 	tmux send-keys -t akts-top q
 	sleep 1
-	tmux has-session -t akts-top 2>/dev/null && not_ok "q quits akts top" || ok "q quits akts top"
+	out=$(tmux display-message -p -t akts-top '#{pane_dead} #{pane_dead_status}' 2>&1)
+	[[ $out == "1 0" ]] && ok "q quits akts top (exit 0)" || not_ok "q quits akts top (pane dead, status: $out)"
 
-	# The negative controls: each check fails when the test-only switch breaks what it checks.
-	top_start AKTS_TOP_TEST_FREEZE=1 >/dev/null
+	# The negative controls: each check fails when the test-only switch breaks what it checks (akts top up and
+	# showing the running policy first, so that a top that did not start cannot pass for one).
+	top_start AKTS_TOP_TEST_FREEZE=1 || not_ok "akts top starts with AKTS_TOP_TEST_FREEZE=1"
 	if out=$(top_check_refresh throughput); then
 		not_ok "with the refresh frozen, the refresh check fails (it held: $out)"
 	else
 		ok "with the refresh frozen (AKTS_TOP_TEST_FREEZE=1), the refresh check fails"
 	fi
 	tmux kill-session -t akts-top 2>/dev/null
-	top_start AKTS_TOP_TEST_DEAD_KEYS=1 >/dev/null
+	top_start AKTS_TOP_TEST_DEAD_KEYS=1 || not_ok "akts top starts with AKTS_TOP_TEST_DEAD_KEYS=1"
 	if top_check_key 0 latency; then
 		not_ok "with the keys dead, the key check fails (it switched)"
 	else

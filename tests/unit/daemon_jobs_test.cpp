@@ -444,5 +444,38 @@ TEST(EventLoop, AHandlerMayReplaceItsOwnSourceAndAGroupGetsItsOwnDescriptors) {
   EXPECT_EQ(seen, std::vector<int>{g2.r});  // only the ready one, by its own descriptor
 }
 
+TEST(SignalFd, ItsSignalsWaitInTheDescriptorAndTheMaskComesBackWhenItGoes) {
+  auto blocked = [] {
+    sigset_t now;
+    sigprocmask(SIG_BLOCK, nullptr, &now);
+    return sigismember(&now, SIGUSR2) == 1;
+  };
+  ASSERT_FALSE(blocked());
+  {
+    auto s = SignalFd::open({SIGUSR2});
+    ASSERT_TRUE(s) << s.error().to_string();
+    EXPECT_TRUE(blocked());
+    SignalFd moved(std::move(*s));  // the moved-from one puts nothing back
+    raise(SIGUSR2);
+    raise(SIGUSR2);  // standard signals coalesce: one comes
+    auto got = moved.read_all();
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0], SIGUSR2);
+    EXPECT_TRUE(moved.read_all().empty());
+    EXPECT_TRUE(blocked());
+  }
+  EXPECT_FALSE(blocked()) << "the mask before it came back";
+}
+
+TEST(TimerFd, CountsItsExpirations) {
+  auto later = TimerFd::open(std::chrono::seconds(10), std::chrono::seconds(10));
+  ASSERT_TRUE(later) << later.error().to_string();
+  EXPECT_EQ(later->read(), 0u);  // none yet: it does not block
+  auto t = TimerFd::open(std::chrono::milliseconds(1), std::chrono::milliseconds(5));
+  ASSERT_TRUE(t) << t.error().to_string();
+  usleep(30000);
+  EXPECT_GE(t->read(), 3u);
+}
+
 }  // namespace
 }  // namespace akts

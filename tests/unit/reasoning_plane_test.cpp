@@ -60,6 +60,32 @@ TEST(Arbiter, AHoldBeatsAnOperatorSwitchWhichBeatsAController) {
   EXPECT_EQ(sel.selected, 0u);
 }
 
+TEST(Arbiter, ItsStateCountsTheLastMinutesChangesAndTheSelectionsAge) {
+  // What akts top shows: changes of the selection by any cause in the last minute (a switch to the slot already
+  // selected is none), and how long ago the last was; a change without the arbiter (a reload on the safe slot)
+  // counts too, in neither cause's counter.
+  FakeSelection sel;
+  ArbiterOptions o;
+  o.min_dwell = 0ms;
+  o.operator_grace = 0ms;
+  Arbiter a(sel.plane(), o);
+  auto t = Clock::time_point{} + 100s;
+  EXPECT_TRUE(a.state(t)["selection_changed_ago_s"].is_null());
+  ASSERT_TRUE(a.operator_switch(0, t));
+  ASSERT_TRUE(a.operator_switch(0, t + 1s));  // no change
+  ASSERT_TRUE(a.controller_proposes(1, t + 2s).applied);
+  a.outside_change(1, 0, t + 3s);
+  a.outside_change(0, 0, t + 4s);  // none
+  auto st = a.state(t + 5s);
+  EXPECT_EQ(st["switches_last_minute"], 3);
+  EXPECT_DOUBLE_EQ(st["selection_changed_ago_s"].get<double>(), 2.0);
+  EXPECT_EQ(st["switches"]["operator"], 1);
+  EXPECT_EQ(st["switches"]["controller"], 1);
+  EXPECT_EQ(a.state(t + 61s)["switches_last_minute"], 2) << "the first change is over a minute old";
+  EXPECT_EQ(a.state(t + 64s)["switches_last_minute"], 0);
+  EXPECT_DOUBLE_EQ(a.state(t)["selection_changed_ago_s"].get<double>(), 0.0) << "never negative";
+}
+
 TEST(Arbiter, NoSelectionChangesWhileAnExclusiveSectionRuns) {
   // A replacement checks its slot is not selected, then overwrites it: a switch in between would run half of each.
   FakeSelection sel;
