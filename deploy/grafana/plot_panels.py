@@ -10,10 +10,10 @@ import sys
 
 
 def series(saved, title, label=None):
-    """[(legend, [(t, v)])] of the queries of the panel named `title` (the key starts with it)."""
+    """[(legend, expr, labels, [(t, v)])] of the queries of the panel whose title starts with `title`."""
     out = []
     for key, res in saved.items():
-        if not key.startswith(title + ":"):
+        if not key.startswith(title):
             continue
         expr = key.split(": ", 1)[1]
         for s in res:
@@ -43,15 +43,16 @@ def main(argv):
     # Running policy: one row per policy, a bar where it ran.
     rows = [(name, pts) for name, expr, m, pts in series(saved, "Running policy", "policy")]
     for i, (name, pts) in enumerate(sorted(rows)):
-        on = [(t - t0, 1.0) for t, v in pts if v == 1]
-        ax[0].broken_barh([(t, 1.0) for t, _ in on], (i - 0.35, 0.7), color="#3a7")
+        step = min((b[0] - a[0] for a, b in zip(pts, pts[1:])), default=1.0)  # the query's step: one bar a sample
+        on = [(t - t0, step) for t, v in pts if v == 1]
+        ax[0].broken_barh(on, (i - 0.35, 0.7), color="#3a7")
     ax[0].set_yticks(range(len(rows)), [n for n, _ in sorted(rows)])
     ax[0].set_title("Running policy (dotted: the test's switch, grey; the breaker's trip, red)", fontsize=9)
     mark(ax[0])
 
     for name, expr, m, pts in series(saved, "Switches by cause", "cause"):
         ax[1].bar([t - t0 for t, _ in pts], [v for _, v in pts], width=1.0, label=name, alpha=0.8)
-    ax[1].set_title("Switches by cause (increase over $__rate_interval)", fontsize=9)
+    ax[1].set_title("Switches by cause (a minute, over $__rate_interval)", fontsize=9)
     ax[1].legend(fontsize=7)
     mark(ax[1])
 
@@ -70,17 +71,20 @@ def main(argv):
     ax[2].legend(fontsize=7)
     mark(ax[2])
 
+    resc = ax[3].twinx()  # the guard's rescues run to thousands a minute: an axis of their own
     for name, expr, m, pts in series(saved, "Breaker and bounded-wait rescues"):
         if "trips_total" in expr:
-            label = "trips: " + m.get("reason", "")
+            a, label, color = ax[3], "trips a minute: " + m.get("reason", ""), "#c00"
         elif "tripped" in expr:
-            label = "tripped"
+            a, label, color = ax[3], "tripped (holding the safe policy)", "#f90"
         else:
-            label = "rescues: " + m.get("class", "")
+            a, label, color = resc, "rescues a minute: " + m.get("class", ""), "#888"
         if any(v for _, v in pts):
-            ax[3].step([t - t0 for t, _ in pts], [v for _, v in pts], where="post", label=label)
-    ax[3].set_title("Breaker and bounded-wait rescues", fontsize=9)
-    ax[3].legend(fontsize=7)
+            a.step([t - t0 for t, _ in pts], [v for _, v in pts], where="post", label=label, color=color)
+    ax[3].set_title("Breaker and the guard's rescues (right axis)", fontsize=9)
+    h1, l1 = ax[3].get_legend_handles_labels()
+    h2, l2 = resc.get_legend_handles_labels()
+    ax[3].legend(h1 + h2, l1 + l2, fontsize=7, loc="upper left")
     mark(ax[3])
 
     for name, expr, m, pts in series(saved, "CPU per class (batch work is BE)", "class"):
@@ -88,7 +92,7 @@ def main(argv):
     ax[4].set_ylabel("CPUs")
     ax[4].set_title("CPU per class", fontsize=9)
     ax[4].legend(fontsize=7)
-    ax[4].set_xlabel("seconds (QEMU TCG guest; Prometheus scraping every second)")
+    ax[4].set_xlabel("seconds (QEMU TCG guest; Prometheus scraping every 2 s)")
     mark(ax[4])
     fig.suptitle("akts's dashboard panels, from Debian's Prometheus scraping a running daemon", fontsize=10)
     fig.tight_layout()
