@@ -162,7 +162,7 @@ d = sys.argv[1]
 alerts = {r["alert"] for g in yaml.safe_load(open(d + "/akts-rules.yml"))["groups"] for r in g["rules"] if "alert" in r}
 fired = {t["alertname"] for case in yaml.safe_load(open(d + "/akts-rules.test.yml"))["tests"]
          for t in case.get("alert_rule_test", []) if t.get("exp_alerts")}
-print("checked " + " ".join(sorted(alerts - fired)))
+print(" ".join(["checked"] + sorted(alerts - fired)))
 PY
 )
 	if [[ $missing == checked ]]; then
