@@ -834,6 +834,28 @@ TEST(Learner, ItsAgeingBackOffAndExplorationSettingsAreCheckedInTheConfig) {
   }
 }
 
+namespace {
+
+// A window of `load` requests at the i-th 100 ms of a wall clock, on a server that throughput starves: under it the
+// oldest request's wait grows 100 ms a window (nothing is answered, 95% batch share); under latency every request is
+// answered within 300 ms (60%).
+Window starved_under_throughput(ControllerContext& ctx, uint32_t running, double load, int i, double& oldest) {
+  Window w = window_on(ctx, running, load);
+  w.unix_s = 1.8e9 + 0.1 * i;
+  if (running == kThroughput) {
+    oldest += 100;
+  } else {
+    oldest = 0;
+    w.app_latency_samples = 5;
+    w.app_latency_p99_ms = 300;
+  }
+  w.app_waiting_oldest_ms = oldest;
+  w.run_ms[AKTS_CLASS_BE] = running == kThroughput ? 95 : 60;
+  return w;
+}
+
+}  // namespace
+
 TEST(Learner, AnExplorationEndsOnTheEarlySignalOfAWaitThatBeganUnderIt) {
   // At two in flight throughput answers nothing (a starved server): the oldest request's wait, which began after
   // the switch, grows 100 ms a window. The exploration ends once it passes half the 800 ms ceiling, before any
@@ -844,17 +866,7 @@ TEST(Learner, AnExplorationEndsOnTheEarlySignalOfAWaitThatBeganUnderIt) {
   double oldest = 0;
   SimResult r;
   for (int i = 0; i < 200; ++i) {
-    Window w = window_on(ctx, running, 2.0);
-    w.unix_s = 1.8e9 + 0.1 * i;
-    if (running == kThroughput) {
-      oldest += 100;
-    } else {
-      oldest = 0;
-      w.app_latency_samples = 5;
-      w.app_latency_p99_ms = 300;
-    }
-    w.app_waiting_oldest_ms = oldest;
-    w.run_ms[AKTS_CLASS_BE] = running == kThroughput ? 95 : 60;
+    Window w = starved_under_throughput(ctx, running, 2.0, i, oldest);
     step(l, w, ctx, running, running, r);
   }
   EXPECT_EQ(l.state()["explorations"], 1u);
@@ -878,17 +890,7 @@ TEST(Learner, ABackOffAtALighterLoadHoldsAtAHeavierOne) {
   std::vector<size_t> explored_at;
   for (int i = 0; i < 1000; ++i) {
     const double load = i < 200 ? 2.0 : 8.0;
-    Window w = window_on(ctx, running, load);
-    w.unix_s = 1.8e9 + 0.1 * i;
-    if (running == kThroughput) {
-      oldest += 100;
-    } else {
-      oldest = 0;
-      w.app_latency_samples = 5;
-      w.app_latency_p99_ms = 300;
-    }
-    w.app_waiting_oldest_ms = oldest;
-    w.run_ms[AKTS_CLASS_BE] = running == kThroughput ? 95 : 60;
+    Window w = starved_under_throughput(ctx, running, load, i, oldest);
     const uint64_t before = l.state()["explorations"].get<uint64_t>();
     step(l, w, ctx, running, running, r);
     if (l.state()["explorations"].get<uint64_t>() > before) explored_at.push_back(i);
