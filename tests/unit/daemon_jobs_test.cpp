@@ -13,6 +13,7 @@
 
 #include "daemon/canary.h"
 #include "daemon/event_loop.h"
+#include "daemon/metrics_listener.h"
 #include "daemon/restart.h"
 
 namespace akts {
@@ -475,6 +476,23 @@ TEST(TimerFd, CountsItsExpirations) {
   ASSERT_TRUE(t) << t.error().to_string();
   usleep(30000);
   EXPECT_GE(t->read(), 3u);
+}
+
+TEST(MetricsListener, AMalformedAddressIsTheConfigsErrorAndATakenPortTheSystems) {
+  auto render = [](metrics::Format) -> Result<std::string> { return std::string("x 1\n"); };
+  auto bad = MetricsListener::start("nonsense:port", render);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().kind, ErrorKind::kInvalidArgument);  // the daemon exits 2
+  EXPECT_NE(bad.error().to_string().find("metrics_listen"), std::string::npos) << bad.error().to_string();
+  auto first = MetricsListener::start("127.0.0.1:0", render);
+  ASSERT_TRUE(first) << first.error().to_string();
+  const std::string url = (*first)->url();
+  const std::string port = url.substr(url.rfind(':') + 1, url.find('/', url.rfind(':')) - url.rfind(':') - 1);
+  auto taken = MetricsListener::start("127.0.0.1:" + port, render);
+  ASSERT_FALSE(taken);
+  EXPECT_NE(taken.error().kind, ErrorKind::kInvalidArgument);  // the daemon exits 1
+  EXPECT_NE(taken.error().to_string().find("cannot listen on"), std::string::npos) << taken.error().to_string();
+  (*first)->stop();
 }
 
 }  // namespace
