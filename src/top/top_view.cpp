@@ -47,26 +47,22 @@ std::string ms_text(std::optional<double> ms) {
 }  // namespace
 
 // A line cut to the width (by code points: the text is UTF-8; a wide character counts as one column), control
-// characters as spaces.
+// characters as spaces, invalid bytes as U+FFFD (common/text.h reads the sequences).
 std::string fit(const std::string& s, int width) {
   if (width <= 0) return {};
   std::string out;
   int cols = 0;
-  for (size_t i = 0; i < s.size() && cols < width;) {
-    size_t n = 1;
+  for (size_t i = 0; i < s.size() && cols < width; ++cols) {
     auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0xf0) n = 4;
-    else if (c >= 0xe0) n = 3;
-    else if (c >= 0xc0) n = 2;
-    if (c < 0x20 || c == 0x7f) {  // a newline or a tab would move the cursor: a space instead
-      out += ' ';
-      ++i;
-      ++cols;
-      continue;
+    size_t n = utf8_sequence_length(std::string_view(s).substr(i));
+    if (c < 0x20 || c == 0x7f) {
+      out += ' ';  // a newline or a tab would move the cursor: a space instead
+    } else if (n == 0) {
+      out += "\xef\xbf\xbd";  // not UTF-8: U+FFFD, as valid_utf8() would
+    } else {
+      out.append(s, i, n);
     }
-    out.append(s, i, n);
-    i += n;
-    ++cols;
+    i += n ? n : 1;
   }
   return out;
 }

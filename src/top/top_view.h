@@ -63,7 +63,7 @@ inline constexpr int kMinWidth = 40, kMinHeight = 12;
 
 // "1.2 s", "350 ms", "2m05s", "-" for none.
 std::string duration_text(std::optional<double> seconds);
-// `s` cut to `width` columns (counting code points), control characters as spaces.
+// `s` cut to `width` columns (counting code points), control characters as spaces, invalid bytes as U+FFFD.
 std::string fit(const std::string& s, int width);
 
 }  // namespace akts::top
