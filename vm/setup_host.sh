@@ -9,7 +9,7 @@ source "$(dirname "$0")/common.sh"
 PACKAGES=(
 	build-essential cmake ninja-build ccache pkg-config file curl ca-certificates
 	clang-19 llvm-19 libelf-dev zlib1g-dev libzstd-dev libssl-dev libcap-dev
-	nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
+	nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libncurses-dev
 	debootstrap busybox-static cpio zstd xz-utils e2fsprogs python3 python3-matplotlib
 )
 # The unit tests (GoogleTest), fuzzing (clang's runtime), the package's checks (help2man, lintian, yamllint) and
