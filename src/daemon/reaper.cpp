@@ -37,7 +37,7 @@ Result<size_t> reap_state(const std::string& state_path, pid_t daemon_pid, const
   if (!n) return n.error();
   for (auto& p : s["tracker"]["processes"]) p["threads"] = nlohmann::json::array();
   s["reaped"] = true;
-  if (auto w = save_state(state_path, s); !w) return w.error();
+  if (auto w = save_state(state_path, s.dump()); !w) return w.error();
   return *n;
 }
 

@@ -118,9 +118,7 @@ Status SelectionFile::write(const nlohmann::json& sel) {
   return {};
 }
 
-Status save_state(const std::string& path, const nlohmann::json& state) { return save_state_text(path, state.dump()); }
-
-Status save_state_text(const std::string& path, const std::string& json_text) {
+Status save_state(const std::string& path, const std::string& json_text) {
   return write_file_atomically(path, json_text + "\n", {.make_dir = true});
 }
 

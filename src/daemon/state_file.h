@@ -47,11 +47,9 @@ class StateLock {
 // The state file, checked for its version and the types of its top-level
 // fields (the record inside is checked where it is used); nullopt when there is none.
 Result<std::optional<nlohmann::json>> load_state(const std::string& path);
-// Replaces the state file atomically and durably, 0600, its folder made 0700
-// if missing (common/atomic_file.h).
-Status save_state(const std::string& path, const nlohmann::json& state);
-// The same with the JSON already serialised.
-Status save_state_text(const std::string& path, const std::string& text);
+// Replaces the state file with `json_text` (the state serialised: the writer thread serialises it once, off the
+// tracker's lock) atomically and durably, 0600, its folder made 0700 if missing (common/atomic_file.h).
+Status save_state(const std::string& path, const std::string& json_text);
 // The selection file beside the state file (`state.json.selected`): {"daemon_pid", "slot", "policy"},
 // rewritten at every switch; newer than the state file's "selected" when it names the same daemon.
 std::string selection_path(const std::string& state_path);

@@ -45,7 +45,7 @@ void StateWriter::save(const ExecutionPlane& plane, const TrackerWorker::Record&
 }
 
 bool StateWriter::write(const std::string& text) {
-  if (auto st = save_state_text(path_, text); !st) {
+  if (auto st = save_state(path_, text); !st) {
     if (!warned_) spdlog::warn("{}: a restart would forget classes, own policies or the selection", st.error().to_string());
     warned_ = true;
     return false;
@@ -80,7 +80,7 @@ Result<StateTakeover> take_over_state(const std::string& state_file) {
                 {"tracker", p ? (*p)["tracker"] : json{{"processes", json::array()}}}};
   json sel_first = first["selected"].is_object() ? first["selected"] : json::object();
   sel_first["daemon_pid"] = static_cast<uint64_t>(::getpid());
-  if (auto st = save_state(state_file, first); !st || !(st = SelectionFile(state_file).write(sel_first))) {
+  if (auto st = save_state(state_file, first.dump()); !st || !(st = SelectionFile(state_file).write(sel_first))) {
     return make_error(st.error().kind, st.error().to_string() +
                                            " (set \"state_file\": \"\" to run without restart state and without a reaper)");
   }

@@ -52,7 +52,7 @@ TEST_F(StateFileTest, SavesAtomicallyAndLoadsWhatItSaved) {
   auto none = load_state(path());
   ASSERT_TRUE(none.ok()) << none.error().to_string();
   EXPECT_FALSE(none->has_value());
-  ASSERT_TRUE(save_state(path(), state(42, false)).ok());
+  ASSERT_TRUE(save_state(path(), state(42, false).dump()).ok());
   EXPECT_EQ(fs::status(path()).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
   auto back = load_state(path());
   ASSERT_TRUE(back.ok() && back->has_value());
@@ -108,7 +108,7 @@ TEST_F(StateFileTest, OneDaemonAtATime) {
 TEST_F(StateFileTest, TheReaperGivesADeadDaemonsThreadsBackOnce) {
   Ops ops;
   ops.policy = {{100, kExt}, {101, kExt}};
-  ASSERT_TRUE(save_state(path(), state(4242, false)).ok());
+  ASSERT_TRUE(save_state(path(), state(4242, false).dump()).ok());
   // Another daemon's file, or a clean one: nothing to do.
   auto other = reap_state(path(), 4343, proc(), ops);
   ASSERT_TRUE(other.ok());
@@ -129,7 +129,7 @@ TEST_F(StateFileTest, TheReaperGivesADeadDaemonsThreadsBackOnce) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, 0u);
   EXPECT_EQ(ops.policy[100], kExt);
-  ASSERT_TRUE(save_state(path(), state(5000, true)).ok());
+  ASSERT_TRUE(save_state(path(), state(5000, true).dump()).ok());
   auto clean = reap_state(path(), 5000, proc(), ops);
   ASSERT_TRUE(clean.ok());
   EXPECT_EQ(*clean, 0u);
@@ -138,7 +138,7 @@ TEST_F(StateFileTest, TheReaperGivesADeadDaemonsThreadsBackOnce) {
 TEST_F(StateFileTest, TheReaperWaitsForTheLockAndGivesUpIfANewDaemonKeepsIt) {
   Ops ops;
   ops.policy = {{100, kExt}, {101, kExt}};
-  ASSERT_TRUE(save_state(path(), state(4242, false)).ok());
+  ASSERT_TRUE(save_state(path(), state(4242, false).dump()).ok());
   auto held = StateLock::try_acquire(path());
   ASSERT_TRUE(held.ok());
   // reap_state waits for the lock (10 s by default): a new daemon that keeps it adopts instead.
