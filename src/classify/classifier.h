@@ -4,6 +4,7 @@
 // A process no rule names is not managed (in partial mode it stays where it is).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,23 +33,27 @@ struct Decision {
 
 class Classifier {
  public:
-  explicit Classifier(std::vector<Matcher> matchers) : matchers_(std::move(matchers)) {}
+  explicit Classifier(std::vector<Matcher> matchers) { set_matchers(std::move(matchers)); }
+
+  // New rules (a reload); the explicit classes stay. Callers hold what serialises classify() (the tracker's
+  // lock); uses_cgroups() may be read without it.
+  void set_matchers(std::vector<Matcher> matchers) {
+    cgroups_.store(any_cgroup_rule(matchers), std::memory_order_relaxed);
+    matchers_ = std::move(matchers);
+  }
 
   void set_explicit(uint32_t tgid, uint32_t cls) { explicit_[tgid] = cls; }
   void clear_explicit(uint32_t tgid) { explicit_.erase(tgid); }
   bool has_explicit(uint32_t tgid) const { return explicit_.count(tgid) != 0; }
   // Whether any rule looks at cgroup paths (so the caller need not read them otherwise).
-  bool uses_cgroups() const {
-    for (const auto& m : matchers_)
-      if (m.kind == Matcher::Kind::kCgroup) return true;
-    return false;
-  }
+  bool uses_cgroups() const { return cgroups_.load(std::memory_order_relaxed); }
 
   // `parent`: the decision already made for the parent process, if it is managed.
   std::optional<Decision> classify(const ProcInfo& p, const std::optional<Decision>& parent) const;
 
  private:
   std::vector<Matcher> matchers_;
+  std::atomic<bool> cgroups_{false};  // a rule of matchers_ is a cgroup's
   std::unordered_map<uint32_t, uint32_t> explicit_;
 };
 

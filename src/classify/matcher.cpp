@@ -63,6 +63,12 @@ Result<Matcher> parse_matcher(const json& m, size_t index) {
   return out;
 }
 
+bool any_cgroup_rule(const std::vector<Matcher>& rules) {
+  for (const auto& m : rules)
+    if (m.kind == Matcher::Kind::kCgroup) return true;
+  return false;
+}
+
 std::string Matcher::describe() const {
   switch (kind) {
     case Kind::kPid: return fmt::format("pid {}", pid);

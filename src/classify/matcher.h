@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -20,7 +21,12 @@ struct Matcher {
   uint32_t cls = 0;   // enum akts_class
 
   std::string describe() const;  // "comm llama-server", "cgroup /serving", "pid 42"
+
+  bool operator==(const Matcher&) const = default;  // a reload's comparison (src/daemon/reload.h)
 };
+
+// Whether a rule of `rules` is a cgroup's (its processes' cgroups must be read, and a move raises no event).
+bool any_cgroup_rule(const std::vector<Matcher>& rules);
 
 // "lc" or "be" -> enum akts_class; an error that names `where` otherwise.
 Result<uint32_t> parse_class(const nlohmann::json& v, std::string_view where);

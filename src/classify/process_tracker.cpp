@@ -257,6 +257,11 @@ void ProcessTracker::handle(const ProcInfo& p) {
   }
 }
 
+void ProcessTracker::set_rules(std::vector<Matcher> rules) {
+  classifier_.set_matchers(std::move(rules));
+  rules_gen_.fetch_add(1, std::memory_order_release);
+}
+
 void ProcessTracker::refresh(uint32_t tgid) {
   if (tgid == self_ || tgid <= 2) return;
   touched_[tgid] = ++event_seq_;
@@ -293,7 +298,9 @@ void ProcessTracker::scan(const std::atomic<bool>* cancel, const std::function<v
 
 void ProcessTracker::apply(const Listing& alive, uint64_t since, const std::atomic<bool>* cancel,
                            const std::function<void()>& pause) {
-  auto cancelled = [&] { return cancel && cancel->load(std::memory_order_relaxed); };
+  // New rules while the pass let others in (set_rules): the rest of this listing was read for the old ones.
+  const uint64_t rules = rules_generation();
+  auto cancelled = [&] { return (cancel && cancel->load(std::memory_order_relaxed)) || rules_generation() != rules; };
   // A process an event handled after the listing was read is judged afresh, not by the listing's older view.
   auto newer = [&](uint32_t tgid) {
     auto t = touched_.find(tgid);
@@ -315,8 +322,8 @@ void ProcessTracker::apply(const Listing& alive, uint64_t since, const std::atom
   }
   std::erase_if(warned_, [&](const auto& w) { return !alive.count(w.first); });
   for (const auto& [tgid, p] : alive) {
-    if (cancelled()) return;
     if (pause) pause();
+    if (cancelled()) return;
     if (newer(tgid))
       refresh(tgid);
     else

@@ -89,6 +89,12 @@ class ProcessTracker {
   void restore_all();
   // Writes every managed process's class again (a reloaded scheduler's map starts empty).
   void reapply_classes();
+  // New class rules (a reload of the daemon's config). Nothing moves now: the next pass judges every process by
+  // them (managed, reclassified, or released when no rule names it any more); explicit classes outrank rules and
+  // stay. A listing read before the change must not be applied after it (rules_generation() tells).
+  void set_rules(std::vector<Matcher> rules);
+  // Grows with every set_rules(); read without the tracker's lock.
+  uint64_t rules_generation() const { return rules_gen_.load(std::memory_order_acquire); }
 
   // What a restarted daemon needs (src/daemon/state_file.h): every managed
   // process with its start time, class, whether it was explicit, and the
@@ -168,6 +174,7 @@ class ProcessTracker {
   };
   std::unordered_map<uint32_t, Pending> pending_;
   uint64_t version_ = 0;
+  std::atomic<uint64_t> rules_gen_{0};
   uint64_t event_seq_ = 0;
   std::unordered_map<uint32_t, uint64_t> touched_;  // tgid -> the event_seq_ of the last event that named it
 };

@@ -91,6 +91,23 @@ int cmd_hold(const ClientOptions& o, const std::string& target, const std::strin
   return kExitOk;
 }
 
+int cmd_reload(const ClientOptions& o) {
+  auto r = call(o, "v1.reload");
+  if (!r) {
+    // The daemon's refusal comes back as invalid parameters; anything else is the socket's (no daemon: exit 3).
+    if (o.json || r.error().kind != ErrorKind::kInvalidArgument) return report(r.error(), o.json);
+    std::cerr << "akts: reload refused, nothing changed: " << r.error().to_string() << "\n";
+    return kExitUsage;
+  }
+  if (o.json)
+    std::cout << r->dump(2) << "\n";
+  else if ((*r)["changed"].empty())
+    std::cout << "reloaded: nothing changed in the config\n";
+  else
+    std::cout << fmt::format("reloaded: applied {}\n", fmt::join((*r)["changed"], ", "));
+  return kExitOk;
+}
+
 int cmd_release(const ClientOptions& o) {
   auto r = call(o, "v1.release");
   if (!r) return report(r.error(), o.json);
@@ -388,6 +405,15 @@ int cmd_status(const ClientOptions& o) {
     std::cout << fmt::format("objective   {}\n", s["reasoning"]["objective"].value("describe", std::string("?")));
     print_margins(s["reasoning"].value("objective_now", json(nullptr)));
   }
+  if (s.contains("reload") && s["reload"].is_object() && s["reload"]["last"].is_object()) {
+    const json& l = s["reload"]["last"];
+    std::string what = l.value("ok", false)
+                           ? (l["changed"].empty() ? "nothing changed" : fmt::format("applied {}", fmt::join(l["changed"], ", ")))
+                           : (l.value("partial", false) ? "FAILED part way: " : "REFUSED, nothing changed: ") +
+                                 l.value("error", std::string("?"));
+    std::cout << fmt::format("reload      {} ({}): {}\n", l.value("at", std::string("?")), l.value("source", std::string("?")),
+                             what);
+  }
   const auto& managed = s["managed_processes"];
   std::cout << fmt::format("managed     {} process{}\n", managed.size(), managed.size() == 1 ? "" : "es");
   for (const auto& m : managed)
@@ -636,6 +662,13 @@ void add_client_commands(Commands& c) {
   add_client_flags(holdc, co);
   auto* releasec = app.add_subcommand("release", "End a hold (and an operator's grace): controllers may switch again.");
   add_client_flags(releasec, co);
+  auto* reloadc = app.add_subcommand(
+      "reload",
+      "Make the daemon read its config file again (its flags still win) and apply what changed: the classes, the\n"
+      "objective, the controller and its settings, the telemetry, the decision log. A file that fails a check, or\n"
+      "changes a key read at start only (the policies, the socket, ...: named in the refusal), changes nothing\n"
+      "(exit 2). SIGHUP and systemctl reload do the same; akts status shows the last outcome (docs/deploy.md).");
+  add_client_flags(reloadc, co);
 
   auto& objective_words = c.keep<std::vector<std::string>>();
   auto* objc = app.add_subcommand(
@@ -736,6 +769,7 @@ void add_client_commands(Commands& c) {
   c.on(hintc, [&] { return cmd_hint(co, hint_tid, hint_left, hint_clear); });
   c.on(holdc, [&] { return cmd_hold(co, hold_target, hold_for); });
   c.on(releasec, [&] { return cmd_release(co); });
+  c.on(reloadc, [&] { return cmd_reload(co); });
   c.on(objc, [&] { return cmd_objective(co, objective_words); });
   c.on(ctlc, [&] {
     return cmd_controller(co, ctl_name,

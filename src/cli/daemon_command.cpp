@@ -1,5 +1,6 @@
 // `akts daemon`: its flags merged into the config file's document, the config checked whole (--check-config
 // prints it), then the daemon run (src/daemon/).
+#include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -36,7 +37,37 @@ struct DaemonFlags {
   std::optional<std::string> metrics_listen;
 };
 
-int cmd_daemon(const DaemonFlags& f) {
+// The config as the flags and the file say, checked whole: at start, and again at every reload.
+Result<DaemonConfig> load_daemon_config(const DaemonFlags& f) {
+  // Flags override the file's keys: they are merged into its document, which is then checked as a whole, so
+  // every key the flags do not name keeps the file's value.
+  nlohmann::json overrides = nlohmann::json::object();
+  if (!f.socket.empty()) overrides["socket"] = f.socket;
+  if (!f.policies.empty()) overrides["policies"] = f.policies;
+  if (!f.initial.empty()) overrides["initial"] = f.initial;
+  if (f.switch_all) overrides["switch_all"] = true;
+  if (f.metrics_listen) overrides["metrics_listen"] = *f.metrics_listen;
+  nlohmann::json doc = nlohmann::json::object();
+  if (!f.config.empty()) {
+    auto d = read_config_document(f.config);
+    if (!d) return d.error();
+    doc = std::move(*d);
+  }
+  doc.update(overrides);
+  if (overrides.contains("policies") && !overrides.contains("initial")) doc["initial"] = "0";
+  auto parsed = parse_config(doc.dump(), known_policies());
+  if (!parsed) {
+    std::string where = f.config.empty() ? "" : f.config + (overrides.empty() ? ": " : " with the flags: ");
+    return errorf(ErrorKind::kInvalidArgument, "{}{}", where, parsed.error().to_string());
+  }
+  DaemonConfig cfg = std::move(*parsed);
+  if (!f.controller.empty()) cfg.reasoning.controller.name = f.controller;
+  if (f.dry_run) cfg.reasoning.arbiter.dry_run = true;
+  if (auto st = check_reasoning_config(cfg.reasoning, cfg.policies); !st) return st.error();
+  return cfg;
+}
+
+int cmd_daemon(DaemonFlags f) {
   auto refuse = [&](const std::string& why) {
     if (f.json)
       std::cout << nlohmann::json{{"valid", false}, {"error", why}}.dump(2) << "\n";
@@ -51,31 +82,9 @@ int cmd_daemon(const DaemonFlags& f) {
       return refuse(fmt::format("--controller: '{}' is not a controller ({})", f.controller,
                                 fmt::join(kControllerNames, ", ")));
   }
-  // Flags override the file's keys: they are merged into its document, which is then checked as a whole, so
-  // every key the flags do not name keeps the file's value.
-  nlohmann::json overrides = nlohmann::json::object();
-  if (!f.socket.empty()) overrides["socket"] = f.socket;
-  if (!f.policies.empty()) overrides["policies"] = f.policies;
-  if (!f.initial.empty()) overrides["initial"] = f.initial;
-  if (f.switch_all) overrides["switch_all"] = true;
-  if (f.metrics_listen) overrides["metrics_listen"] = *f.metrics_listen;
-  nlohmann::json doc = nlohmann::json::object();
-  if (!f.config.empty()) {
-    auto d = read_config_document(f.config);
-    if (!d) return refuse(d.error().to_string());
-    doc = std::move(*d);
-  }
-  doc.update(overrides);
-  if (overrides.contains("policies") && !overrides.contains("initial")) doc["initial"] = "0";
-  auto parsed = parse_config(doc.dump(), known_policies());
-  if (!parsed) {
-    std::string where = f.config.empty() ? "" : f.config + (overrides.empty() ? ": " : " with the flags: ");
-    return refuse(where + parsed.error().to_string());
-  }
-  DaemonConfig cfg = std::move(*parsed);
-  if (!f.controller.empty()) cfg.reasoning.controller.name = f.controller;
-  if (f.dry_run) cfg.reasoning.arbiter.dry_run = true;
-  if (auto st = check_reasoning_config(cfg.reasoning, cfg.policies); !st) return refuse(st.error().to_string());
+  auto loaded = load_daemon_config(f);
+  if (!loaded) return refuse(loaded.error().to_string());
+  DaemonConfig cfg = std::move(*loaded);
   if (f.check_config) {
     if (f.json) {
       nlohmann::json m = nlohmann::json::array();
@@ -134,7 +143,10 @@ int cmd_daemon(const DaemonFlags& f) {
     }
     return kExitOk;
   }
-  return run_daemon(cfg);
+  // A reload reads the same file, with the same flags, wherever the working directory is by then.
+  std::error_code ec;
+  if (!f.config.empty()) f.config = std::filesystem::absolute(f.config, ec).string();
+  return run_daemon(std::move(cfg), [f] { return load_daemon_config(f); });
 }
 
 }  // namespace
@@ -144,7 +156,8 @@ void add_daemon_command(Commands& c) {
   auto& df = c.keep<DaemonFlags>();
   auto* daemon = app.add_subcommand("daemon",
                                     "Own the scheduler: load and verify the library, attach, serve the control "
-                                    "socket, place processes by class. Stops cleanly on SIGINT/SIGTERM.");
+                                    "socket, place processes by class. SIGHUP (systemctl reload, akts reload) reads the config again;\n"
+                                    "SIGINT, SIGTERM, or the SIGHUP of its terminal closing, stop it cleanly.");
   daemon->add_option("-c,--config", df.config, "JSON config (socket, policies, initial, switch_all, classes)");
   daemon->add_flag("--check-config", df.check_config, "validate the config and print it, then exit");
   daemon->add_option("--socket", df.socket, "control socket path (default /run/akts/akts.sock)");

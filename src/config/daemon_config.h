@@ -61,6 +61,8 @@ struct RestartPolicy {
   bool on_eject = false;    // an ejection (an error, a watchdog stall, sysrq-S): attach again on the breaker's safe slot
   uint32_t max = 3;         // at most this many restarts of either kind ...
   std::chrono::seconds window{600};  // ... within this long; one more and the daemon stops
+
+  bool operator==(const RestartPolicy&) const = default;  // a reload's comparison (src/daemon/reload.h)
 };
 
 struct DaemonConfig {

@@ -220,6 +220,8 @@ Result<json> v1_release(Dispatcher&, ControlBackend& b, const json&) {
   return json{{"released", b.release()}};
 }
 
+Result<json> v1_reload(Dispatcher&, ControlBackend& b, const json&) { return b.reload(); }
+
 Result<json> v1_controller(Dispatcher&, ControlBackend& b, const json& params) {
   std::optional<std::string> name;
   if (params.contains("name")) {
@@ -521,6 +523,7 @@ const std::vector<Method>& v1_methods() {
       {"v1.hint", {"pid", "remaining", "clear"}, v1_hint},
       {"v1.hold", {"target", "duration"}, v1_hold},
       {"v1.release", {}, v1_release},
+      {"v1.reload", {}, v1_reload},
       {"v1.controller", {"name", "dry_run"}, v1_controller},
       {"v1.telemetry", {"last"}, v1_telemetry},
       {"v1.objective", {"goal", "objective"}, v1_objective},

@@ -73,6 +73,10 @@
 //        (a name or a slot number before the dot); value a JSON number, bool or string as the
 //        parameter's type takes it ("5ms", "40%", true); refused out of range, nothing changed.
 //   v1.log {limit?}                -> {decisions}: the last 1..500 decisions (default 50), outcomes merged.
+//   v1.reload                      -> {ok, changed: [keys], at, source, took_ms}: the daemon's config file read
+//        again with its flags, and what changed applied (src/daemon/reload.h: the keys a reload may change, the
+//        ones it refuses). A file that fails a check, or changes a key read at start only, is an error that
+//        says why; nothing changes. v1.status's "reload" keeps the last outcome, SIGHUP's too.
 //   v1.push {latency_ms?, tpot_ms?, decode_ms?, waiting_ms?, phase?} -> {accepted, dropped,
 //        tpot_accepted, tpot_dropped, waiting_ms, phase}: request latencies to the first token
 //        (1..10000 finite numbers in [0, 3600000] ms) an application or proxy measured (the
@@ -161,6 +165,8 @@ class ControlBackend {
   virtual Status push_waiting(double waiting_ms) = 0;
   // The load's phase that begins now (PushedSamples::report_phase); "": the load is over (clear_phase).
   virtual Status push_phase(const std::string& name) = 0;
+  // The daemon's config read again, what changed applied (src/daemon/reload.h); a refusal is an error.
+  virtual Result<json> reload() = 0;
 };
 
 // Resolves what a person or an agent asked to switch to. Refuses anything that

@@ -137,7 +137,7 @@ const std::set<std::string, std::less<>>& audited_methods() {
                                                        "v1.hold",       "v1.release",  "v1.controller",
                                                        "v1.objective", "v1.result",   "v1.admit",
                                                        "v1.evict",     "v1.stats",    "v1.set",
-                                                       "v1.hint"};
+                                                       "v1.hint",       "v1.reload"};
   return m;
 }
 

@@ -265,7 +265,13 @@ json DaemonBackend::status() const {
           {"uptime_seconds",
            std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count()},
           {"exit", ei.kind ? json{{"kind", ei.kind_name}, {"reason", ei.reason}, {"message", ei.message}}
-                           : json(nullptr)}};
+                           : json(nullptr)},
+          {"reload", reload_.state ? reload_.state() : json(nullptr)}};
+}
+
+Result<json> DaemonBackend::reload() {
+  if (!reload_.reload) return errorf(ErrorKind::kUnsupported, "this daemon cannot reload");
+  return reload_.reload();
 }
 
 Result<json> DaemonBackend::stats(bool reset_longest) {
@@ -282,6 +288,7 @@ Result<json> DaemonBackend::stats(bool reset_longest) {
   j["window"] = w ? w->to_json() : json(nullptr);
   j["reasoning"] = reasoning_.state();
   j["telemetry_health"] = health_();
+  j["reload"] = reload_.state ? reload_.state() : json(nullptr);
   j["selected"] = plane_.selected();
   j["effective"] = plane_.effective_slot();
   j["timestamp_ns"] = std::chrono::duration_cast<std::chrono::nanoseconds>(

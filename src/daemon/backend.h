@@ -65,6 +65,14 @@ class DaemonBackend : public control::ControlBackend {
   Result<json> hint(uint32_t tid, std::optional<std::chrono::nanoseconds> remaining) override;
   Status unclassify(uint32_t pid) override;
 
+  // v1.reload and status's "reload": the daemon's reload (daemon/reload.h), given once the daemon has one.
+  struct ReloadHooks {
+    std::function<Result<json>()> reload;
+    std::function<json()> state;
+  };
+  void set_reload(ReloadHooks h) { reload_ = std::move(h); }
+  Result<json> reload() override;
+
   // Gate 5, on the daemon's loop at every tick: each new telemetry window of a running canary is judged.
   void poll_canary() { canary_.poll(); }
   // The plane was loaded again (the kernel asked for a restart, or ejected it): a running canary fails, and
@@ -87,12 +95,13 @@ class DaemonBackend : public control::ControlBackend {
   ReasoningPlane& reasoning_;
   PushedSamples& pushed_;
   std::function<json()> health_;
-  const DaemonConfig& cfg_;
+  const DaemonConfig& cfg_;  // the daemon's: a reload replaces it (on the loop's thread, as every request here)
   std::function<void()> persist_;
   std::chrono::steady_clock::time_point started_;
   std::optional<PolicyRepository> repository_;
   Canary canary_;
   json last_admission_;
+  ReloadHooks reload_;
   uint64_t loads_ = 1;  // how many times the scheduler was loaded (1 + restarts and re-attaches)
 };
 

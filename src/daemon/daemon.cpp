@@ -34,6 +34,9 @@ using control::json;
 
 // Every part, in the order it is made (and so taken down in reverse).
 struct Daemon::Parts {
+  explicit Parts(Reloader::Loader load) : reloader(std::move(load)) {}
+  Reloader reloader;
+  TerminalWatch terminal;  // which of 0, 1, 2 were terminals at start
   Preflight pre;
   std::optional<StateTakeover> taken;  // the lock and the reaper
   std::optional<json> prev_state;
@@ -59,7 +62,21 @@ struct Daemon::Parts {
   void persist() { state_writer->save(*plane, tracking.worker->record_snapshot(), /*clean=*/false); }
 };
 
-Daemon::Daemon(const DaemonConfig& cfg) : cfg_(cfg), p_(std::make_unique<Parts>()) {}
+namespace {
+
+// A part made, moved into its place; or its error logged. True when made.
+template <class T, class Into>
+bool made(Result<T> r, Into& into) {
+  if (!r) spdlog::error("{}", r.error().to_string());
+  else if constexpr (requires { into.emplace(std::move(*r)); }) into.emplace(std::move(*r));  // SignalFd: no assignment
+  else into = std::move(*r);
+  return static_cast<bool>(r);
+}
+
+}  // namespace
+
+Daemon::Daemon(DaemonConfig cfg, Reloader::Loader reload)
+    : cfg_(std::move(cfg)), p_(std::make_unique<Parts>(std::move(reload))) {}
 Daemon::~Daemon() = default;
 
 int Daemon::init() {
@@ -83,30 +100,15 @@ int Daemon::load() {
   Parts& p = *p_;
   // The state a previous daemon left, and this one's reaper (forked now: no thread, nothing loaded yet).
   if (!cfg_.state_file.empty()) {
-    auto t = take_over_state(cfg_.state_file);
-    if (!t) {
-      spdlog::error("{}", t.error().to_string());
-      return 1;
-    }
-    p.taken.emplace(std::move(*t));
+    if (!made(take_over_state(cfg_.state_file), p.taken)) return 1;
     p.prev_state = std::move(p.taken->previous);
   }
-  // SIGINT, SIGTERM, SIGHUP (a closing terminal: a clean stop, not a death the reaper has to clean up after), read
-  // in the loop; never left blocked (SignalFd puts the mask back however the daemon ends).
-  auto sig = SignalFd::open({SIGINT, SIGTERM, SIGHUP});
-  if (!sig) {
-    spdlog::error("{}", sig.error().to_string());
-    return 1;
-  }
-  p.signals.emplace(std::move(*sig));
+  // SIGINT, SIGTERM (a clean stop, not a death the reaper has to clean up after) and SIGHUP (a reload, or a
+  // clean stop when the terminal closed), read in the loop; never left blocked (SignalFd puts the mask back).
+  if (!made(SignalFd::open({SIGINT, SIGTERM, SIGHUP}), p.signals)) return 1;
   // The loop's clock (100 ms): ejection checks and idle-client sweeps (scans run on their own thread). Its ticks
   // before the loop runs only pile up.
-  auto tick = TimerFd::open(std::chrono::milliseconds(1), std::chrono::milliseconds(100));
-  if (!tick) {
-    spdlog::error("{}", tick.error().to_string());
-    return 1;
-  }
-  p.ticker.emplace(std::move(*tick));
+  if (!made(TimerFd::open(std::chrono::milliseconds(1), std::chrono::milliseconds(100)), p.ticker)) return 1;
   p.po.policies = cfg_.policies;
   p.po.switch_all = cfg_.switch_all;
   p.po.initial_slot = p.pre.initial_slot;
@@ -128,12 +130,7 @@ int Daemon::load() {
       spdlog::warn("policy repository {}: {}", cfg_.repository, st.error().message);
   }
   auto t0 = std::chrono::steady_clock::now();
-  auto plane = ExecutionPlane::load(p.po);
-  if (!plane) {
-    spdlog::error("{}", plane.error().to_string());
-    return 1;
-  }
-  p.plane = std::move(*plane);
+  if (!made(ExecutionPlane::load(p.po), p.plane)) return 1;
   spdlog::info("verified the dispatcher and {} policies in {:.0f} ms", p.plane->policies().size(),
                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   return 0;
@@ -145,35 +142,27 @@ void Daemon::track() {
 }
 
 int Daemon::reason() {
-  auto r = Reasoning::make(cfg_, *p_->plane, p_->pushed);
-  if (!r) {
-    spdlog::error("{}", r.error().to_string());
-    return 2;
-  }
-  p_->reasoning = std::move(*r);
-  return 0;
+  return made(Reasoning::make(cfg_, *p_->plane, p_->pushed), p_->reasoning) ? 0 : 2;
 }
 
 int Daemon::serve() {
   Parts& p = *p_;
   auto health = [&p] {
-    json h = p.reasoning.source->health();
-    h["kernel_read_errors"] = p.reasoning.worker->read_errors();
+    json h = p.reasoning.telemetry.source->health();
+    h["kernel_read_errors"] = p.reasoning.telemetry.worker->read_errors();
     h["pushed_dropped"] = p.pushed.dropped();
     h["audit"] = p.pre.audit ? p.pre.audit->state() : json(nullptr);
     return h;
   };
   p.backend = std::make_unique<DaemonBackend>(*p.plane, *p.tracking.worker, *p.reasoning.plane, p.pushed, health, cfg_,
                                               [&p] { p.persist(); });
+  p.backend->set_reload({[this] { return reload("socket"); }, [&p] { return p.reloader.state(); }});
   control::register_v1(p.dispatcher, *p.backend);
   // Every accepted control action, with the connecting process's credentials, before the socket opens.
   if (p.pre.audit) control::audit_dispatcher(p.dispatcher, *p.pre.audit);
-  auto server = control::UnixServer::listen(cfg_.socket_path, cfg_.socket_mode, p.dispatcher, {}, p.pre.socket_gid);
-  if (!server) {
-    spdlog::error("{}", server.error().to_string());
+  if (!made(control::UnixServer::listen(cfg_.socket_path, cfg_.socket_mode, p.dispatcher, {}, p.pre.socket_gid),
+            p.server))
     return 1;
-  }
-  p.server = std::move(*server);
   // /metrics, answered on the loop's thread like a socket request; bound before the scheduler attaches, so an
   // address in use changes nothing.
   if (!cfg_.metrics_listen.empty()) {
@@ -199,7 +188,7 @@ void Daemon::wire() {
   p.restart_flag = v ? *v : int64_t{0};
   p.plane_control = std::make_unique<ExecutionPlaneControl>(*p.plane);
   p.restart_hooks.pause = [&p] {
-    p.reasoning.worker->stop();
+    p.reasoning.telemetry.worker->stop();
     p.tracking.worker->stop();
   };
   p.restart_hooks.reapply = [&p] {
@@ -214,12 +203,16 @@ void Daemon::wire() {
   };
   p.restart_hooks.resume = [&p] {
     p.tracking.worker->start();
-    p.reasoning.worker->start();
+    p.reasoning.telemetry.worker->start();
   };
   if (p.metrics) p.metrics->watch(p.loop);
   p.loop.add("signals", p.signals->fd(), [&p] {
-    for (int s : p.signals->read_all()) {
-      spdlog::info("signal {}: shutting down", s == SIGINT ? "SIGINT" : s == SIGHUP ? "SIGHUP" : "SIGTERM");
+    for (auto [s, sender] : p.signals->read_all()) {
+      if (s == SIGHUP && !p.terminal.closed(sender)) {
+        p.reloader.request();  // at the next tick: a storm of them is one reload
+        continue;
+      }
+      spdlog::info("signal {}: shutting down", s == SIGINT ? "SIGINT" : s == SIGHUP ? "SIGHUP, the terminal closed" : "SIGTERM");
       return p.loop.stop(0);
     }
   });
@@ -231,11 +224,12 @@ void Daemon::wire() {
                                .busy = [&p] { return p.server->backlog(); }});
 }
 
-// The tick (100 ms): the kernel's exit (a restart, or the end), the breaker, the canary, the state file, idle
-// clients, and a metrics listener to open again.
+// The tick (100 ms): the kernel's exit (a restart, or the end), a reload SIGHUP asked for, the breaker, the
+// canary, the state file, idle clients, and a metrics listener to open again.
 void Daemon::tick() {
   Parts& p = *p_;
   (void)p.ticker->read();
+  if (p.reloader.take_request()) (void)reload("SIGHUP");
   if (auto ei = p.plane->exit_info(); ei.kind != 0) {
     // The kernel ended the scheduler: it asked for a restart (CPU hotplug), or ejected it.
     const uint32_t before = p.plane->selected();
@@ -256,10 +250,14 @@ void Daemon::tick() {
   if (p.metrics) p.metrics->tick(std::chrono::steady_clock::now());
 }
 
+Result<json> Daemon::reload(const std::string& source) {
+  return p_->reloader.reload({cfg_, p_->tracking, p_->reasoning, *p_->plane, p_->pushed}, source);
+}
+
 int Daemon::run() {
   Parts& p = *p_;
   p.tracking.worker->start();
-  p.reasoning.worker->start();
+  p.reasoning.telemetry.worker->start();
   spdlog::info("reasoning: controller {}{}, objective {}, telemetry every {} ms", p.reasoning.plane->controller_name(),
                cfg_.reasoning.arbiter.dry_run ? " (dry run)" : "", cfg_.reasoning.objective.describe(),
                cfg_.reasoning.telemetry.period.count());
@@ -268,7 +266,7 @@ int Daemon::run() {
 
 int Daemon::teardown(int exit_code) {
   Parts& p = *p_;
-  p.reasoning.worker->stop();
+  p.reasoning.telemetry.worker->stop();
   p.tracking.worker->stop();
   // Every thread gets its own policy back; the state keeps the explicit classes for the next daemon.
   json final_record = p.tracking.tracker->record();
@@ -290,8 +288,8 @@ int Daemon::teardown(int exit_code) {
   return exit_code;
 }
 
-int run_daemon(const DaemonConfig& cfg) {
-  Daemon d(cfg);
+int run_daemon(DaemonConfig cfg, Reloader::Loader reload) {
+  Daemon d(std::move(cfg), std::move(reload));
   if (int rc = d.init()) return rc;
   return d.run();
 }

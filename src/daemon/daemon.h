@@ -3,8 +3,9 @@
 // (its tracker thread), builds a telemetry window every period and lets the
 // chosen controller propose switches through the arbiter (its reasoning
 // thread), reports the kernel's reason if it ejects the scheduler (and loads
-// and attaches again when the restart policy says so), and on SIGINT, SIGTERM
-// or SIGHUP gives every process back and detaches cleanly.
+// and attaches again when the restart policy says so), reloads its config on
+// SIGHUP (daemon/reload.h), and on SIGINT, SIGTERM, or the SIGHUP of the
+// terminal it runs on closing, gives every process back and detaches cleanly.
 //
 // The daemon is one object, built as scx's schedulers and the kernel's loaders
 // are: init() makes its parts in order (the checks, the state the last daemon
@@ -15,12 +16,14 @@
 #include <memory>
 
 #include "config/daemon_config.h"
+#include "daemon/reload.h"
 
 namespace akts {
 
 class Daemon {
  public:
-  explicit Daemon(const DaemonConfig& cfg);  // `cfg` outlives the daemon
+  // `reload`: the config read again, as `cfg` was (SIGHUP, v1.reload).
+  Daemon(DaemonConfig cfg, Reloader::Loader reload);
   ~Daemon();                                 // what init() made and run() did not take down (the plane detaches)
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
@@ -39,8 +42,9 @@ class Daemon {
   int serve();           // the backend, the socket, /metrics
   void wire();           // the loop's sources
   void tick();           // the loop's 100 ms tick
+  Result<nlohmann::json> reload(const std::string& source);
   int teardown(int exit_code);
-  const DaemonConfig& cfg_;
+  DaemonConfig cfg_;  // a reload that passes replaces it
   std::unique_ptr<Parts> p_;
 };
 
@@ -51,6 +55,6 @@ class Daemon {
 // restart request without restart.on_request, or one more than restart.max
 // within restart.window (1). Every way out gives the processes back and
 // detaches. Returns the process exit status.
-int run_daemon(const DaemonConfig& cfg);
+int run_daemon(DaemonConfig cfg, Reloader::Loader reload);
 
 }  // namespace akts

@@ -1,6 +1,8 @@
 // EventLoop: a poll set built from the named sources at each round, and each source's handler after it.
 #include "daemon/event_loop.h"
 
+#include <signal.h>
+
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -31,10 +33,11 @@ SignalFd::~SignalFd() {
   if (restore_) sigprocmask(SIG_SETMASK, &old_, nullptr);
 }
 
-std::vector<int> SignalFd::read_all() {
-  std::vector<int> out;
+std::vector<SignalFd::Signal> SignalFd::read_all() {
+  std::vector<Signal> out;
   signalfd_siginfo si{};
-  while (::read(fd_.get(), &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) out.push_back(static_cast<int>(si.ssi_signo));
+  while (::read(fd_.get(), &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si)))
+    out.push_back({static_cast<int>(si.ssi_signo), si.ssi_code == SI_USER || si.ssi_code == SI_TKILL || si.ssi_code == SI_QUEUE ? si.ssi_pid : 0});
   return out;
 }
 

@@ -29,8 +29,12 @@ class SignalFd {
   SignalFd(const SignalFd&) = delete;
   ~SignalFd();
   int fd() const { return fd_.get(); }
+  struct Signal {
+    int signo = 0;
+    uint32_t sender = 0;  // the process that sent it (kill(2)); 0 when the kernel did (a terminal's hang-up)
+  };
   // The signals that came since the last read, in order (several may wait: a storm is read in one go).
-  std::vector<int> read_all();
+  std::vector<Signal> read_all();
 
  private:
   SignalFd() = default;

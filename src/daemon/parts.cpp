@@ -39,16 +39,36 @@ Tracking Tracking::make(const DaemonConfig& cfg, ExecutionPlane& ep, const std::
     else
       spdlog::warn("{}: scanning /proc every {} ms instead", pc.error().to_string(), cfg.scan_interval_ms);
   }
-  // A move to another cgroup raises no process event: with cgroup rules the scan keeps its own period.
-  const bool cgroups = t.classifier->uses_cgroups();
-  const uint32_t rescan_ms = cgroups ? cfg.scan_interval_ms : cfg.effective_rescan_ms();
+  const auto rescan = rescan_period(cfg);
   if (proc_events)
     spdlog::info("following processes by the kernel's events, with a scan every {} ms{}",
-                 std::max(cfg.scan_interval_ms, rescan_ms),
-                 cgroups ? " (cgroup rules: moves between cgroups raise no event)" : " as a safety net");
+                 std::max<int64_t>(cfg.scan_interval_ms, rescan.count()),
+                 any_cgroup_rule(cfg.matchers) ? " (cgroup rules: moves between cgroups raise no event)"
+                                               : " as a safety net");
   t.worker = std::make_unique<TrackerWorker>(*t.tracker, std::chrono::milliseconds(cfg.scan_interval_ms),
-                                             std::move(proc_events), std::chrono::milliseconds(rescan_ms));
+                                             std::move(proc_events), rescan);
   t.worker->publish_now();  // the record taken up counts from here, before the first scan
+  return t;
+}
+
+std::chrono::milliseconds Tracking::rescan_period(const DaemonConfig& cfg) {
+  return std::chrono::milliseconds(any_cgroup_rule(cfg.matchers) ? cfg.scan_interval_ms : cfg.effective_rescan_ms());
+}
+
+Result<Telemetry> Telemetry::make(const TelemetryConfig& tc, ExecutionPlane& ep, ReasoningPlane& rp,
+                                  PushedSamples& pushed) {
+  Telemetry t;
+  std::unique_ptr<MetricsScraper> scraper;
+  if (!tc.metrics_url.empty()) {
+    auto s = MetricsScraper::start(tc.metrics_url, tc.period, tc.metrics_timeout);
+    if (!s) return s.error();
+    scraper = std::move(*s);
+  }
+  t.source = std::make_unique<PlaneSource>(ep, std::move(scraper));
+  t.worker = std::make_unique<ReasoningWorker>(rp, *t.source, pushed, tc.period);
+  // A scrape counts while younger than its budget (by default four periods) plus a period.
+  t.worker->set_app_max_age((tc.metrics_timeout.count() > 0 ? tc.metrics_timeout : 4 * tc.period) + tc.period);
+  t.worker->set_app_metrics(tc.metrics);
   return t;
 }
 
@@ -77,18 +97,9 @@ Result<Reasoning> Reasoning::make(const DaemonConfig& cfg, ExecutionPlane& ep, P
     if (auto st = r.plane->set_controller(cfg.reasoning.controller.name, "config"); !st)
       return errorf(ErrorKind::kInvalidArgument, "controller {}: {}", cfg.reasoning.controller.name,
                     st.error().to_string());
-  const auto& tc = cfg.reasoning.telemetry;
-  std::unique_ptr<MetricsScraper> scraper;
-  if (!tc.metrics_url.empty()) {
-    auto s = MetricsScraper::start(tc.metrics_url, tc.period, tc.metrics_timeout);
-    if (!s) return s.error();
-    scraper = std::move(*s);
-  }
-  r.source = std::make_unique<PlaneSource>(ep, std::move(scraper));
-  r.worker = std::make_unique<ReasoningWorker>(*r.plane, *r.source, pushed, tc.period);
-  // A scrape counts while younger than its budget (by default four periods) plus a period.
-  r.worker->set_app_max_age((tc.metrics_timeout.count() > 0 ? tc.metrics_timeout : 4 * tc.period) + tc.period);
-  r.worker->set_app_metrics(tc.metrics);
+  auto t = Telemetry::make(cfg.reasoning.telemetry, ep, *r.plane, pushed);
+  if (!t) return t.error();
+  r.telemetry = std::move(*t);
   return r;
 }
 

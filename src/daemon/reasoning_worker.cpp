@@ -40,8 +40,15 @@ HostReading PlaneSource::read_host() { return read_host_files(); }
 std::optional<AppScrape> PlaneSource::scrape_app() { return scraper_ ? scraper_->latest() : std::nullopt; }
 
 nlohmann::json PlaneSource::health() const {
-  if (!scraper_) return {{"metrics_scrapes", nullptr}};
-  return {{"metrics_scrapes", {{"ok", scraper_->successes()}, {"failed", scraper_->failures()}}}};
+  if (!scraper_ && !carried_ok_ && !carried_failed_) return {{"metrics_scrapes", nullptr}};
+  return {{"metrics_scrapes",
+           {{"ok", carried_ok_ + (scraper_ ? scraper_->successes() : 0)},
+            {"failed", carried_failed_ + (scraper_ ? scraper_->failures() : 0)}}}};
+}
+
+void PlaneSource::continue_from(const PlaneSource& prev) {
+  carried_ok_ = prev.carried_ok_ + (prev.scraper_ ? prev.scraper_->successes() : 0);
+  carried_failed_ = prev.carried_failed_ + (prev.scraper_ ? prev.scraper_->failures() : 0);
 }
 
 ReasoningWorker::ReasoningWorker(ReasoningPlane& rp, TelemetrySource& src, PushedSamples& pushed,
@@ -60,6 +67,12 @@ void ReasoningWorker::start() {
   thread_ = std::thread([this] { loop(); });
 }
 
+void ReasoningWorker::continue_from(const ReasoningWorker& prev) {
+  epoch_ = prev.epoch_;
+  sampler_.continue_after(prev.sampler_.last_seq());
+  read_errors_ = prev.read_errors_.load();  // a counter (akts_telemetry_*): never back
+}
+
 void ReasoningWorker::stop() {
   {
     std::lock_guard lock(mu_);
@@ -70,13 +83,13 @@ void ReasoningWorker::stop() {
 }
 
 void ReasoningWorker::loop() {
-  auto t0 = std::chrono::steady_clock::now();
-  auto next = t0;
+  // Its clock runs on across a stop and start (a reloaded scheduler): a controller's time never goes back.
+  auto next = std::chrono::steady_clock::now();
   std::unique_lock lock(mu_);
   while (!stopping_) {
     lock.unlock();
     auto now = std::chrono::steady_clock::now();
-    double t_s = std::chrono::duration<double>(now - t0).count();
+    double t_s = std::chrono::duration<double>(now - epoch_).count();
     try {
       auto w = sampler_.sample(t_s, src_, &pushed_);
       if (!w) {

@@ -30,10 +30,13 @@ class PlaneSource : public TelemetrySource {
   HostReading read_host() override;
   std::optional<AppScrape> scrape_app() override;
   nlohmann::json health() const;
+  // Before it is read: this one's scrape counts go on from prev's (a reload's new telemetry): counters never go back.
+  void continue_from(const PlaneSource& prev);
 
  private:
   const ExecutionPlane& plane_;
   std::unique_ptr<MetricsScraper> scraper_;
+  uint64_t carried_ok_ = 0, carried_failed_ = 0;  // the scrapes of the sources before it
   uint32_t cpus_;
 };
 
@@ -47,6 +50,9 @@ class ReasoningWorker {
   void set_app_metrics(const AppMetricsChoice& metrics) { sampler_.set_app_metrics(metrics); }
   ReasoningWorker(const ReasoningWorker&) = delete;
   ReasoningWorker& operator=(const ReasoningWorker&) = delete;
+  // Before start(), `prev` stopped: this one's windows go on from prev's, in number and in time (a reload's new
+  // telemetry), so the decision log's outcomes and the controllers' clocks run on.
+  void continue_from(const ReasoningWorker& prev);
   void start();
   void stop();  // idempotent; joins
   uint64_t read_errors() const { return read_errors_.load(); }
@@ -58,6 +64,7 @@ class ReasoningWorker {
   TelemetrySource& src_;
   PushedSamples& pushed_;
   std::chrono::milliseconds period_;
+  std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();  // a window's t_s counts from it
   Sampler sampler_;
   std::mutex mu_;
   std::condition_variable wake_;

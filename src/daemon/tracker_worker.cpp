@@ -31,7 +31,7 @@ TrackerWorker::TrackerWorker(ProcessTracker& tracker, std::chrono::milliseconds 
 }
 
 std::chrono::milliseconds TrackerWorker::current_period() const {
-  return events_ && !events_failed_ ? std::max(scan_period_, rescan_period_) : scan_period_;
+  return events_ && !events_failed_ ? std::max(scan_period_, rescan_period_.load()) : scan_period_;
 }
 
 TrackerWorker::~TrackerWorker() { stop(); }
@@ -76,14 +76,20 @@ static void let_waiting_in(std::unique_lock<std::mutex>& lock, const std::atomic
 void TrackerWorker::scan_once() {
   auto t0 = std::chrono::steady_clock::now();
   uint64_t since;  // events handled after this are newer than the listing
+  uint64_t rules;  // the rules it is read for (a listing of other rules may lack the cgroups they need)
   {
     std::lock_guard lock(mu_);
     since = tracker_.event_seq();
+    rules = tracker_.rules_generation();
   }
   // Reading /proc needs no lock: requests are never held up by it.
   auto listing = tracker_.list_processes(&stopping_);
   if (!listing) return;
   std::unique_lock lock(mu_);
+  if (tracker_.rules_generation() != rules) {  // new rules came meanwhile: a pass with them, at once
+    rescan_now_ = true;
+    return;
+  }
   tracker_.apply(*listing, since, &stopping_, [&] { let_waiting_in(lock, waiting_, stopping_); });
   auto c = capture();
   lock.unlock();
@@ -233,6 +239,19 @@ void TrackerWorker::loop() {
     if (events_failed_) next_scan = std::min(next_scan, std::chrono::steady_clock::now() + scan_period_);
     wake_.wait_until(lock, next_scan, [this] { return stopping_.load() || dirty_.load() || rescan_now_.load(); });
   }
+}
+
+void TrackerWorker::set_rules(std::vector<Matcher> rules, std::chrono::milliseconds rescan_period) {
+  read_tracker([&rules](ProcessTracker& t) {  // lets a pass in progress stop (ProcessTracker::apply)
+    t.set_rules(std::move(rules));
+    return 0;
+  });
+  rescan_period_ = rescan_period;
+  {
+    std::lock_guard wl(wake_mu_);
+    rescan_now_ = true;
+  }
+  wake_.notify_all();
 }
 
 TrackerWorker::Capture TrackerWorker::capture() { return {tracker_.state(), ++capture_seq_}; }

@@ -92,6 +92,9 @@ class TrackerWorker {
   Record record_snapshot() const;
   // Publishes both snapshots now (after a request changed the tracker, before it is answered).
   void publish_now();
+  // New class rules (a reload), under the tracker's lock, and a pass at once that applies them to every
+  // process (ProcessTracker::set_rules); with process events, scans from now on every `rescan_period`.
+  void set_rules(std::vector<Matcher> rules, std::chrono::milliseconds rescan_period);
 
  private:
   void loop();
@@ -128,7 +131,7 @@ class TrackerWorker {
   std::thread thread_;
 
   std::unique_ptr<ProcConnector> events_;
-  std::chrono::milliseconds rescan_period_;
+  std::atomic<std::chrono::milliseconds> rescan_period_;  // set_rules() may change it
   Fd stop_fd_;  // an eventfd that wakes the events thread to stop
   std::thread events_thread_;
   std::atomic<bool> rescan_now_{false};  // events were lost: scan at once

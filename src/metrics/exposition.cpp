@@ -333,6 +333,23 @@ std::string render_unchecked(const json& s, const BuildInfo& build, Format f) {
     }
   }
 
+  if (find(s, {"reload"})) {
+    auto reloads = num(s, {"reload", "reloads"});
+    auto refused = num(s, {"reload", "refused"});
+    if (reloads && refused) {
+      if (*refused > *reloads) throw Malformed("/reload counts more refused reloads than reloads");
+      w.family("akts_config_reloads_total", "counter",
+               "Reloads of the daemon's config (SIGHUP, akts reload), by outcome: applied, or refused whole.");
+      w.sample("akts_config_reloads_total", {{"outcome", "applied"}}, *reloads - *refused);
+      w.sample("akts_config_reloads_total", {{"outcome", "refused"}}, *refused);
+      // 1 until a reload is refused, and again after one that applies (as Prometheus's own).
+      const bool ok = num(s, {"reload", "last", "ok"}).value_or(1) != 0;
+      w.family("akts_config_last_reload_successful", "gauge",
+               "0 when the last reload of the config was refused (the daemon runs on the config before it), else 1.");
+      w.sample("akts_config_last_reload_successful", {}, ok ? 1 : 0);
+    }
+  }
+
   // Waits and CPU time per class.
   bool any_wait = false;
   for (const auto& cls : classes) any_wait = any_wait || find(s, {"wait", cls, "log2_histogram"});

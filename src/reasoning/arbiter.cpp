@@ -128,6 +128,11 @@ void Arbiter::set_dry_run(bool on) {
   o_.dry_run = on;
 }
 
+void Arbiter::set_options(const ArbiterOptions& o) {
+  std::lock_guard lock(mu_);
+  o_ = o;
+}
+
 bool Arbiter::dry_run() const {
   std::lock_guard lock(mu_);
   return o_.dry_run;

@@ -39,6 +39,8 @@ struct ArbiterOptions {
   uint32_t max_switches_per_minute = 30;
   std::chrono::milliseconds operator_grace{30000};
   bool dry_run = false;
+
+  bool operator==(const ArbiterOptions&) const = default;  // a reload's comparison (src/daemon/reload.h)
 };
 
 class Arbiter {
@@ -90,6 +92,9 @@ class Arbiter {
 
   void set_dry_run(bool on);
   bool dry_run() const;
+  // Its rules from now on (a reload): the dwell and the rate count from the switches already made, and a grace
+  // already begun keeps its end.
+  void set_options(const ArbiterOptions& o);
   uint32_t selected() const { return plane_.selected(); }
   bool override_active() const { return plane_.override_active && plane_.override_active(); }
   ArbiterOptions options() const;

@@ -52,6 +52,8 @@ struct BanditOptions {
   double switch_penalty = 0.02;  // UCB margin a new arm needs over the running one
   uint64_t seed = 1;             // tie-breaks between arms of equal UCB
   uint32_t decide_every = 1;     // windows between decisions (learning happens every window)
+
+  bool operator==(const BanditOptions&) const = default;  // a reload's comparison (src/daemon/reload.h)
 };
 
 class Bandit : public Controller {

@@ -38,20 +38,47 @@ DecisionLog::~DecisionLog() {
   if (thread_.joinable()) thread_.join();
 }
 
+Result<Fd> DecisionLog::open_file(const DecisionLogOptions& o) {
+  if (o.path.empty()) return Fd{};
+  std::error_code ec;
+  auto parent = std::filesystem::path(o.path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);  // the open below reports what still fails
+  Fd fd(::open(o.path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640));
+  if (!fd) return sys_error(fmt::format("cannot open the decision log {}", o.path), errno);
+  return fd;
+}
+
 Status DecisionLog::open() {
   if (o_.path.empty()) return {};
   {
     std::lock_guard lock(mu_);
     if (open_) return {};
   }
-  std::error_code ec;
-  auto parent = std::filesystem::path(o_.path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);  // the open below reports what still fails
-  if (!reopen_io(/*truncate=*/false)) return sys_error(fmt::format("cannot open the decision log {}", o_.path), errno);
-  thread_ = std::thread([this] { writer(); });
-  std::lock_guard lock(mu_);
-  open_ = true;
+  auto fd = open_file(o_);
+  if (!fd) return fd.error();
+  retarget(o_, std::move(*fd));
   return {};
+}
+
+void DecisionLog::retarget(DecisionLogOptions o, Fd fd) {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;  // the writer empties the queue into the old file first
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  // No writer runs: its own fields are this thread's now.
+  fd_ = std::move(fd);
+  struct stat st{};
+  file_bytes_ = fd_ && ::fstat(fd_.get(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  newline_pending_ = false;  // the old file's piece of a line is the old file's
+  std::lock_guard lock(mu_);
+  o_ = std::move(o);
+  stop_ = false;
+  open_ = static_cast<bool>(fd_);
+  if (!open_) queue_.clear();  // memory only now: what came since the writer stopped goes nowhere
+  while (recent_.size() > o_.memory) recent_.pop_front();
+  if (open_) thread_ = std::thread([this] { writer(); });
 }
 
 bool DecisionLog::reopen_io(bool truncate) {
@@ -63,12 +90,17 @@ bool DecisionLog::reopen_io(bool truncate) {
   return true;
 }
 
+// Writer thread only: whether the open file is no longer the one at the path (moved away or deleted).
+bool DecisionLog::moved_io() const {
+  struct stat on_disk{}, open_file{};
+  return ::stat(o_.path.c_str(), &on_disk) != 0 || ::fstat(fd_.get(), &open_file) != 0 ||
+         on_disk.st_dev != open_file.st_dev || on_disk.st_ino != open_file.st_ino;
+}
+
 // Writer thread only; never under mu_ (a slow disk must not hold up a decision).
 void DecisionLog::rotate_io() {
   // Someone moved or deleted the file (logrotate, a person): start a new one, shift nothing.
-  struct stat on_disk{}, open_file{};
-  if (::stat(o_.path.c_str(), &on_disk) != 0 || ::fstat(fd_.get(), &open_file) != 0 ||
-      on_disk.st_dev != open_file.st_dev || on_disk.st_ino != open_file.st_ino) {
+  if (moved_io()) {
     reopen_io(/*truncate=*/false);
     return;
   }
@@ -115,6 +147,8 @@ void DecisionLog::write_io(const std::string& line) {
     }
     if (n == 0) spdlog::warn("decision log: cannot write {} ({})", o_.path, std::strerror(e));
   };
+  // A file moved away (logrotate, a person) is followed by a new one at the path, from this line on.
+  if (fd_ && moved_io()) reopen_io(false);
   if (!fd_ && !reopen_io(false)) return count_error(errno);
   if (file_bytes_ > 0 && file_bytes_ + line.size() > o_.max_bytes) rotate_io();
   if (!fd_) return count_error(errno);

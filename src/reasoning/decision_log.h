@@ -9,7 +9,7 @@
 // (10,000 lines behind) is counted (dropped); after a failure the file is
 // reopened at the next line; a line cut short is ended before the next one is
 // written, so every line after it parses. A file moved or deleted from under
-// the log is started afresh at the next rotation point; if the rename that
+// the log (logrotate) is started afresh at the next line; if the rename that
 // rotates the live file fails, nothing is shifted, the file keeps growing
 // (rotate_errors counts it) and the rotation is tried again after another
 // max_bytes.
@@ -41,6 +41,8 @@ struct DecisionLogOptions {
   uint64_t max_bytes = 16 << 20;  // per file
   uint32_t keep = 3;            // rotated files kept (path.1 .. path.keep)
   size_t memory = 2000;         // records kept for v1.log
+
+  bool operator==(const DecisionLogOptions&) const = default;  // a reload's comparison (src/daemon/reload.h)
 };
 
 class DecisionLog {
@@ -52,6 +54,13 @@ class DecisionLog {
   // Opens (appending to) the file, creating its folder, and starts the
   // writer; an error leaves the log in memory only (and says so in state()).
   Status open();
+  // Opens `o.path` for appending (creating its folder), as open() would: the first half of retarget(), which a
+  // caller that must be able to refuse does before it changes anything. An empty path needs no file.
+  static Result<Fd> open_file(const DecisionLogOptions& o);
+  // From now on the log writes to `fd` (open_file(o)'s; none: memory only) with o's limits, once the lines
+  // already queued have reached the old file (it waits for them). The records kept in memory and the ids stay.
+  // (A file moved away under the same path needs none of this: the writer follows it, see write_io.)
+  void retarget(DecisionLogOptions o, Fd fd);
   // Stamps id, type and time, writes the line, keeps it; returns the id.
   uint64_t decision(nlohmann::json record);
   // An outcome line for decision `ref`; merged into its in-memory record.
@@ -70,6 +79,7 @@ class DecisionLog {
   void enqueue(const nlohmann::json& j);  // mu_ held
   void writer();                          // the writer thread
   void write_io(const std::string& line);  // writer thread only
+  bool moved_io() const;                   // writer thread only
   void rotate_io();                        // writer thread only
   bool reopen_io(bool truncate);           // writer thread only
 

@@ -27,6 +27,8 @@ struct DetectorOptions {
   double enter = 1.0, leave = 0.4;     // on the smoothed signal (1.0 = at the objective)
   uint32_t confirm = 2;                // consecutive periods of the raw signal above `enter` to switch in
   uint32_t min_dwell = 5;              // periods in a regime before leaving it
+
+  bool operator==(const DetectorOptions&) const = default;  // a reload's comparison (src/daemon/reload.h)
 };
 
 class Detector : public Controller {

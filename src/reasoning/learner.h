@@ -179,6 +179,8 @@ struct LearnerOptions {
   double retry_max_s = 3600;     // ... up to this
   std::string state_path;        // "" keeps what it learns in memory only
   uint32_t save_every = 50;      // windows between writes of the state file (when it learnt something)
+
+  bool operator==(const LearnerOptions&) const = default;  // a reload's comparison (src/daemon/reload.h)
 };
 
 class Learner : public Controller {

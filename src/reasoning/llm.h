@@ -72,6 +72,8 @@ struct LlmOptions {
   // {"endpoint", "model", "timeout": "10s", "max_tokens", "temperature", "decide_every"};
   // unknown keys and bad values are errors naming the key.
   static Result<LlmOptions> from_json(const nlohmann::json& j);
+
+  bool operator==(const LlmOptions&) const = default;  // a reload's comparison (src/daemon/reload.h)
 };
 
 // Asynchronous: decide() never waits for the model. When no question is in

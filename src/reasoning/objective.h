@@ -60,6 +60,8 @@ struct Limit {
   std::string label() const;  // "LC wait p99", "request latency p99" (TTFT), "TPOT p99"
   // {"signal", "max_ms", "observed_ms", "ended_ms", "waiting_ms", "margin_ms", "met"} in a window.
   nlohmann::json in(const Window& w) const;
+
+  bool operator==(const Limit&) const = default;  // a reload's comparison (src/daemon/reload.h)
 };
 
 struct Objective {
@@ -103,6 +105,8 @@ struct Objective {
   // "more than"), a percentile other than the p99, a negative number. The
   // duration's range is from_json's. Several limits: give the JSON form.
   static Result<Objective> from_words(std::string_view text);
+
+  bool operator==(const Objective&) const = default;  // a reload's comparison (src/daemon/reload.h)
 };
 
 }  // namespace akts

@@ -42,6 +42,8 @@ struct TelemetryConfig {
   std::chrono::milliseconds metrics_timeout{0};
   // Which of its series mean what (telemetry/app_metrics.h): "auto" by default.
   AppMetricsChoice metrics;
+
+  bool operator==(const TelemetryConfig&) const = default;  // a reload's comparison (src/daemon/reload.h)
 };
 
 struct ControllerConfig {
@@ -57,6 +59,8 @@ struct ControllerConfig {
   }();
   LlmOptions llm;
   std::string oracle_schedule;  // a file
+
+  bool operator==(const ControllerConfig&) const = default;  // a reload's comparison (src/daemon/reload.h)
 };
 
 struct ReasoningConfig {

@@ -97,7 +97,9 @@ void ReasoningPlane::on_window(const Window& w, Clock::time_point now) {
     }
     it = k >= 5 ? pending_.erase(it) : it + 1;
   }
-  if (!controller_) return;
+  // A controller put in place since this window began waits for the next, after the one it replaced is gone (a
+  // learner reads the state file its predecessor writes as it goes).
+  if (!controller_ || !retired_.empty()) return;
 
   ControllerContext ctx;
   ctx.slots = slots_();
@@ -202,6 +204,30 @@ Status ReasoningPlane::configure(const std::optional<std::string>& name, std::op
   return {};
 }
 
+void ReasoningPlane::install_controller(ControllerFactory factory, std::unique_ptr<Controller> next,
+                                        const std::string& source) {
+  std::lock_guard lock(mu_);
+  factory_ = std::move(factory);
+  std::string prev = controller_ ? controller_->name() : "none";
+  std::string name = next ? next->name() : "none";
+  if (controller_) retired_.push_back(std::move(controller_));
+  controller_ = std::move(next);
+  last_.reset();
+  record({{"source", source},
+          {"action", "controller"},
+          {"why", fmt::format("controller {} -> {} (its settings from the config)", prev, name)},
+          {"applied", true},
+          {"verdict", "applied"},
+          {"dry_run", arbiter_.dry_run()}},
+         last_window());
+}
+
+void ReasoningPlane::set_arbiter_options(const ArbiterOptions& o, const std::string& source) {
+  std::lock_guard lock(mu_);
+  set_dry_run_locked(o.dry_run, source);
+  arbiter_.set_options(o);
+}
+
 std::string ReasoningPlane::controller_name() const {
   std::lock_guard lock(mu_);
   return controller_ ? controller_->name() : "none";
@@ -231,11 +257,11 @@ void ReasoningPlane::set_dry_run(bool on) {
   set_dry_run_locked(on);
 }
 
-void ReasoningPlane::set_dry_run_locked(bool on) {
+void ReasoningPlane::set_dry_run_locked(bool on, const std::string& source) {
   if (arbiter_.dry_run() == on) return;
   arbiter_.set_dry_run(on);
   last_.reset();
-  record({{"source", "operator"},
+  record({{"source", source},
           {"action", "dry_run"},
           {"why", on ? "dry run on: controllers' decisions are logged, not applied" : "dry run off"},
           {"applied", true},

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/fd.h"
 #include "reasoning/arbiter.h"
 #include "reasoning/controller.h"
 #include "reasoning/decision_log.h"
@@ -55,6 +56,17 @@ class ReasoningPlane {
   std::string controller_name() const;
   void set_dry_run(bool on);
 
+  // A reload's changes (src/daemon/reload.h), logged with `source`. The caller builds what can fail first (a
+  // controller with slots(), a log file with DecisionLog::open_file), so that a refused reload changes nothing.
+  std::vector<SlotInfo> slots() const { return slots_(); }
+  // `controller` (null: none) runs from the next window, and `factory` builds every later one (v1.controller).
+  void install_controller(ControllerFactory factory, std::unique_ptr<Controller> controller, const std::string& source);
+  // The arbiter's rules, and its dry run (logged when it changes, as set_dry_run).
+  void set_arbiter_options(const ArbiterOptions& o, const std::string& source);
+  // Every later controller (v1.controller) from `factory`; the running one runs on.
+  void set_factory(ControllerFactory factory) { factory_ = std::move(factory); }
+  void retarget_log(DecisionLogOptions o, Fd fd) { log_.retarget(std::move(o), std::move(fd)); }
+
   // Operators (logged with source "operator"). A switch returns the slot selected before it: the value its
   // decision-log record gives as "previous", read once, under the lock that orders it against controllers.
   Result<uint32_t> operator_switch(uint32_t slot, const std::string& policy, Clock::time_point now = Clock::now());
@@ -91,12 +103,12 @@ class ReasoningPlane {
   nlohmann::json summary(const Window& w) const;
   void record(nlohmann::json rec, const std::optional<Window>& at);  // mu_ held
   std::optional<Window> last_window() const;                          // mu_ held
-  void set_dry_run_locked(bool on);                                   // mu_ held
+  void set_dry_run_locked(bool on, const std::string& source = "operator");  // mu_ held
 
   ReasoningOptions o_;
   Arbiter arbiter_;
   std::function<std::vector<SlotInfo>()> slots_;
-  ControllerFactory factory_;
+  ControllerFactory factory_;  // the loop thread's (set_controller, configure, install_controller)
   DecisionLog log_;
 
   mutable std::mutex mu_;  // everything below

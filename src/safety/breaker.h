@@ -33,6 +33,8 @@ struct BreakerParams {
   akts_breaker_params to_kernel() const;
   static BreakerParams from_kernel(const akts_breaker_params& k);
   nlohmann::json to_json() const;
+
+  bool operator==(const BreakerParams&) const = default;  // a reload's comparison (src/daemon/reload.h)
 };
 
 const char* trip_reason_name(uint32_t reason);

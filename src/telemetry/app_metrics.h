@@ -77,6 +77,8 @@ struct AppMetricNames {
   int counter_digits = 0;
 
   nlohmann::json to_json() const;
+
+  bool operator==(const AppMetricNames&) const = default;  // a reload's comparison (src/daemon/reload.h)
 };
 
 // The presets, llama-server first.
@@ -112,6 +114,8 @@ struct AppMetricsChoice {
   AppMetricNames names = app_metric_presets().front();  // the named preset (llama-server's under auto), with any names given
   // Names and labels given by hand, applied over a recognised preset too.
   nlohmann::json overrides = nlohmann::json::object();
+
+  bool operator==(const AppMetricsChoice&) const = default;  // a reload's comparison (src/daemon/reload.h)
 };
 Result<AppMetricsChoice> parse_app_metrics_choice(const nlohmann::json& j);
 // `base` with the choice's names and labels over it.

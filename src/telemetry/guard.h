@@ -42,6 +42,8 @@ struct GuardParams {
   std::chrono::nanoseconds local_bound(uint32_t depth, std::chrono::nanoseconds lateness,
                                        std::chrono::nanoseconds tick) const;
   nlohmann::json to_json() const;
+
+  bool operator==(const GuardParams&) const = default;  // a reload's comparison (src/daemon/reload.h)
 };
 
 // Longest wait per class since the last reset, the maximum over CPUs.

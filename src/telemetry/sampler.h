@@ -149,6 +149,9 @@ class Sampler {
   Result<std::optional<Window>> sample(double t_s, TelemetrySource& src, PushedSamples* pushed = nullptr);
   // The names in use; nullopt while "auto" has recognised none.
   const std::optional<AppMetricNames>& app_metrics() const { return names_; }
+  // The last window's number, and where a sampler that takes over from another (a reload) goes on from.
+  uint64_t last_seq() const { return seq_; }
+  void continue_after(uint64_t seq) { seq_ = seq; }
   // The kernel's counters started again (a reloaded scheduler): the next call primes them anew.
   void reset_kernel() {
     prev_k_.reset();

@@ -61,6 +61,7 @@ class FuzzBackend : public akts::control::ControlBackend {
   }
   akts::Status push_waiting(double) override { return {}; }
   akts::Status push_phase(const std::string&) override { return {}; }
+  akts::Result<json> reload() override { return json{{"ok", true}, {"changed", json::array()}}; }
   uint32_t selected_ = 0;
 };
 

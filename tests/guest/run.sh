@@ -60,6 +60,7 @@ TESTS=(
 	metrics             # /metrics and akts stats --prometheus, judged by promtool and the Python client's parser
 	prometheus          # a real Prometheus scrapes the daemon: the dashboard's queries, a switch and a trip in its panels, the alerts
 	top                 # akts top in tmux: a switch made elsewhere shown, its keys switch and pause, small terminals, a daemon that comes back
+	reload              # kill -HUP applies a new objective and classes; a broken file changes nothing; a storm of 100; a closing terminal stops it
 	ejection            # the daemon reports a kernel ejection and cleans up
 	breaker             # the circuit breaker trips under throughput, the daemon reports it, it lets go
 	restart             # SIGKILL during a switch storm: nothing lost, the next daemon takes up classes and selection

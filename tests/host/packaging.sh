@@ -47,6 +47,8 @@ grep -q "^ Version: $("$AKTS_BUILD/akts" --version | awk '{print $2}')$" <<<"$in
 mkdir -p "$work/x" && dpkg-deb -x "$deb" "$work/x"
 grep -q '^ExecStart=/usr/bin/akts daemon --config /etc/akts/akts.json$' "$work/x/usr/lib/systemd/system/akts.service" &&
 	ok "the unit starts the installed binary" || not_ok "the unit starts the installed binary: $(grep ExecStart "$work/x/usr/lib/systemd/system/akts.service")"
+grep -q '^ExecReload=/usr/bin/akts reload$' "$work/x/usr/lib/systemd/system/akts.service" &&
+	ok "the unit reloads through the installed binary (systemctl reload akts)" || not_ok "the unit reloads through the installed binary: $(grep ExecReload "$work/x/usr/lib/systemd/system/akts.service")"
 if command -v systemd-analyze >/dev/null && [[ -d /run/systemd/system ]]; then
 	out=$(systemd-analyze verify --man=no "$work/x/usr/lib/systemd/system/akts.service" 2>&1 | grep -v "Command /usr/bin/akts is not executable\|is not executable: No such file" || true)
 	[[ -z "$out" ]] && ok "systemd-analyze verify accepts the unit" || not_ok "systemd-analyze verify: $out"

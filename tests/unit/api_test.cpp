@@ -335,4 +335,16 @@ TEST_F(ApiTest, AdmitAndEvictCheckTheirParameters) {
   EXPECT_EQ(b_.evicted.size(), 1u);
 }
 
+TEST_F(ApiTest, AReloadTakesNoParametersAndARefusalIsAnError) {
+  auto r = rpc("v1.reload", json::object());
+  ASSERT_TRUE(r.contains("result")) << r.dump();
+  EXPECT_EQ(r["result"]["changed"], json::array({"objective"}));
+  EXPECT_EQ(rpc("v1.reload", {{"file", "/etc/other.json"}})["error"]["code"], kInvalidParams);
+  EXPECT_EQ(b_.reloads, 1);  // the malformed request reached nothing
+  b_.reload_refusal = "policies is read at start only";
+  r = rpc("v1.reload", json::object());
+  ASSERT_TRUE(r.contains("error"));
+  EXPECT_NE(r["error"]["message"].get<std::string>().find("policies is read at start only"), std::string::npos);
+}
+
 }  // namespace akts::control

@@ -1,8 +1,11 @@
 #include "config/daemon_config.h"
 
+#include <set>
+
 #include <gtest/gtest.h>
 
 #include "akts.h"
+#include "config/config_diff.h"
 
 namespace akts {
 namespace {
@@ -191,6 +194,73 @@ TEST(Config, MissingFileIsAnError) {
   auto r = load_config("/nonexistent/akts.json", kKnown);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().to_string().find("/nonexistent/akts.json"), std::string::npos);
+}
+
+// A reload compares the running config with the file's: each key's change is told apart, by whether a reload
+// may make it (config_diff.h); every key of both lists has a case here.
+TEST(ConfigDiff, EachKeyIsToldApartAsLiveOrReadAtStartOnly) {
+  const std::vector<std::pair<std::string, const char*>> cases = {
+      {"socket", R"({"socket": "/run/other.sock"})"},
+      {"socket_mode", R"({"socket_mode": "0660"})"},
+      {"socket_group", R"({"socket_group": "akts"})"},
+      {"audit_log", R"({"audit_log": ""})"},
+      {"repository", R"({"repository": ""})"},
+      {"state_file", R"({"state_file": ""})"},
+      {"metrics_listen", R"({"metrics_listen": "9100"})"},
+      {"policies", R"({"policies": ["throughput", "latency"]})"},
+      {"initial", R"({"initial": "1"})"},
+      {"switch_all", R"({"switch_all": true})"},
+      {"scan_interval_ms", R"({"scan_interval_ms": 50})"},
+      {"process_events", R"({"process_events": false})"},
+      {"rescan_interval_ms", R"({"rescan_interval_ms": 5000})"},
+      {"guard", R"({"guard": {"max_wait": "300ms"}})"},
+      {"breaker", R"({"breaker": {"armed": false}})"},
+      {"restart", R"({"restart": {"max": 5}})"},
+      {"classes", R"({"classes": [{"class": "lc", "comm": "llama-server"}]})"},
+      {"objective", R"({"objective": {"signal": "lc_wait_p99", "max": "30ms"}})"},
+      {"controller", R"({"controller": {"name": "detector"}})"},
+      {"telemetry", R"({"telemetry": {"period": "200ms"}})"},
+      {"decision_log", R"({"decision_log": {"path": "/tmp/akts-decisions.jsonl"}})"},
+  };
+  // socket_mode 0660 in both: a group needs it.
+  auto base = parse_config(R"({"socket_mode": "0660"})", kKnown);
+  ASSERT_TRUE(base.ok());
+  std::set<std::string> live(std::begin(kLiveKeys), std::end(kLiveKeys));
+  std::set<std::string> restart(std::begin(kRestartKeys), std::end(kRestartKeys));
+  std::set<std::string> covered;
+  for (const auto& [key, text] : cases) {
+    auto doc = nlohmann::json::parse(text);
+    if (key != "socket_mode") doc["socket_mode"] = "0660";
+    else doc["socket_mode"] = "0600";
+    auto next = parse_config(doc.dump(), kKnown);
+    ASSERT_TRUE(next.ok()) << key << ": " << next.error().to_string();
+    ConfigDiff d = diff_configs(*base, *next);
+    const bool is_live = live.count(key) != 0;
+    EXPECT_EQ(d.live, is_live ? std::vector<std::string>{key} : std::vector<std::string>{}) << key;
+    EXPECT_EQ(d.restart, is_live ? std::vector<std::string>{} : std::vector<std::string>{key}) << key;
+    covered.insert(key);
+    EXPECT_TRUE(is_live != (restart.count(key) != 0)) << key << " is in exactly one list";
+  }
+  for (const auto& k : live) EXPECT_TRUE(covered.count(k)) << k;
+  for (const auto& k : restart) EXPECT_TRUE(covered.count(k)) << k;
+  // The arbiter's settings live in the controller's part of the file.
+  auto dwell = parse_config(R"({"socket_mode": "0660", "controller": {"min_dwell": "2s"}})", kKnown);
+  ASSERT_TRUE(dwell.ok());
+  EXPECT_EQ(diff_configs(*base, *dwell).live, std::vector<std::string>{"controller"});
+}
+
+TEST(ConfigDiff, AKeyWrittenWithItsDefaultOrAnotherWayIsNoChange) {
+  auto base = parse_config(R"({"breaker": {"safe_slot": "0"}, "metrics_listen": "9100"})", kKnown);
+  auto same = parse_config(R"({"guard": {"max_wait": "200ms"}, "objective": {"signal": "lc_wait_p99", "max": "20ms"},
+                               "controller": {"name": "none"}, "telemetry": {"period": "100ms"}, "classes": [],
+                               "policies": ["latency", "throughput"], "initial": "latency",
+                               "breaker": {"safe_slot": "latency"}, "metrics_listen": "127.0.0.1:9100",
+                               "rescan_interval_ms": 100})",
+                           kKnown);
+  ASSERT_TRUE(base.ok() && same.ok()) << (same.ok() ? "" : same.error().to_string());
+  ConfigDiff d = diff_configs(*base, *same);
+  EXPECT_TRUE(d.live.empty()) << d.live.front();
+  EXPECT_TRUE(d.restart.empty()) << d.restart.front();
 }
 
 }  // namespace

@@ -461,7 +461,8 @@ TEST(SignalFd, ItsSignalsWaitInTheDescriptorAndTheMaskComesBackWhenItGoes) {
     raise(SIGUSR2);  // standard signals coalesce: one comes
     auto got = moved.read_all();
     ASSERT_EQ(got.size(), 1u);
-    EXPECT_EQ(got[0], SIGUSR2);
+    EXPECT_EQ(got[0].signo, SIGUSR2);
+    EXPECT_EQ(got[0].sender, static_cast<uint32_t>(getpid()));  // raise() is a kill by this process
     EXPECT_TRUE(moved.read_all().empty());
     EXPECT_TRUE(blocked());
   }

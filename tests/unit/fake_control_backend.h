@@ -130,6 +130,13 @@ class FakeBackend : public ControlBackend {
     phases.push_back(name);
     return {};
   }
+  Result<json> reload() override {
+    ++reloads;
+    if (!reload_refusal.empty()) return errorf(ErrorKind::kInvalidArgument, "{}", reload_refusal);
+    return json{{"ok", true}, {"changed", json::array({"objective"})}};
+  }
+  int reloads = 0;
+  std::string reload_refusal;  // non-empty: reload() refuses with it
   std::vector<std::string> phases;
   std::optional<std::pair<uint32_t, std::chrono::milliseconds>> held;
   std::vector<std::pair<std::optional<std::string>, std::optional<bool>>> controller_calls;

@@ -63,6 +63,7 @@ json sample_stats() {
                       {{"signal", "tpot_p99"}, {"max_ms", 200.0}, {"observed_ms", nullptr}, {"met", true}}}}};
   j["window"] = {{"seq", 1234}, {"unix_s", 1.8e9}, {"app", {{"requests_processing", 3.0}, {"requests_waiting", 1.0}}}};
   j["telemetry_health"] = {{"metrics_scrapes", {{"ok", 50}, {"failed", 2}}}, {"kernel_read_errors", 0}};
+  j["reload"] = {{"reloads", 5}, {"refused", 2}, {"last", {{"ok", true}, {"changed", {"objective"}}}}};
   j["selected"] = 1;
   j["effective"] = AKTS_SLOT_NONE;
   j["policy_names"] = {{"0", "latency"}, {"1", "throughput"}};
@@ -134,6 +135,18 @@ TEST(Metrics, TheTextFormatCarriesEveryFamilyWithConventionalNamesAndTypes) {
   EXPECT_EQ(s.value("akts_app_requests", {{"state", "waiting"}}), 1);
   EXPECT_EQ(s.value("akts_app_scrapes_total", {{"outcome", "failed"}}), 2);
   EXPECT_EQ(s.value("akts_telemetry_read_errors_total"), 0);
+  EXPECT_EQ(s.value("akts_config_reloads_total", {{"outcome", "applied"}}), 3);
+  EXPECT_EQ(s.value("akts_config_reloads_total", {{"outcome", "refused"}}), 2);
+  EXPECT_EQ(s.value("akts_config_last_reload_successful"), 1);
+  {
+    json j = sample_stats();
+    j["reload"]["last"]["ok"] = false;
+    EXPECT_EQ(rendered(j).value("akts_config_last_reload_successful"), 0);
+    j["reload"] = {{"reloads", 0}, {"refused", 0}, {"last", nullptr}};  // none yet: the config at start holds
+    EXPECT_EQ(rendered(j).value("akts_config_last_reload_successful"), 1);
+    j["reload"] = {{"reloads", 1}, {"refused", 2}, {"last", nullptr}};
+    EXPECT_FALSE(metrics::render(j, {"0.1.0", "abc"}, Format::kPrometheus));
+  }
   for (const auto& [name, type] : s.types) {
     EXPECT_EQ(type == "counter", name.ends_with("_total")) << name << " " << type;
   }

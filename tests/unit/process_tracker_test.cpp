@@ -45,6 +45,7 @@ class FakeProc {
     for (uint32_t t : tids) fs::create_directories(root_ / std::to_string(pid) / "task" / std::to_string(t));
   }
   void remove(uint32_t pid) { fs::remove_all(root_ / std::to_string(pid)); }
+  void set_cgroup(uint32_t pid, const std::string& path) { write(pid, "cgroup", "0::" + path + "\n"); }
   // The process exited and its parent has not reaped it: its stat says Z.
   void make_zombie(uint32_t pid) {
     auto stat = root_ / std::to_string(pid) / "stat";
@@ -469,6 +470,61 @@ TEST_F(TrackerTest, AScanDoesNotUndoWhatAnEventHandledAfterItsListingWasRead) {
   t.scan();  // a later scan leaves the zombie alone too
   EXPECT_FALSE(rec_.classes.count(200));
   EXPECT_EQ(t.managed_count(), 1u);
+}
+
+// A reload's new rules: the next pass judges every process by them; explicit classes outrank them and stay.
+TEST_F(TrackerTest, NewRulesApplyAtTheNextPassAndExplicitClassesStay) {
+  proc_.add(100, 1, "server", 5, {100});
+  proc_.add(200, 1, "batch", 5, {200});
+  proc_.add(300, 1, "pinned", 5, {300});
+  ops_.policy = {{100, SCHED_OTHER}, {200, SCHED_BATCH}, {300, SCHED_OTHER}};
+  auto t = make({comm("server", AKTS_CLASS_LC)});
+  t.scan();
+  ASSERT_TRUE(t.classify_explicit(300, AKTS_CLASS_LC).ok());
+  EXPECT_EQ(rec_.classes[100], AKTS_CLASS_LC);
+  EXPECT_FALSE(rec_.classes.count(200));
+  const uint64_t gen = t.rules_generation();
+  // server is no rule's any more, batch is; pinned's explicit class stays though a rule names it as be.
+  t.set_rules({comm("batch", AKTS_CLASS_BE), comm("pinned", AKTS_CLASS_BE)});
+  EXPECT_GT(t.rules_generation(), gen);
+  EXPECT_EQ(rec_.classes[100], AKTS_CLASS_LC);  // nothing moves before the pass
+  t.scan();
+  EXPECT_FALSE(rec_.classes.count(100));
+  EXPECT_EQ(ops_.policy[100], SCHED_OTHER);  // its own policy back
+  EXPECT_EQ(rec_.classes[200], AKTS_CLASS_BE);
+  EXPECT_EQ(ops_.policy[200], kExt);
+  EXPECT_EQ(rec_.classes[300], AKTS_CLASS_LC);
+  EXPECT_EQ(t.managed_count(), 2u);
+}
+
+// A listing read under the old rules is not applied after new ones came: read without cgroups (no rule needed
+// them), it would judge a process the new cgroup rule names as named by none, and release it for a pass.
+TEST_F(TrackerTest, APassUnderWayStopsWhenNewRulesCome) {
+  proc_.add(100, 1, "server", 5, {100});
+  proc_.set_cgroup(100, "/serving");
+  proc_.add(200, 1, "other", 5, {200});
+  ops_.policy = {{100, SCHED_OTHER}, {200, SCHED_OTHER}};
+  auto t = make({comm("server", AKTS_CLASS_LC)});
+  t.scan();
+  ASSERT_EQ(rec_.classes[100], AKTS_CLASS_LC);
+  auto listing = t.list_processes();  // no cgroups read: no rule needs them
+  ASSERT_TRUE(listing);
+  ASSERT_TRUE(listing->at(100).cgroup.empty());
+  Matcher cg;
+  cg.kind = Matcher::Kind::kCgroup;
+  cg.value = "/serving";
+  cg.cls = AKTS_CLASS_LC;
+  bool swapped = false;
+  t.apply(*listing, t.event_seq(), nullptr, [&] {
+    if (!swapped) t.set_rules({cg});  // between two processes, as the worker lets a request in
+    swapped = true;
+  });
+  EXPECT_TRUE(rec_.cleared.empty()) << "released by a listing of the old rules";
+  EXPECT_EQ(ops_.policy[100], kExt);
+  t.scan();  // a listing of the new rules: the cgroup rule names it
+  EXPECT_TRUE(rec_.cleared.empty());
+  EXPECT_EQ(rec_.classes[100], AKTS_CLASS_LC);
+  EXPECT_EQ(t.to_json()[0]["reason"], "cgroup /serving");
 }
 
 }  // namespace

@@ -901,5 +901,90 @@ TEST(ReasoningPlane, AnOperatorsSwitchReportsThePreviousSlotTheLogRecords) {
   EXPECT_NE(op["why"].get<std::string>().find("switch 0 -> 1"), std::string::npos) << op.dump();
 }
 
+// A reload moves the log: what was queued reaches the old file, what comes after the new one; the ids and the
+// records in memory run on; a path that does not open is refused before anything changes; "" is memory only; a
+// file moved away is followed by a new one.
+TEST(DecisionLog, ARetargetMovesTheFileAndKeepsTheHistory) {
+  auto d = temp_dir();
+  DecisionLogOptions o;
+  o.path = (d / "a.jsonl").string();
+  DecisionLog log(o);
+  ASSERT_TRUE(log.open());
+  for (int i = 0; i < 50; ++i) log.decision({{"n", i}});
+  auto lines = [](const std::string& path) {
+    std::ifstream f(path);
+    std::vector<nlohmann::json> out;
+    for (std::string l; std::getline(f, l);) out.push_back(nlohmann::json::parse(l));
+    return out;
+  };
+  DecisionLogOptions moved = o;
+  moved.path = (d / "sub" / "b.jsonl").string();
+  EXPECT_FALSE(DecisionLog::open_file({.path = "/proc/akts-cannot-write-here/x.jsonl"}));
+  auto fd = DecisionLog::open_file(moved);
+  ASSERT_TRUE(fd) << fd.error().to_string();
+  log.retarget(moved, std::move(*fd));
+  uint64_t id = log.decision({{"n", 50}});
+  log.flush();
+  EXPECT_EQ(id, 51u);
+  auto a = lines(o.path), b = lines(moved.path);
+  ASSERT_EQ(a.size(), 50u);  // none lost in the move
+  EXPECT_EQ(a.back()["n"], 49);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0]["id"], 51);
+  EXPECT_EQ(log.recent(100).size(), 51u);
+  // A file logrotate moves away is followed by a new one at the next line, with no retarget.
+  std::filesystem::rename(moved.path, moved.path + ".1");
+  log.decision({{"n", 51}});
+  log.flush();
+  EXPECT_EQ(lines(moved.path).size(), 1u);
+  EXPECT_EQ(lines(moved.path + ".1").size(), 1u);
+  // Memory only.
+  log.retarget({}, Fd{});
+  log.decision({{"n", 52}});
+  log.flush();
+  EXPECT_FALSE(log.state()["open"]);
+  EXPECT_EQ(lines(moved.path).size(), 1u);
+  EXPECT_EQ(log.recent(100).size(), 53u);
+  std::filesystem::remove_all(d);
+}
+
+// A reload's controller and arbiter: installed under the lock, logged with the reload as their source; the
+// factory given builds later controllers too.
+TEST(ReasoningPlane, AReloadInstallsItsControllerAndArbiterRules) {
+  PlaneFixture f;
+  ASSERT_TRUE(f.rp->set_controller("scripted"));
+  int built = 0;
+  Scripted* made = nullptr;
+  ControllerFactory other = [&built, &made](const std::string& n, const std::vector<SlotInfo>& slots)
+      -> Result<std::unique_ptr<Controller>> {
+    EXPECT_EQ(slots.size(), 2u);
+    ++built;
+    if (n != "scripted") return make_error(ErrorKind::kInvalidArgument, "unknown controller");
+    auto c = std::make_unique<Scripted>();
+    made = c.get();
+    return std::unique_ptr<Controller>(std::move(c));
+  };
+  auto next = other("scripted", f.rp->slots());
+  ASSERT_TRUE(next);
+  Scripted* installed = made;
+  f.rp->install_controller(other, std::move(*next), "reload");
+  f.rp->on_window(f.window(1));  // the old one is destroyed here, on the reasoning thread; the new one decides
+  EXPECT_EQ(installed->calls, 1);
+  ArbiterOptions ao;
+  ao.dry_run = true;
+  ao.min_dwell = 5s;
+  f.rp->set_arbiter_options(ao, "reload");
+  EXPECT_EQ(f.rp->state()["arbiter"]["dry_run"], true);
+  EXPECT_EQ(f.rp->state()["arbiter"]["min_dwell_s"], 5.0);
+  ASSERT_TRUE(f.rp->set_controller("scripted"));  // by the new factory
+  EXPECT_EQ(built, 2);
+  auto log = f.rp->log(10);
+  ASSERT_GE(log.size(), 3u);
+  EXPECT_EQ(log[1]["source"], "reload");
+  EXPECT_EQ(log[1]["action"], "controller");
+  EXPECT_EQ(log[2]["source"], "reload");
+  EXPECT_EQ(log[2]["action"], "dry_run");
+}
+
 }  // namespace
 }  // namespace akts
