@@ -158,28 +158,11 @@ std::optional<Window> ReasoningPlane::last_window() const {
 }
 
 Status ReasoningPlane::set_controller(const std::string& name, const std::string& source) {
-  std::unique_ptr<Controller> next;
-  if (name != "none") {
-    auto c = factory_(name, slots_());
-    if (!c) return c.error();
-    next = std::move(*c);
-  }
-  std::lock_guard lock(mu_);
-  std::string prev = controller_ ? controller_->name() : "none";
-  if (controller_) retired_.push_back(std::move(controller_));
-  controller_ = std::move(next);
-  last_.reset();
-  record({{"source", source},
-          {"action", "controller"},
-          {"why", fmt::format("controller {} -> {}", prev, name)},
-          {"applied", true},
-          {"verdict", "applied"},
-          {"dry_run", arbiter_.dry_run()}},
-         last_window());
-  return {};
+  return configure(name, std::nullopt, source);
 }
 
-Status ReasoningPlane::configure(const std::optional<std::string>& name, std::optional<bool> dry_run) {
+Status ReasoningPlane::configure(const std::optional<std::string>& name, std::optional<bool> dry_run,
+                                 const std::string& source) {
   std::unique_ptr<Controller> next;
   if (name && *name != "none") {
     auto c = factory_(*name, slots_());  // outside the lock: an llm controller starts a thread
@@ -187,20 +170,8 @@ Status ReasoningPlane::configure(const std::optional<std::string>& name, std::op
     next = std::move(*c);
   }
   std::lock_guard lock(mu_);
-  if (dry_run) set_dry_run_locked(*dry_run);
-  if (name) {
-    std::string prev = controller_ ? controller_->name() : "none";
-    if (controller_) retired_.push_back(std::move(controller_));
-    controller_ = std::move(next);
-    last_.reset();
-    record({{"source", "operator"},
-            {"action", "controller"},
-            {"why", fmt::format("controller {} -> {}", prev, *name)},
-            {"applied", true},
-            {"verdict", "applied"},
-            {"dry_run", arbiter_.dry_run()}},
-           last_window());
-  }
+  if (dry_run) set_dry_run_locked(*dry_run, source);
+  if (name) replace_controller_locked(std::move(next), *name, source, "");
   return {};
 }
 
@@ -208,14 +179,19 @@ void ReasoningPlane::install_controller(ControllerFactory factory, std::unique_p
                                         const std::string& source) {
   std::lock_guard lock(mu_);
   factory_ = std::move(factory);
-  std::string prev = controller_ ? controller_->name() : "none";
   std::string name = next ? next->name() : "none";
+  replace_controller_locked(std::move(next), name, source, " (its settings from the config)");
+}
+
+void ReasoningPlane::replace_controller_locked(std::unique_ptr<Controller> next, const std::string& name,
+                                               const std::string& source, const std::string& note) {
+  std::string prev = controller_ ? controller_->name() : "none";
   if (controller_) retired_.push_back(std::move(controller_));
   controller_ = std::move(next);
   last_.reset();
   record({{"source", source},
           {"action", "controller"},
-          {"why", fmt::format("controller {} -> {} (its settings from the config)", prev, name)},
+          {"why", fmt::format("controller {} -> {}{}", prev, name, note)},
           {"applied", true},
           {"verdict", "applied"},
           {"dry_run", arbiter_.dry_run()}},

@@ -52,7 +52,8 @@ class ReasoningPlane {
   Status set_controller(const std::string& name, const std::string& source = "operator");
   // Both at once, under one lock, dry run first: `akts controller detector
   // --dry-run` never lets the new controller apply a decision.
-  Status configure(const std::optional<std::string>& name, std::optional<bool> dry_run);
+  Status configure(const std::optional<std::string>& name, std::optional<bool> dry_run,
+                   const std::string& source = "operator");
   std::string controller_name() const;
   void set_dry_run(bool on);
 
@@ -104,6 +105,9 @@ class ReasoningPlane {
   void record(nlohmann::json rec, const std::optional<Window>& at);  // mu_ held
   std::optional<Window> last_window() const;                          // mu_ held
   void set_dry_run_locked(bool on, const std::string& source = "operator");  // mu_ held
+  // mu_ held: `next` (null: none) in place of the running controller, which is retired; logged.
+  void replace_controller_locked(std::unique_ptr<Controller> next, const std::string& name, const std::string& source,
+                                 const std::string& note);
 
   ReasoningOptions o_;
   Arbiter arbiter_;
