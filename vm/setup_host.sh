@@ -50,8 +50,9 @@ if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.
 fi
 akts_log "installing host packages: ${missing[*]} ${BACKPORTS[*]}"
 apt-get -q update >/dev/null
-# dpkg without an fsync per file: the compilers' thousands of files unpack in a fraction of the time (a machine that
-# loses power mid-install reinstalls them: apt-get install --reinstall).
+# dpkg without an fsync per file: the compilers' thousands of files unpack sooner. A machine that loses power
+# mid-install may keep empty files of what was being unpacked: reinstall those by hand (apt-get install --reinstall;
+# this script sees them installed).
 unsafe_io=(-o Dpkg::Options::=--force-unsafe-io)
 apt-get -q install -y --no-install-recommends "${unsafe_io[@]}" "${missing[@]}" >/dev/null
 apt-get -q install -y --no-install-recommends "${unsafe_io[@]}" -t bookworm-backports "${BACKPORTS[@]}" >/dev/null

@@ -94,8 +94,10 @@ int cmd_hold(const ClientOptions& o, const std::string& target, const std::strin
 int cmd_reload(const ClientOptions& o) {
   auto r = call(o, "v1.reload");
   if (!r) {
-    // The daemon's refusal comes back as invalid parameters; anything else is the socket's (no daemon: exit 3).
-    if (o.json || r.error().kind != ErrorKind::kInvalidArgument) return report(r.error(), o.json);
+    // The daemon's refusal comes back as invalid parameters; anything else is the socket's (no daemon: exit 3),
+    // or a daemon older than v1.reload (its "no method": restart it onto this version, or send it SIGHUP).
+    if (o.json || r.error().kind != ErrorKind::kInvalidArgument || r.error().message.starts_with("no method"))
+      return report(r.error(), o.json);
     std::cerr << "akts: reload refused, nothing changed: " << r.error().to_string() << "\n";
     return kExitUsage;
   }

@@ -156,8 +156,9 @@ void add_daemon_command(Commands& c) {
   auto& df = c.keep<DaemonFlags>();
   auto* daemon = app.add_subcommand("daemon",
                                     "Own the scheduler: load and verify the library, attach, serve the control "
-                                    "socket, place processes by class. SIGHUP (systemctl reload, akts reload) reads the config again;\n"
-                                    "SIGINT, SIGTERM, or the SIGHUP of its terminal closing, stop it cleanly.");
+                                    "socket, place processes by class. akts reload, systemctl reload and SIGHUP read the config again\n"
+                                    "(in a terminal: akts reload, as a SIGHUP from its parent shell means the terminal closed);\n"
+                                    "SIGINT, SIGTERM, or its terminal closing, stop it cleanly.");
   daemon->add_option("-c,--config", df.config, "JSON config (socket, policies, initial, switch_all, classes)");
   daemon->add_flag("--check-config", df.check_config, "validate the config and print it, then exit");
   daemon->add_option("--socket", df.socket, "control socket path (default /run/akts/akts.sock)");

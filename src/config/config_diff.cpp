@@ -24,6 +24,13 @@ std::string listen_address(const std::string& text) {
 
 }  // namespace
 
+ControllerConfig resolved(ControllerConfig c, const std::vector<std::string>& policies) {
+  for (std::string* p : {&c.detector_burst, &c.detector_calm})
+    for (size_t i = 0; i < policies.size(); ++i)
+      if (policies[i] == *p) *p = std::to_string(i);
+  return c;
+}
+
 ConfigDiff diff_configs(const DaemonConfig& a, const DaemonConfig& b) {
   ConfigDiff d;
   auto restart = [&d](const char* key, bool same) {
@@ -50,8 +57,8 @@ ConfigDiff diff_configs(const DaemonConfig& a, const DaemonConfig& b) {
   // The breaker's oldest_wait follows the guard's max_wait unless given: a new guard alone is not a new breaker.
   // Its safe slot as resolved (a name and its slot number are one slot).
   BreakerParams bb = b.breaker;
-  if (!(a.guard == b.guard)) bb.oldest = a.breaker.oldest;
-  restart("breaker", a.breaker == bb);
+  if (!a.breaker_oldest_given && !b.breaker_oldest_given) bb.oldest = a.breaker.oldest;
+  restart("breaker", a.breaker == bb && a.breaker_oldest_given == b.breaker_oldest_given);
   restart("restart", a.restart == b.restart);
   const ReasoningConfig &ra = a.reasoning, &rb = b.reasoning;
   auto live = [&d](const char* key, bool same) {
@@ -59,7 +66,11 @@ ConfigDiff diff_configs(const DaemonConfig& a, const DaemonConfig& b) {
   };
   live("classes", a.matchers == b.matchers);
   live("objective", ra.objective == rb.objective);
-  live("controller", ra.controller == rb.controller && ra.arbiter == rb.arbiter);
+  // The detector's policies by slot, when the slots hold the same policies (else the reload is refused anyway).
+  const bool same_slots = a.policies == b.policies;
+  live("controller", (same_slots ? resolved(ra.controller, a.policies) == resolved(rb.controller, b.policies)
+                                 : ra.controller == rb.controller) &&
+                         ra.arbiter == rb.arbiter);
   live("telemetry", ra.telemetry == rb.telemetry);
   live("decision_log", ra.log == rb.log);
   return d;

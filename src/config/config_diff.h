@@ -24,5 +24,7 @@ struct ConfigDiff {
 // The keys whose values differ between two checked configs (defaults filled in: a key written out with its
 // default value equals the key left out).
 ConfigDiff diff_configs(const DaemonConfig& running, const DaemonConfig& next);
+// `c` with the detector's policies named by their slot numbers ("latency" and "0" are one policy).
+ControllerConfig resolved(ControllerConfig c, const std::vector<std::string>& policies);
 
 }  // namespace akts

@@ -250,6 +250,7 @@ Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::
   }
   // Unless given, the breaker trips at three quarters of the guard's max_wait, two periods before it at the latest;
   // disarmed too, since a canary arms it (admission's gate 5).
+  c.breaker_oldest_given = oldest_given;
   if (!oldest_given) {
     auto d = std::min(c.guard.max_wait * 3 / 4, c.guard.max_wait - 2 * c.guard.period);
     if (d >= std::chrono::milliseconds(10))

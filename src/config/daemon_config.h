@@ -89,6 +89,7 @@ struct DaemonConfig {
   GuardParams guard;
   BreakerParams breaker = armed_breaker();  // armed by default; safe_slot resolved from breaker_safe_slot
   std::string breaker_safe_slot = "default";
+  bool breaker_oldest_given = false;  // else breaker.oldest follows the guard's max_wait
   RestartPolicy restart;
   ReasoningConfig reasoning;
   std::vector<Matcher> matchers;

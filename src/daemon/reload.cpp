@@ -22,17 +22,26 @@ bool has(const std::vector<std::string>& keys, std::string_view k) {
   return std::find(keys.begin(), keys.end(), k) != keys.end();
 }
 
-// Whether the controller `b` names is the one `a` names, with the same settings: the others' settings only shape
-// the controllers an operator may choose later (the factory's).
-bool same_controller(const ControllerConfig& a, const ControllerConfig& b) {
-  if (a.name != b.name) return false;
-  if (a.name == "detector")
+// Whether controller `name`'s own settings are the same in `a` and `b` (names of policies resolved to slots).
+bool same_settings(const std::string& name, const ControllerConfig& a, const ControllerConfig& b) {
+  if (name == "detector")
     return a.detector == b.detector && a.detector_burst == b.detector_burst && a.detector_calm == b.detector_calm;
-  if (a.name == "bandit") return a.bandit == b.bandit;
-  if (a.name == "learner") return a.learner == b.learner;
-  if (a.name == "llm") return a.llm == b.llm;
-  if (a.name == "oracle") return a.oracle_schedule == b.oracle_schedule;
+  if (name == "bandit") return a.bandit == b.bandit;
+  if (name == "learner") return a.learner == b.learner;
+  if (name == "llm") return a.llm == b.llm;
+  if (name == "oracle") return a.oracle_schedule == b.oracle_schedule;
   return true;  // none
+}
+
+// The arbiter's rules that run now, with those the file changed (a dry run an operator turned on stays on
+// unless the file changes dry_run).
+ArbiterOptions changed_fields(ArbiterOptions live, const ArbiterOptions& was, const ArbiterOptions& next) {
+  if (was.min_dwell != next.min_dwell) live.min_dwell = next.min_dwell;
+  if (was.max_switches_per_minute != next.max_switches_per_minute)
+    live.max_switches_per_minute = next.max_switches_per_minute;
+  if (was.operator_grace != next.operator_grace) live.operator_grace = next.operator_grace;
+  if (was.dry_run != next.dry_run) live.dry_run = next.dry_run;
+  return live;
 }
 
 }  // namespace
@@ -55,13 +64,21 @@ Result<std::vector<std::string>> Reloader::apply(const ReloadTargets& t) {
     if (!tm) return errorf(tm.error().kind, "telemetry: {}", tm.error().to_string());
     telemetry = std::move(*tm);
   }
-  const bool new_factory = !(now.controller == nr.controller);
-  const bool new_controller = !same_controller(now.controller, nr.controller);
+  // The controller: the file's when the file names another; else the one running (the file's, or one an
+  // operator chose), built anew only when the file changed its own settings.
+  const ControllerConfig was = resolved(now.controller, t.cfg.policies), will = resolved(nr.controller, next->policies);
+  const bool new_factory = !(was == will);
+  const std::string running = rp.controller_name();
+  std::optional<std::string> build;  // the controller to build, by name
+  if (was.name != will.name)
+    build = will.name;
+  else if (!same_settings(running, was, will))
+    build = running;
   ControllerFactory factory = new_factory ? make_controller_factory(nr.controller) : ControllerFactory{};
   std::unique_ptr<Controller> controller;
-  if (new_controller && nr.controller.name != "none") {
-    auto c = factory(nr.controller.name, rp.slots());
-    if (!c) return errorf(c.error().kind, "controller {}: {}", nr.controller.name, c.error().to_string());
+  if (build && *build != "none") {
+    auto c = factory(*build, rp.slots());
+    if (!c) return errorf(c.error().kind, "controller {}: {}", *build, c.error().to_string());
     controller = std::move(*c);
   }
   std::optional<Fd> log_fd;
@@ -86,8 +103,9 @@ Result<std::vector<std::string>> Reloader::apply(const ReloadTargets& t) {
     running.worker->start();
   }
   if (has(d.live, "objective")) rp.set_objective(nr.objective, "reload");
-  if (!(now.arbiter == nr.arbiter)) rp.set_arbiter_options(nr.arbiter, "reload");
-  if (new_controller)
+  if (!(now.arbiter == nr.arbiter))
+    rp.set_arbiter_options(changed_fields(rp.arbiter_options(), now.arbiter, nr.arbiter), "reload");
+  if (build)
     rp.install_controller(std::move(factory), std::move(controller), "reload");
   else if (new_factory)
     rp.set_factory(std::move(factory));
@@ -110,7 +128,7 @@ Result<json> Reloader::reload(const ReloadTargets& t, const std::string& source)
   last_ = {{"at", utc_now_rfc3339()}, {"source", source}, {"ok", static_cast<bool>(changed)}, {"took_ms", took_ms}};
   ++reloads_;
   if (!changed) {
-    ++refused_;
+    ++(partial ? failed_ : refused_);
     last_["error"] = changed.error().to_string();
     last_["partial"] = partial;
     spdlog::error("reload ({}) {}: {}", source, partial ? "failed" : "refused, nothing changed",
@@ -126,17 +144,21 @@ Result<json> Reloader::reload(const ReloadTargets& t, const std::string& source)
   return last_;
 }
 
-json Reloader::state() const { return {{"reloads", reloads_}, {"refused", refused_}, {"last", last_}}; }
+json Reloader::state() const {
+  return {{"reloads", reloads_}, {"refused", refused_}, {"failed", failed_}, {"last", last_}};
+}
 
-TerminalWatch::TerminalWatch() {
+TerminalWatch::TerminalWatch() : parent_(static_cast<uint32_t>(::getppid())) {
   for (int fd : {0, 1, 2})
     if (::isatty(fd)) ttys_.push_back(fd);
 }
 
 bool TerminalWatch::closed(uint32_t sender) const {
   if (ttys_.empty()) return false;
-  if (sender != 0 && sender == static_cast<uint32_t>(::getppid())) return true;
-  for (int fd : ttys_) {
+  // Its parent: the one it had at start (it may be gone by the time the signal is read), or the one now.
+  if (sender != 0 && (sender == parent_ || sender == static_cast<uint32_t>(::getppid()))) return true;
+  if (sender != 0) return false;  // another process's kill -HUP
+  for (int fd : ttys_) {  // the kernel's: a terminal's hang-up
     errno = 0;
     if (!::isatty(fd) && errno == EIO) return true;
   }

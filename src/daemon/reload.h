@@ -21,9 +21,11 @@
 //  - objective: set as v1.objective sets it (logged, source "reload"). The learner files evidence under the new
 //    objective from the next window, starting from what it has for that objective (nothing, the first time), as
 //    after a restart; the old objective's evidence stays (in memory and in its state file).
-//  - controller: the running controller runs on, with what it learnt, unless the file changes its name or its own
-//    settings; then a new one is built (another controller's settings only shape the ones an operator may choose
-//    later). A new learner decides from the window after its predecessor is gone, which writes its state file as it
+//  - controller: the running controller (the file's, or one an operator chose) runs on, with what it learnt,
+//    unless the file names another controller (that one is built) or changes the running one's own settings (it
+//    is built anew); another controller's settings only shape the ones an operator may choose later. Of the
+//    arbiter's rules, those the file changed apply (a dry run an operator turned on stays unless the file changes
+//    dry_run). A new learner decides from the window after its predecessor is gone, which writes its state file as it
 //    goes: the new one reads that (a learner without a state file starts afresh). An oracle's schedule file is
 //    read when the oracle is built: an edit to the file under the same name needs `akts controller oracle`.
 //  - telemetry: new sources and a new reasoning thread when it changed; the reload waits for the window under way.
@@ -68,25 +70,28 @@ class Reloader {
   // A SIGHUP asks for a reload at the loop's next tick: a storm of them is one reload per tick at most.
   void request() { pending_ = true; }
   bool take_request() { return std::exchange(pending_, false); }
-  // {"reloads", "refused", "last": the last outcome with "at" (RFC 3339), "source", "ok", "changed" or "error"}.
+  // {"reloads", "refused", "failed", "last": the last outcome with "at" (RFC 3339), "source", "ok", "changed" or
+  // "error" and "partial"}.
   nlohmann::json state() const;
 
  private:
   Result<std::vector<std::string>> apply(const ReloadTargets& t);
   Loader load_;
   bool pending_ = false;
-  uint64_t reloads_ = 0, refused_ = 0;
+  uint64_t reloads_ = 0, refused_ = 0, failed_ = 0;  // failed: stopped by an exception while applying
   nlohmann::json last_ = nullptr;
 };
 
 // Whether a SIGHUP means the daemon's terminal closed (it stops cleanly, as SIGHUP made it before it meant
 // reload) rather than an operator's reload. Only a daemon started on a terminal (one of 0, 1, 2 a terminal then)
 // can lose one; for it, a SIGHUP is the terminal's when
-//  - the terminal has hung up: a descriptor that was one fails isatty() with EIO now (the kernel's hung-up
-//    terminal), or
-//  - its parent sent it: what a shell (bash's huponexit, its jobs on exit), sudo (which relays its own terminal's
-//    SIGHUP to the command it runs in a pty of its own, Debian's use_pty) or script do when their terminal goes.
-// A kill -HUP from any other process reloads; so does every SIGHUP of a daemon with no terminal (systemd, nohup,
+//  - the kernel sent it (a hang-up) and the terminal has hung up: a descriptor that was one fails isatty() with
+//    EIO now, or
+//  - its parent sent it (the one at start or the one now): what a shell (its jobs on exit), sudo (which relays
+//    its own terminal's SIGHUP to the command it runs in a pty of its own, Debian's use_pty) or script do when
+//    their terminal goes. So `kill -HUP` from the shell that started it stops it too: in a terminal, reload with
+//    `akts reload` (or kill -HUP from another shell).
+// Any other process's kill -HUP reloads; so does every SIGHUP of a daemon with no terminal (systemd, nohup,
 // setsid with its output redirected), whatever sent it (runit's sv hup is its parent's).
 class TerminalWatch {
  public:
@@ -96,6 +101,7 @@ class TerminalWatch {
 
  private:
   std::vector<int> ttys_;
+  uint32_t parent_;  // at start
 };
 
 }  // namespace akts

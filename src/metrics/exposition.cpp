@@ -336,16 +336,20 @@ std::string render_unchecked(const json& s, const BuildInfo& build, Format f) {
   if (find(s, {"reload"})) {
     auto reloads = num(s, {"reload", "reloads"});
     auto refused = num(s, {"reload", "refused"});
+    auto failed = num(s, {"reload", "failed"}).value_or(0);
     if (reloads && refused) {
-      if (*refused > *reloads) throw Malformed("/reload counts more refused reloads than reloads");
+      if (*refused + failed > *reloads) throw Malformed("/reload counts more refused and failed reloads than reloads");
       w.family("akts_config_reloads_total", "counter",
-               "Reloads of the daemon's config (SIGHUP, akts reload), by outcome: applied, or refused whole.");
-      w.sample("akts_config_reloads_total", {{"outcome", "applied"}}, *reloads - *refused);
+               "Reloads of the daemon's config (SIGHUP, akts reload), by outcome: applied, refused whole (nothing "
+               "changed), or failed part way (an exception while applying).");
+      w.sample("akts_config_reloads_total", {{"outcome", "applied"}}, *reloads - *refused - failed);
       w.sample("akts_config_reloads_total", {{"outcome", "refused"}}, *refused);
+      w.sample("akts_config_reloads_total", {{"outcome", "failed"}}, failed);
       // 1 until a reload is refused, and again after one that applies (as Prometheus's own).
       const bool ok = num(s, {"reload", "last", "ok"}).value_or(1) != 0;
       w.family("akts_config_last_reload_successful", "gauge",
-               "0 when the last reload of the config was refused (the daemon runs on the config before it), else 1.");
+               "0 when the last reload of the config was refused (the daemon runs on the config before it) or "
+               "failed part way, else 1.");
       w.sample("akts_config_last_reload_successful", {}, ok ? 1 : 0);
     }
   }

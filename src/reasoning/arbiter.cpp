@@ -20,7 +20,7 @@ bool Arbiter::refused_locked(Clock::time_point now, std::string* why) const {
     return say(fmt::format("held at slot {} for {:.1f} s more", *hold_slot_, seconds(hold_until_ - now)));
   if (now < grace_until_)
     return say(fmt::format("an operator switched {:.1f} s ago; controllers wait {:.1f} s more",
-                           seconds(now - (grace_until_ - o_.operator_grace)), seconds(grace_until_ - now)));
+                           seconds(now - grace_from_), seconds(grace_until_ - now)));
   return false;
 }
 
@@ -57,6 +57,7 @@ Result<uint32_t> Arbiter::operator_switch(uint32_t slot, Clock::time_point now) 
   uint32_t prev = plane_.selected();
   plane_.select(slot);
   note_change(prev, slot, now, switches_.operator_);
+  grace_from_ = now;
   grace_until_ = now + o_.operator_grace;
   return prev;
 }

@@ -115,7 +115,7 @@ class Arbiter {
   ArbiterOptions o_;
   std::optional<uint32_t> hold_slot_;
   Clock::time_point hold_until_{};
-  Clock::time_point grace_until_{};
+  Clock::time_point grace_from_{}, grace_until_{};  // an operator's grace (its length may change: set_options)
   std::optional<Clock::time_point> last_change_;
   std::deque<Clock::time_point> controller_switches_;  // within the last minute
   // Selection changes by either cause within the last minute (state()'s switches_last_minute), at most this many.

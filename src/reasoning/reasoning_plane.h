@@ -62,6 +62,7 @@ class ReasoningPlane {
   std::vector<SlotInfo> slots() const { return slots_(); }
   // `controller` (null: none) runs from the next window, and `factory` builds every later one (v1.controller).
   void install_controller(ControllerFactory factory, std::unique_ptr<Controller> controller, const std::string& source);
+  ArbiterOptions arbiter_options() const { return arbiter_.options(); }
   // The arbiter's rules, and its dry run (logged when it changes, as set_dry_run).
   void set_arbiter_options(const ArbiterOptions& o, const std::string& source);
   // Every later controller (v1.controller) from `factory`; the running one runs on.

@@ -12,10 +12,11 @@ rl_status() {
 }
 rl_objective_ms() { rl_status 's["reasoning"]["objective"]["limits"][0]["max_ms"]'; }
 # rl_config OBJECTIVE_MS CLASSES [EXTRA]: the daemon's config, written whole at once (a reload never reads half).
+# Its scan every 10 minutes: classes that apply within seconds were applied by the pass a reload starts.
 rl_config() {
 	cat >/tmp/akts-reload.json.tmp <<JSON
 {"socket": "$RL_SOCK", "policies": ["latency", "throughput"], "initial": "latency", "audit_log": "",
- "state_file": "", "decision_log": {"path": "/tmp/akts-reload-decisions.jsonl"},
+ "state_file": "", "decision_log": {"path": "/tmp/akts-reload-decisions.jsonl"}, "rescan_interval_ms": 600000,
  "objective": {"signal": "lc_wait_p99", "max": "$1ms"}, "classes": $2 ${3:-}}
 JSON
 	mv /tmp/akts-reload.json.tmp /tmp/akts-reload.json
@@ -139,6 +140,30 @@ t_reload() {
 		ok "akts reload applies a new controller: $out"
 	else
 		not_ok "akts reload applies a new controller: $out, controller $(rl_status 's["reasoning"]["controller"]')"
+	fi
+	# New telemetry: a new period, windows numbered on from the old thread's.
+	local seq0 seq1
+	seq0=$(akts stats --json --socket "$RL_SOCK" | python3 -c 'import json,sys; print(json.load(sys.stdin)["window"]["seq"])')
+	rl_config 45 '[{"class": "be", "comm": "bejob"}]' ', "controller": {"name": "detector"}, "telemetry": {"period": "200ms"}'
+	out=$(akts reload --socket "$RL_SOCK" 2>&1)
+	sleep 2
+	seq1=$(akts stats --json --socket "$RL_SOCK" | python3 -c 'import json,sys; print(json.load(sys.stdin)["window"]["seq"])')
+	local period
+	period=$(akts telemetry --json -n 1 --socket "$RL_SOCK" | python3 -c 'import json,sys; print(round(json.load(sys.stdin)["period_s"], 2))')
+	if [[ $out == "reloaded: applied telemetry" && $period == 0.2 ]] && ((seq1 > seq0 && seq1 - seq0 <= 2 * 10 + 5)); then
+		ok "a new telemetry period applies (0.2 s) and the windows run on in number ($seq0 -> $seq1 in about 2 s)"
+	else
+		not_ok "a new telemetry period applies: $out; period $period; windows $seq0 -> $seq1"
+	fi
+	# A part that cannot be built (a decision log that does not open) refuses the whole file.
+	rl_config 60 '[{"class": "be", "comm": "bejob"}]' \
+		', "controller": {"name": "detector"}, "telemetry": {"period": "200ms"}, "decision_log": {"path": "/proc/akts-none/d.jsonl"}'
+	out=$(akts reload --socket "$RL_SOCK" 2>&1)
+	rc=$?
+	if ((rc == 2)) && [[ $out == *"decision log"* && $(rl_objective_ms) == 45.0 ]]; then
+		ok "a decision log that cannot open refuses the file whole (exit 2; the objective stays 45 ms): ${out:0:120}"
+	else
+		not_ok "a decision log that cannot open refuses the file whole (exit $rc): $out; objective $(rl_objective_ms)"
 	fi
 	kill -TERM $dpid
 	wait $dpid

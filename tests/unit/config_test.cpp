@@ -263,5 +263,15 @@ TEST(ConfigDiff, AKeyWrittenWithItsDefaultOrAnotherWayIsNoChange) {
   EXPECT_TRUE(d.restart.empty()) << d.restart.front();
 }
 
+TEST(ConfigDiff, TheDetectorsPoliciesAreComparedBySlot) {
+  auto a = parse_config(R"({"controller": {"name": "detector", "detector": {"burst": "latency", "calm": "1"}}})", kKnown);
+  auto b = parse_config(R"({"controller": {"name": "detector", "detector": {"burst": "0", "calm": "throughput"}}})", kKnown);
+  auto c = parse_config(R"({"controller": {"name": "detector", "detector": {"burst": "throughput", "calm": "latency"}}})",
+                        kKnown);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok()) << (a.ok() ? b.ok() ? c.error().to_string() : b.error().to_string() : a.error().to_string());
+  EXPECT_TRUE(diff_configs(*a, *b).live.empty());
+  EXPECT_EQ(diff_configs(*a, *c).live, std::vector<std::string>{"controller"});
+}
+
 }  // namespace
 }  // namespace akts
