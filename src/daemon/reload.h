@@ -1,5 +1,5 @@
 // Reload: the daemon's config read again and what changed in it applied to the running daemon, or the whole file
-// refused. SIGHUP (`systemctl reload akts`), `akts reload` and v1.reload ask for one.
+// refused. `akts reload` (which `systemctl reload akts` runs), v1.reload and SIGHUP ask for one.
 //
 // The contract (docs/deploy.md, "Reload"):
 //  - The file is read and checked as at start (`akts daemon --check-config`), with the daemon's own flags merged
