@@ -155,10 +155,10 @@ void add_daemon_command(Commands& c) {
   auto& app = c.app();
   auto& df = c.keep<DaemonFlags>();
   auto* daemon = app.add_subcommand("daemon",
-                                    "Own the scheduler: load and verify the library, attach, serve the control "
-                                    "socket, place processes by class. akts reload, systemctl reload and SIGHUP read the config again\n"
-                                    "(in a terminal: akts reload, as a SIGHUP from its parent shell means the terminal closed);\n"
-                                    "SIGINT, SIGTERM, or its terminal closing, stop it cleanly.");
+                                    "Own the scheduler: load and verify the library, attach, serve the control socket, place\n"
+                                    "processes by class. akts reload, systemctl reload and SIGHUP read the config again (in a\n"
+                                    "terminal, use akts reload: a SIGHUP from its parent shell means the terminal closed).\n"
+                                    "SIGINT, SIGTERM, or its terminal closing, stop it cleanly (docs/deploy.md, Reload).");
   daemon->add_option("-c,--config", df.config, "JSON config (socket, policies, initial, switch_all, classes)");
   daemon->add_flag("--check-config", df.check_config, "validate the config and print it, then exit");
   daemon->add_option("--socket", df.socket, "control socket path (default /run/akts/akts.sock)");
