@@ -8,13 +8,6 @@
 namespace akts {
 namespace {
 
-// The slot `initial` names: a policy's name or a slot number say the same thing two ways.
-size_t initial_slot(const DaemonConfig& c) {
-  for (size_t i = 0; i < c.policies.size(); ++i)
-    if (c.policies[i] == c.initial || std::to_string(i) == c.initial) return i;
-  return c.policies.size();
-}
-
 // Where /metrics is served: "9100" and "127.0.0.1:9100" are one address ("" none; text that does not parse, as given).
 std::string listen_address(const std::string& text) {
   if (text.empty()) return "";
@@ -26,8 +19,7 @@ std::string listen_address(const std::string& text) {
 
 ControllerConfig resolved(ControllerConfig c, const std::vector<std::string>& policies) {
   for (std::string* p : {&c.detector_burst, &c.detector_calm})
-    for (size_t i = 0; i < policies.size(); ++i)
-      if (policies[i] == *p) *p = std::to_string(i);
+    if (auto slot = policy_slot(policies, *p)) *p = std::to_string(*slot);
   return c;
 }
 
@@ -44,7 +36,7 @@ ConfigDiff diff_configs(const DaemonConfig& a, const DaemonConfig& b) {
   restart("state_file", a.state_file == b.state_file);
   restart("metrics_listen", listen_address(a.metrics_listen) == listen_address(b.metrics_listen));
   restart("policies", a.policies == b.policies);
-  restart("initial", initial_slot(a) == initial_slot(b));
+  restart("initial", policy_slot(a.policies, a.initial) == policy_slot(b.policies, b.initial));  // "latency" is "0"
   restart("switch_all", a.switch_all == b.switch_all);
   restart("scan_interval_ms", a.scan_interval_ms == b.scan_interval_ms);
   restart("process_events", a.process_events == b.process_events);

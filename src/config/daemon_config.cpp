@@ -229,24 +229,17 @@ Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::
   if (!c.socket_group.empty() && (c.socket_mode & 0060) != 0060)
     return bad("socket_mode", "must let socket_group read and write (e.g. \"0660\")");
   // The initial selection must name a configured policy.
-  bool found = false;
-  for (size_t i = 0; i < c.policies.size(); ++i)
-    found = found || c.policies[i] == c.initial || std::to_string(i) == c.initial;
-  if (!found) return bad("initial", fmt::format("\"{}\" is not one of the configured policies or slots", c.initial));
+  if (!policy_slot(c.policies, c.initial))
+    return bad("initial", fmt::format("\"{}\" is not one of the configured policies or slots", c.initial));
   if (auto st = check_reasoning_config(c.reasoning, c.policies); !st) return st.error();
   // The breaker's safe slot names a configured policy, or the built-in default.
   if (c.breaker_safe_slot == "default") {
     c.breaker.safe_slot = AKTS_SLOT_NONE;
+  } else if (auto slot = policy_slot(c.policies, c.breaker_safe_slot)) {
+    c.breaker.safe_slot = static_cast<uint32_t>(*slot);
   } else {
-    bool named = false;
-    for (size_t i = 0; i < c.policies.size() && !named; ++i)
-      if (c.policies[i] == c.breaker_safe_slot || std::to_string(i) == c.breaker_safe_slot) {
-        c.breaker.safe_slot = static_cast<uint32_t>(i);
-        named = true;
-      }
-    if (!named)
-      return bad("breaker.safe_slot", fmt::format("\"{}\" is not \"default\" or one of the configured policies or slots",
-                                                  excerpt(c.breaker_safe_slot)));
+    return bad("breaker.safe_slot", fmt::format("\"{}\" is not \"default\" or one of the configured policies or slots",
+                                                excerpt(c.breaker_safe_slot)));
   }
   // Unless given, the breaker trips at three quarters of the guard's max_wait, two periods before it at the latest;
   // disarmed too, since a canary arms it (admission's gate 5).
@@ -280,6 +273,12 @@ Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::
                                                             excerpt(path)));
   }
   return c;
+}
+
+std::optional<size_t> policy_slot(const std::vector<std::string>& policies, std::string_view name_or_slot) {
+  for (size_t i = 0; i < policies.size(); ++i)
+    if (policies[i] == name_or_slot || std::to_string(i) == name_or_slot) return i;
+  return std::nullopt;
 }
 
 Result<nlohmann::json> read_config_document(const std::string& path) {

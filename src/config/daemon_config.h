@@ -95,6 +95,9 @@ struct DaemonConfig {
   std::vector<Matcher> matchers;
 };
 
+// The slot a policy's name or a slot number ("latency", "0") names among `policies`; nullopt: none.
+std::optional<size_t> policy_slot(const std::vector<std::string>& policies, std::string_view name_or_slot);
+
 // `known_policies`: the names a config may use.
 Result<DaemonConfig> parse_config(std::string_view text, const std::vector<std::string>& known_policies);
 Result<DaemonConfig> load_config(const std::string& path, const std::vector<std::string>& known_policies);
