@@ -17,11 +17,16 @@ PACKAGES=(
 FULL_ONLY=(libclang-rt-19-dev libgtest-dev googletest help2man lintian yamllint python3-yaml buildah)
 # With "first": only the few tools vm/fetch_kernel.sh needs (it runs beside the rest of the packages' install).
 KERNEL_TOOLS=(zstd xz-utils file ca-certificates)
+# With "compiler": what the code that needs no kernel (akts_core) compiles with, so that its build (about two thirds
+# of the C++ build) runs beside the rest of the packages' install. Its configure needs no BPF toolchain.
+COMPILER=(build-essential cmake ninja-build ccache pkg-config curl ca-certificates xz-utils
+	nlohmann-json3-dev libspdlog-dev libfmt-dev libssl-dev libelf-dev zlib1g-dev libzstd-dev)
 case "${1:-}" in
 demo) ;;
 "") PACKAGES+=("${FULL_ONLY[@]}") ;;
 first) PACKAGES=("${KERNEL_TOOLS[@]}") ;;
-*) akts_die "usage: vm/setup_host.sh [demo|first]" ;;
+compiler) PACKAGES=("${COMPILER[@]}") ;;
+*) akts_die "usage: vm/setup_host.sh [demo|first|compiler]" ;;
 esac
 # bookworm's qemu 7.2 hit an "Oops: int3" while a scheduler was enabled; the
 # backported 10.x hits it far more rarely (once in a clean-clone run, on 7.2.6:
@@ -33,9 +38,10 @@ for p in "${PACKAGES[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 # npm fetches the MCP clients (vm/fetch_npm.sh); a Node.js that ships its own npm is enough.
-[[ ${1:-} == first ]] || command -v npm >/dev/null || missing+=(npm)
-qemu_ok=0
-[[ ${1:-} != first ]] || qemu_ok=1  # not yet
+partial=0
+[[ ${1:-} != first && ${1:-} != compiler ]] || partial=1
+((partial)) || command -v npm >/dev/null || missing+=(npm)
+qemu_ok=$partial  # not yet
 if command -v qemu-system-x86_64 >/dev/null; then
 	major=$(qemu-system-x86_64 --version | sed -nE 's/.*version ([0-9]+)\..*/\1/p')
 	((major >= 9)) && qemu_ok=1
@@ -54,15 +60,23 @@ if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.
 fi
 if [[ ${1:-} == first ]]; then
 	akts_log "installing what the kernel's download needs: ${missing[*]}"
+elif [[ ${1:-} == compiler ]]; then
+	akts_log "installing the C++ compiler and the headers the kernel-free code needs: ${missing[*]}"
 else
 	akts_log "installing host packages: ${missing[*]} ${BACKPORTS[*]}"
 fi
-apt-get -q update >/dev/null
+# The lists once per set-up: a later phase of the same set-up (first, compiler, then the rest) finds them fresh (a
+# stamp of ours: apt dates the lists by the mirror's clock). Sources added since are always read.
+stamp="$AKTS_CACHE/apt-lists-updated"
+if [[ -z $(find "$stamp" -mmin -30 -newer /etc/apt/sources.list.d 2>/dev/null) ]]; then
+	apt-get -q update >/dev/null
+	mkdir -p "$AKTS_CACHE" && touch "$stamp"
+fi
 # dpkg without an fsync per file: the compilers' thousands of files unpack sooner. A machine that loses power
 # mid-install may keep empty files of what was being unpacked: reinstall those by hand (apt-get install --reinstall;
 # this script sees them installed).
 unsafe_io=(-o Dpkg::Options::=--force-unsafe-io)
 apt-get -q install -y --no-install-recommends "${unsafe_io[@]}" "${missing[@]}" >/dev/null
-if [[ ${1:-} != first ]]; then
+if ((!partial)); then
 	apt-get -q install -y --no-install-recommends "${unsafe_io[@]}" -t bookworm-backports "${BACKPORTS[@]}" >/dev/null
 fi
