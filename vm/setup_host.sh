@@ -17,9 +17,10 @@ PACKAGES=(
 FULL_ONLY=(libclang-rt-19-dev libgtest-dev googletest help2man lintian yamllint python3-yaml buildah)
 # With "first": only the few tools vm/fetch_kernel.sh needs (it runs beside the rest of the packages' install).
 KERNEL_TOOLS=(zstd xz-utils file ca-certificates)
-# With "compiler": what the code that needs no kernel (akts_core) compiles with, so that its build (about two thirds
-# of the C++ build) runs beside the rest of the packages' install. Its configure needs no BPF toolchain.
-COMPILER=(build-essential cmake ninja-build ccache pkg-config curl ca-certificates xz-utils
+# With "compiler": what the code that needs no kernel (akts_core) compiles with, and cpp-httplib's split.py runs
+# with, so that its build (about two thirds of the C++ build) runs beside the rest of the packages' install. Its
+# configure needs no BPF toolchain.
+COMPILER=(build-essential cmake ninja-build ccache pkg-config curl ca-certificates xz-utils python3
 	nlohmann-json3-dev libspdlog-dev libfmt-dev libssl-dev libelf-dev zlib1g-dev libzstd-dev)
 case "${1:-}" in
 demo) ;;
