@@ -1,0 +1,23 @@
+# Fails when the test binary BIN holds a GoogleTest suite that SUITES (the ctest tests akts_add_gtest_suites made
+# from the sources) does not name: such a suite's tests would never run. Run by ctest as <target>.suites.
+cmake_minimum_required(VERSION 3.25)
+execute_process(COMMAND ${BIN} --gtest_list_tests OUTPUT_VARIABLE _out RESULT_VARIABLE _rc)
+if(NOT _rc EQUAL 0)
+  message(FATAL_ERROR "${BIN} --gtest_list_tests failed (${_rc})")
+endif()
+string(REPLACE "\n" ";" _lines "${_out}")
+set(_missing "")
+foreach(_l IN LISTS _lines)
+  # A suite's line is its name and a dot, not indented (its tests' lines are); a typed suite adds "  # TypeParam".
+  if(_l MATCHES "^([A-Za-z0-9_/]+)\\.")
+    set(_suite ${CMAKE_MATCH_1})
+    if(NOT _suite IN_LIST SUITES)
+      list(APPEND _missing ${_suite})
+    endif()
+  endif()
+endforeach()
+if(_missing)
+  message(FATAL_ERROR "suites no ctest test runs (declare them as TEST(Suite, Name) at a line's start): ${_missing}")
+endif()
+list(LENGTH SUITES _n)
+message(STATUS "every suite of ${BIN} has its ctest test (${_n})")
