@@ -66,12 +66,12 @@ elif [[ ${1:-} == compiler ]]; then
 else
 	akts_log "installing host packages: ${missing[*]} ${BACKPORTS[*]}"
 fi
-# The lists once per set-up: a later phase of the same set-up (first, compiler, then the rest) finds them fresh (a
-# stamp of ours: apt dates the lists by the mirror's clock). Sources added since are always read.
+# The lists once per set-up: ./akts's phases (first, compiler, then the rest) share AKTS_SETUP_ID, and a later phase
+# finds the stamp of an earlier one. Run alone, or in another set-up, it updates them.
 stamp="$AKTS_CACHE/apt-lists-updated"
-if [[ -z $(find "$stamp" -mmin -30 -newer /etc/apt/sources.list.d 2>/dev/null) ]]; then
+if [[ -z ${AKTS_SETUP_ID:-} || $(cat "$stamp" 2>/dev/null) != "$AKTS_SETUP_ID" ]]; then
 	apt-get -q update >/dev/null
-	mkdir -p "$AKTS_CACHE" && touch "$stamp"
+	[[ -z ${AKTS_SETUP_ID:-} ]] || { mkdir -p "$AKTS_CACHE" && echo "$AKTS_SETUP_ID" >"$stamp"; }
 fi
 # dpkg without an fsync per file: the compilers' thousands of files unpack sooner. A machine that loses power
 # mid-install may keep empty files of what was being unpacked: reinstall those by hand (apt-get install --reinstall;
