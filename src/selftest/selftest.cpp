@@ -646,6 +646,10 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
       scenarios.push_back(sc);
     }
     plane.select(latency);
+    // Judged: what is left of the workers' time (the slack for every hold, or every hold after an ejection) would
+    // be idle waiting.
+    hogs->stop();
+    interrupter->stop();
     auto outcome = hogs->wait(kWorkerTimeout);
     if (auto why = judge_workers(outcome, kHogs); !why.empty()) fail(r, "hogs: " + why);
     if (auto why = judge_workers(interrupter->wait(kWorkerTimeout), 1); !why.empty()) fail(r, "interrupter: " + why);
@@ -677,6 +681,7 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
       for (pid_t p : lc_group->pids()) (void)plane.clear_class(static_cast<uint32_t>(p));
       for (auto* g : {&*lc_group, &*be_group}) {
         int n = static_cast<int>(g->pids().size());
+        g->stop();
         auto out = g->wait(kWorkerTimeout);
         if (auto why = judge_workers(out, n); !why.empty()) fail(r, "LC precedence: " + why);
       }
@@ -709,6 +714,7 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
       for (pid_t p : lc_group->pids()) (void)plane.clear_class(static_cast<uint32_t>(p));
       for (auto* g : {&*lc_group, &*be_group}) {
         int n = static_cast<int>(g->pids().size());
+        g->stop();
         auto out = g->wait(kWorkerTimeout);
         if (auto why = judge_workers(out, n); !why.empty()) fail(r, "LC wake-ups under preempt: " + why);
       }
@@ -1208,6 +1214,7 @@ CheckResult breaker_attempt(const Check& c, const PolicySpec& culprit, uint32_t 
       plane.select(latency);
       for (auto* g : {&*lc_group, &*be_group}) {
         int n = static_cast<int>(g->pids().size());
+        g->stop();  // judged: the rest of their budget would be idle waiting
         if (auto why = judge_workers(g->wait(kWorkerTimeout), n); !why.empty()) fail(r, "workers: " + why);
       }
       for (pid_t p : lc_group->pids()) (void)plane.clear_class(static_cast<uint32_t>(p));

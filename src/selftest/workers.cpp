@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <new>
 #include <thread>
 
 #include <fmt/format.h>
@@ -22,7 +24,7 @@ uint64_t now_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-[[noreturn]] void worker_main(const WorkerSpec& spec, uint64_t until_ns, int hold_fd) {
+[[noreturn]] void worker_main(const WorkerSpec& spec, uint64_t until_ns, int hold_fd, const std::atomic<int>* stop) {
   // Drop every inherited descriptor: a release pipe of another group left open
   // here would keep that group's workers from ever seeing EOF.
   for (int fd = 3; fd < 4096; ++fd)
@@ -45,7 +47,8 @@ uint64_t now_ns() {
   if (sched_setscheduler(0, spec.fifo > 0 ? SCHED_FIFO : kSchedExt, &param) != 0) _exit(2);
   const uint64_t spin_ns = static_cast<uint64_t>(spec.spin.count()) * 1000;
   volatile uint64_t sink = 0;
-  for (int i = 0; until_ns ? now_ns() < until_ns : i < spec.iterations; ++i) {
+  for (int i = 0; (until_ns ? now_ns() < until_ns : i < spec.iterations) && !stop->load(std::memory_order_relaxed);
+       ++i) {
     uint64_t end = now_ns() + spin_ns;
     while (now_ns() < end) sink = sink + 1;
     if (spec.sleep.count() > 0) {
@@ -66,6 +69,10 @@ Result<WorkerGroup> WorkerGroup::spawn(const WorkerSpec& spec) {
     auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(spec.until - g.started_).count();
     until_ns = now_ns() + static_cast<uint64_t>(left > 0 ? left : 0);
   }
+  void* shared = mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shared == MAP_FAILED) return sys_error("mmap", errno);
+  static_assert(std::atomic<int>::is_always_lock_free, "stop() needs an atomic that works across processes");
+  g.stop_ = new (shared) std::atomic<int>(0);
   int hold[2] = {-1, -1};
   if (spec.held && pipe2(hold, O_CLOEXEC) != 0) return sys_error("pipe", errno);
   Fd hold_r(hold[0]);  // the parent's copy of the read end (each worker reads its own)
@@ -75,7 +82,7 @@ Result<WorkerGroup> WorkerGroup::spawn(const WorkerSpec& spec) {
     if (pid < 0) return sys_error("fork", errno);  // the destructor reaps those already started
     if (pid == 0) {
       if (hold[1] >= 0) close(hold[1]);  // the child's copy; it never returns (worker_main _exits)
-      worker_main(spec, until_ns, hold[0]);
+      worker_main(spec, until_ns, hold[0], g.stop_);
     }
     g.pids_.push_back(pid);
   }
@@ -84,6 +91,10 @@ Result<WorkerGroup> WorkerGroup::spawn(const WorkerSpec& spec) {
 
 void WorkerGroup::release() {
   release_fd_.reset();  // EOF wakes every held worker at once
+}
+
+void WorkerGroup::stop() {
+  if (stop_) stop_->store(1, std::memory_order_relaxed);
 }
 
 WorkerOutcome WorkerGroup::wait(std::chrono::milliseconds timeout) {
@@ -132,6 +143,7 @@ WorkerGroup::~WorkerGroup() {
     kill(p, SIGKILL);
     waitpid(p, nullptr, 0);
   }
+  if (stop_) munmap(stop_, sizeof(std::atomic<int>));
 }
 
 }  // namespace akts

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <utility>
@@ -39,11 +40,19 @@ class WorkerGroup {
  public:
   static Result<WorkerGroup> spawn(const WorkerSpec& spec);
   WorkerGroup(WorkerGroup&& o) noexcept
-      : pids_(std::move(o.pids_)), release_fd_(std::move(o.release_fd_)), started_(o.started_) {}
+      : pids_(std::move(o.pids_)),
+        release_fd_(std::move(o.release_fd_)),
+        stop_(std::exchange(o.stop_, nullptr)),
+        started_(o.started_) {}
   ~WorkerGroup();
 
   // Lets held workers go (see WorkerSpec::held).
   void release();
+  // Asks every worker to end now, before its `until` or its iterations: each sees it after its current round and
+  // exits 0, as it would at its end; wait() collects them. For a check that has judged what it measured: the
+  // workers' remaining time is idle waiting. A worker that cannot run (starved) cannot see it either, and wait()
+  // still reports it at its timeout.
+  void stop();
   // Waits for every worker; kills those still running at the timeout.
   WorkerOutcome wait(std::chrono::milliseconds timeout);
   const std::vector<pid_t>& pids() const { return pids_; }
@@ -52,6 +61,7 @@ class WorkerGroup {
   WorkerGroup() = default;
   std::vector<pid_t> pids_;
   Fd release_fd_;  // write end of the pipe held workers block on
+  std::atomic<int>* stop_ = nullptr;  // in memory shared with the workers (stop())
   std::chrono::steady_clock::time_point started_;
 };
 
