@@ -88,6 +88,18 @@ except Exception as e:
 PY
 }
 
+# prom_query PATH: Prometheus's API (PATH after /api/v1/) in lines: an instant query's first value, or each alert's
+# name and state.
+prom_query() {
+	curl -s "http://127.0.0.1:$PROM_PORT/api/v1/$1" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)["data"]
+if "alerts" in d:
+    for a in d["alerts"]: print(a["labels"]["alertname"], a["state"])
+elif d.get("result"):
+    print(d["result"][0]["value"][1])' 2>/dev/null
+}
+
 t_prometheus() {
 	local sock=/run/akts/prom.sock cfg=/tmp/akts-prom.json log=$OUT/prometheus_daemon.log port=9467 i
 	local prom=/akts/bin/checkers/prometheus rules=/akts/bin/prometheus/akts-rules.yml dash=/akts/bin/grafana/akts.json
@@ -132,8 +144,7 @@ YML
 	local ppid=$!
 	local up=""
 	for i in $(seq 1 150); do
-		up=$(curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query?query=up%7Bjob%3D%22akts%22%7D" 2>/dev/null |
-			python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")' 2>/dev/null)
+		up=$(prom_query 'query?query=up%7Bjob%3D%22akts%22%7D')
 		[[ $up == 1 ]] && break
 		sleep 0.4
 	done
@@ -162,11 +173,19 @@ YML
 		sleep 0.25
 	done
 	[[ -n $t_trip ]] && ok "the breaker tripped under throughput" || not_ok "the breaker tripped under throughput within 15 s"
-	# Back to latency, which keeps the LC task served, then scrapes and rule evaluations enough for the rates.
-	sleep 6
+	# Back to latency, which keeps the LC task served, once Prometheus has the trip (its alert fires: a scrape after
+	# it and a rule evaluation), then one more scrape; at most 20 s (prom_checks says what is missing).
+	for i in $(seq 1 40); do
+		prom_query alerts | grep -q '^AktsBreakerTripped firing$' && break
+		sleep 0.5
+	done
 	t_back=$(date +%s.%N)
 	akts switch --socket "$sock" latency >/dev/null
-	sleep 10
+	for i in $(seq 1 40); do
+		awk -v a="$(prom_query 'query?query=timestamp(up%7Bjob%3D%22akts%22%7D)')" -v b="$t_back" \
+			'BEGIN { exit !(a != "" && a + 0 > b + 0) }' && break
+		sleep 0.5
+	done
 	verdicts < <(prom_checks "$dash" "$rules" "$t_switch" "${t_trip:-0}" "$t_back" "$OUT/prometheus_panels.json")
 	kill $hogs $lc $app 2>/dev/null
 	wait $hogs $lc $app 2>/dev/null

@@ -28,7 +28,17 @@ JSON
 	# The burst: latency-critical work that wakes and sleeps (70% load per worker).
 	akts run --socket $sock --class lc -- stress-ng --cpu 2 --cpu-load 70 --timeout 8s >/dev/null 2>&1
 	burst_end=$(date +%s.%N)
-	sleep 8
+	# Until the detector has switched back (1.3 s after the burst in the last run), at most 8 s: the checks below say what
+	# is missing.
+	for i in $(seq 1 16); do
+		akts log --socket $sock --json -n 500 | python3 -c '
+import datetime, json, sys
+t = lambda d: datetime.datetime.strptime(d["time"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()
+ds = [json.loads(l) for l in sys.stdin if l.strip()]
+sys.exit(not any(d.get("source") == "detector" and d.get("applied") and d["proposed"] == 1 and t(d) > float(sys.argv[1])
+                 for d in ds))' "$burst_end" && break
+		sleep 0.5
+	done
 
 	local window
 	window=$(akts stats --socket $sock --json | python3 -c 'import json,sys; w=json.load(sys.stdin)["window"]; print("none" if w is None else "period %.0f ms, cpu busy %.0f%%, batch %.0f%%, runnable %d" % (w["period_s"]*1e3, w["cpu_util"]*100, w["batch_share"]*100, w["runnable"]))')
