@@ -646,8 +646,8 @@ CheckResult check_bounded_wait(const SelftestOptions& o, KernelLogWatch* kmsg) {
       scenarios.push_back(sc);
     }
     plane.select(latency);
-    // Judged: what is left of the workers' time (the slack for every hold, or every hold after an ejection) would
-    // be idle waiting.
+    // Judged: the rest of the workers' time (the slack for every hold, or every hold the loop skipped after a
+    // failure or an ejection) would only be waited out.
     hogs->stop();
     interrupter->stop();
     auto outcome = hogs->wait(kWorkerTimeout);
@@ -1214,7 +1214,7 @@ CheckResult breaker_attempt(const Check& c, const PolicySpec& culprit, uint32_t 
       plane.select(latency);
       for (auto* g : {&*lc_group, &*be_group}) {
         int n = static_cast<int>(g->pids().size());
-        g->stop();  // judged: the rest of their budget would be idle waiting
+        g->stop();  // judged: the rest of their budget would only be waited out
         if (auto why = judge_workers(g->wait(kWorkerTimeout), n); !why.empty()) fail(r, "workers: " + why);
       }
       for (pid_t p : lc_group->pids()) (void)plane.clear_class(static_cast<uint32_t>(p));

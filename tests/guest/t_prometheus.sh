@@ -91,7 +91,7 @@ PY
 # prom_query PATH: Prometheus's API (PATH after /api/v1/) in lines: an instant query's first value, or each alert's
 # name and state.
 prom_query() {
-	curl -s "http://127.0.0.1:$PROM_PORT/api/v1/$1" 2>/dev/null | python3 -c '
+	curl -s -m 2 "http://127.0.0.1:$PROM_PORT/api/v1/$1" 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)["data"]
 if "alerts" in d:
@@ -174,15 +174,19 @@ YML
 	done
 	[[ -n $t_trip ]] && ok "the breaker tripped under throughput" || not_ok "the breaker tripped under throughput within 15 s"
 	# Back to latency, which keeps the LC task served, once Prometheus has the trip (its alert fires: a scrape after
-	# it and a rule evaluation), then one more scrape; at most 20 s (prom_checks says what is missing).
-	for i in $(seq 1 40); do
-		prom_query alerts | grep -q '^AktsBreakerTripped firing$' && break
+	# it and a rule evaluation), then until a scrape begun after the switch; each for at most 20 s (prom_checks says
+	# what is missing).
+	local deadline=$((SECONDS + 20)) t_switched
+	while [[ -n $t_trip ]] && ((SECONDS < deadline)); do
+		prom_query alerts | grep '^AktsBreakerTripped firing$' >/dev/null && break
 		sleep 0.5
 	done
 	t_back=$(date +%s.%N)
 	akts switch --socket "$sock" latency >/dev/null
-	for i in $(seq 1 40); do
-		awk -v a="$(prom_query 'query?query=timestamp(up%7Bjob%3D%22akts%22%7D)')" -v b="$t_back" \
+	t_switched=$(date +%s.%N)
+	deadline=$((SECONDS + 20))
+	while ((SECONDS < deadline)); do
+		awk -v a="$(prom_query 'query?query=timestamp(up%7Bjob%3D%22akts%22%7D)')" -v b="$t_switched" \
 			'BEGIN { exit !(a != "" && a + 0 > b + 0) }' && break
 		sleep 0.5
 	done
