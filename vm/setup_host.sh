@@ -42,7 +42,7 @@ done
 partial=0
 [[ ${1:-} != first && ${1:-} != compiler ]] || partial=1
 ((partial)) || command -v npm >/dev/null || missing+=(npm)
-qemu_ok=$partial  # not yet
+qemu_ok=$partial  # the partial phases install no qemu
 if command -v qemu-system-x86_64 >/dev/null; then
 	major=$(qemu-system-x86_64 --version | sed -nE 's/.*version ([0-9]+)\..*/\1/p')
 	((major >= 9)) && qemu_ok=1
