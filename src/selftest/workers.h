@@ -49,9 +49,9 @@ class WorkerGroup {
   // Lets held workers go (see WorkerSpec::held).
   void release();
   // Asks every worker to end now, before its `until` or its iterations: each sees it after its current round and
-  // exits 0, as it would at its end; wait() collects them. For a check that has judged what it measured: the
-  // workers' remaining time is idle waiting. A worker that cannot run (starved) cannot see it either, and wait()
-  // still reports it at its timeout.
+  // exits 0, as it would at its end; wait() collects them. For a check that has judged what it measured, whose
+  // workers' remaining time would only be waited out. A worker that cannot run (starved) cannot see it either, and
+  // wait() still reports it at its timeout.
   void stop();
   // Waits for every worker; kills those still running at the timeout.
   WorkerOutcome wait(std::chrono::milliseconds timeout);
