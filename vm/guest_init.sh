@@ -27,6 +27,8 @@ ulimit -n 65536
 out=/dev/ttyS1
 stty -F "$out" raw -echo 2>/dev/null
 cd /tmp
+# vm/run.sh's boot watch waits for this line on the console.
+echo "akts-guest: up" >/dev/ttyS0
 bash /akts/cmd </dev/null >"$out" 2>&1
 rc=$?
 mkdir -p /akts/out

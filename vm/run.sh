@@ -7,7 +7,10 @@
 # The project's built binaries are on the guest's PATH (/akts/bin). CMD's output
 # streams here; its exit status is this script's. The run fails (exit 125) if
 # the guest's kernel log shows an Oops, BUG, WARNING, panic or a sched_ext
-# error that no --expect-log REGEX declares. --out DIR receives what CMD wrote
+# error that no --expect-log REGEX declares, or if the guest does not come up
+# (its init reaches CMD) within AKTS_VM_BOOT_TIMEOUT seconds (default 300; a
+# boot takes 15-40 s under TCG): the guest is stopped then, and --out DIR holds
+# a file boot-hang. --out DIR receives what CMD wrote
 # under /akts/out in the guest (plus the guest's dmesg). --file PATH copies an
 # extra file into the guest's /akts/bin. --kernel boots another of the registry's
 # sched_ext kernels than the pinned one (a version, or oldest / newest; `list`
@@ -88,6 +91,7 @@ install -m 0755 "$AKTS_ROOT/vm/guest_init.sh" "$payload/guest_init.sh"
 mkfs.ext4 -q -F -L akts-payload -d "$payload" "$work/payload.ext4" 512M >/dev/null
 
 console="$work/console.log"
+: >"$console"
 set +e
 timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 \
 	-accel tcg -cpu max -smp "${AKTS_VM_CPUS:-2}" -m "${AKTS_VM_MEM:-2048}" \
@@ -96,7 +100,30 @@ timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 \
 	-drive file="$IMG/rootfs.ext4",if=virtio,format=raw,snapshot=on \
 	-drive file="$work/payload.ext4",if=virtio,format=raw \
 	-append "console=ttyS0 quiet panic=-1 oops=panic rw mitigations=off" \
-	-serial file:"$console" -chardev stdio,id=cmdout,signal=off -serial chardev:cmdout </dev/null
+	-serial file:"$console" -chardev stdio,id=cmdout,signal=off -serial chardev:cmdout </dev/null &
+qpid=$!
+# The guest stops with this script, however it ends (a background child of a script ignores Ctrl-C; timeout passes
+# the TERM on to QEMU).
+trap 'kill "$qpid" 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+# Boot watch: guest_init.sh writes "akts-guest: up" on the console just before CMD. A guest that never gets there
+# (seen once in a clean-clone run: the oldest kernel's guest printed nothing for 24 minutes, until the run's
+# timeout) is stopped, and said so.
+boot_s=${AKTS_VM_BOOT_TIMEOUT:-300}
+booted=0
+for ((i = 0; i < boot_s * 2; i++)); do
+	grep -q '^akts-guest: up' "$console" 2>/dev/null && { booted=1; break; }
+	kill -0 "$qpid" 2>/dev/null || break
+	sleep 0.5
+done
+grep -q '^akts-guest: up' "$console" 2>/dev/null && booted=1
+if ((!booted)) && kill -0 "$qpid" 2>/dev/null; then
+	akts_warn "the guest did not come up within ${boot_s}s (no 'akts-guest: up' on its console): stopping it"
+	touch "$work/boot-hang"
+	kill -TERM "$qpid" 2>/dev/null
+fi
+wait "$qpid"
 qemu_rc=$?
 set -e
 
@@ -108,6 +135,7 @@ if [[ -n "$out_dir" ]]; then
 	mkdir -p "$out_dir"
 	cp -r "$work/out/." "$out_dir/" 2>/dev/null || true
 	cp "$console" "$out_dir/console.log"
+	[[ ! -f $work/boot-hang ]] || touch "$out_dir/boot-hang"
 fi
 
 # Kernel trouble fails the run unless the test declared it expected: with
@@ -127,7 +155,9 @@ if [[ -n "$bad" ]]; then
 	exit 125
 fi
 if [[ -z "$rc" ]]; then
-	if ((qemu_rc == 124)); then
+	if [[ -f $work/boot-hang ]]; then
+		akts_warn "the guest was stopped: it did not come up within ${boot_s}s"
+	elif ((qemu_rc == 124)); then
 		akts_warn "the guest timed out after ${timeout_s}s"
 	else
 		akts_warn "the guest ended without reporting an exit status (qemu exit $qemu_rc); last console lines:"
